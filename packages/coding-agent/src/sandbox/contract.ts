@@ -1,0 +1,64 @@
+import type { SandboxMode } from "@pleach/core";
+
+/** Options of {@link SandboxClient.exec}. */
+export interface ExecOptions {
+  /** Folder to run in, relative to the workspace root (absolute paths inside it are accepted). Default: the root. */
+  cwd?: string;
+  /** Kill the command (and everything it started) after this many milliseconds. */
+  timeoutMs?: number;
+  /** Extra environment variables for the command. */
+  env?: Record<string, string>;
+  /** Text written to the command's standard input; without it, stdin is empty (`/dev/null`). */
+  stdin?: string;
+  /** Aborting kills the command and everything it started. */
+  abortSignal?: AbortSignal;
+  /** Bound on the bytes kept of each of stdout and stderr (head and tail); the rest is counted and dropped. */
+  maxOutputBytes?: number;
+}
+
+/** The outcome of a command. A non-zero exit is data, not an exception. */
+export interface ExecResult {
+  /** The exit code, or `null` when the command was ended by a signal. */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  /** The command ran past `timeoutMs` and was killed. */
+  timedOut: boolean;
+  /** Some output was dropped to stay within `maxOutputBytes`. */
+  truncated: boolean;
+  /** The signal that ended the command, such as `"SIGKILL"`. */
+  signal?: string;
+}
+
+/** Options of {@link SandboxClient.readFile} and {@link SandboxClient.writeFile}. */
+export interface FileEncodingOptions {
+  /** `"utf8"` (default) for text, `"base64"` for any bytes. */
+  encoding?: "utf8" | "base64";
+}
+
+/**
+ * The 3-method contract every sandbox vendor satisfies. Paths are relative to the workspace root
+ * (absolute paths inside it are accepted) and confined by realpath: an escape is refused with a
+ * `ToolError` whose code says so.
+ */
+export interface SandboxClient {
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  readFile(path: string, options?: FileEncodingOptions): Promise<string>;
+  writeFile(path: string, content: string, options?: FileEncodingOptions): Promise<void>;
+}
+
+/** A sandbox a provider handed out: its client, until `release()`. */
+export interface SandboxSession {
+  readonly id: string;
+  readonly client: SandboxClient;
+  /** Give the sandbox back; the client must not be used afterwards. */
+  release(): Promise<void>;
+}
+
+/** Hands out sandbox sessions (a pool, a fleet of servers, a composite of several). */
+export interface SandboxProvider {
+  acquire(options?: { abortSignal?: AbortSignal }): Promise<SandboxSession>;
+}
+
+export type { SandboxMode };

@@ -1,0 +1,9 @@
+export type {
+  ExecOptions,
+  ExecResult,
+  FileEncodingOptions,
+  SandboxClient,
+  SandboxMode,
+  SandboxProvider,
+  SandboxSession,
+} from "./contract.js";

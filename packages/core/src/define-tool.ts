@@ -1,0 +1,133 @@
+import type { z } from "zod";
+import { ToolError } from "./errors.js";
+import { formatZodIssues } from "./format-issues.js";
+
+/** The sandbox modes of seed 002, weakest confinement last. */
+export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
+
+/** Hints about a tool's behaviour, with the meaning MCP gives them. */
+export interface ToolAnnotations {
+  /** A human-readable title. */
+  title?: string;
+  /** The tool does not change its environment. */
+  readOnlyHint?: boolean;
+  /** The tool may change or delete existing data (meaningful when not read-only). */
+  destructiveHint?: boolean;
+  /** Calling it twice with the same input has no further effect. */
+  idempotentHint?: boolean;
+  /** The tool reaches outside the workspace (the network, say). */
+  openWorldHint?: boolean;
+}
+
+/** What a caller may pass to a tool's `execute` besides its input. */
+export interface ToolExecutionContext {
+  /** Aborts the call; tools pass it down to the commands they run. */
+  abortSignal?: AbortSignal;
+  /** The id the model gave this call, if any. */
+  toolCallId?: string;
+  /** Seed 002's working directory of the agent, for tools that want it. */
+  cwd?: string;
+  /** Seed 002's sandbox mode of the agent, for tools that want it. */
+  sandbox?: SandboxMode;
+}
+
+/** Seed 002's model-facing result: text and an error flag. */
+export interface ToolResult {
+  output: string;
+  error: boolean;
+  /** The {@link ToolError} code when `error` is set by a thrown error. */
+  code?: string;
+}
+
+/** The definition passed to {@link defineTool}. */
+export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodType> {
+  name: string;
+  description: string;
+  inputSchema: Input;
+  outputSchema: Output;
+  annotations?: ToolAnnotations;
+  execute(input: z.output<Input>, context: ToolExecutionContext): Promise<z.input<Output>>;
+  /**
+   * How a successful output reads to a model, when pretty JSON is not the best form (a file's
+   * text, a command's merged output). The result is capped by {@link renderToolResult}.
+   */
+  toModelOutput?(output: z.output<Output>): ToolResult;
+}
+
+/**
+ * The canonical tool shape of `@pleach/core`: a named, described, schema-typed function whose
+ * input is validated before it runs and whose output is validated after.
+ */
+export interface PluginToolDefinition<
+  Input extends z.ZodType = z.ZodType,
+  Output extends z.ZodType = z.ZodType,
+> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Input;
+  readonly outputSchema: Output;
+  readonly annotations: ToolAnnotations;
+  /**
+   * Validate `input`, run the tool, validate its output. Throws {@link ToolError}: `INVALID_INPUT`
+   * naming each wrong field, `INVALID_OUTPUT` on drift, or the tool's own code.
+   */
+  execute(input: unknown, context?: ToolExecutionContext): Promise<z.output<Output>>;
+  /** Render an output of this tool for a model (see {@link renderToolResult}). */
+  toModelOutput(output: z.output<Output>): ToolResult;
+}
+
+/** Any tool, whatever its types; the form lists of tools take. */
+// biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list of tools needs an open type
+export type AnyToolDefinition = PluginToolDefinition<any, any>;
+
+const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+
+/** Define a tool. Nothing runs until `execute` is called. */
+export function defineTool<Input extends z.ZodType, Output extends z.ZodType>(
+  spec: ToolSpec<Input, Output>,
+): PluginToolDefinition<Input, Output> {
+  const { name, description, inputSchema, outputSchema, annotations = {}, execute } = spec;
+  if (!TOOL_NAME.test(name)) {
+    throw new TypeError(`defineTool: invalid tool name ${JSON.stringify(name)}`);
+  }
+  const toModelOutput: (output: z.output<Output>) => ToolResult =
+    spec.toModelOutput ?? defaultModelOutput;
+  return {
+    name,
+    description,
+    inputSchema,
+    outputSchema,
+    annotations,
+    async execute(input, context = {}) {
+      if (context.abortSignal?.aborted) {
+        throw new ToolError("ABORTED", `${name} was aborted before it started`);
+      }
+      const parsedInput = inputSchema.safeParse(input);
+      if (!parsedInput.success) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `${name} got invalid input:\n${formatZodIssues(parsedInput.error.issues)}`,
+          { details: { issues: parsedInput.error.issues } },
+        );
+      }
+      const output = await execute(parsedInput.data as z.output<Input>, context);
+      const parsedOutput = outputSchema.safeParse(output);
+      if (!parsedOutput.success) {
+        throw new ToolError(
+          "INVALID_OUTPUT",
+          `${name} produced output that does not match its schema:\n${formatZodIssues(parsedOutput.error.issues)}`,
+          { details: { issues: parsedOutput.error.issues } },
+        );
+      }
+      return parsedOutput.data as z.output<Output>;
+    },
+    toModelOutput,
+  };
+}
+
+function defaultModelOutput(output: unknown): ToolResult {
+  return {
+    output: typeof output === "string" ? output : JSON.stringify(output, null, 2),
+    error: false,
+  };
+}

@@ -1,0 +1,21 @@
+export type {
+  AnyToolDefinition,
+  PluginToolDefinition,
+  SandboxMode,
+  ToolAnnotations,
+  ToolExecutionContext,
+  ToolResult,
+  ToolSpec,
+} from "./define-tool.js";
+export { defineTool } from "./define-tool.js";
+export type { ToolErrorCode, ToolErrorOptions } from "./errors.js";
+export { isToolError, ToolError } from "./errors.js";
+export { formatZodIssues } from "./format-issues.js";
+export type { JSONSchema } from "./json-schema.js";
+export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
+export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
+export { renderToolResult } from "./render.js";
+export type { ToolContext, ToolDef, ToToolDefOptions } from "./tool-def.js";
+export { toToolDef } from "./tool-def.js";
+export type { CappedText, CapTextOptions } from "./truncate.js";
+export { capText, MODEL_OUTPUT_LIMIT } from "./truncate.js";

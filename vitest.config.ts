@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+// Tests run against the TypeScript sources: the "@pleach/source" export condition points each
+// workspace package at its src/ so a test never depends on a stale build.
+const conditions = ["@pleach/source", "node", "import", "module", "default"];
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: conditions } },
+  test: {
+    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: "forks",
+  },
+});
