@@ -14,7 +14,7 @@ export function toolInputJSONSchema(tool: AnyToolDefinition): JSONSchema {
     io: "input",
     unrepresentable: "any",
   }) as JSONSchema;
-  return schema;
+  return withoutSafeIntegerBounds(schema) as JSONSchema;
 }
 
 /** The JSON Schema of a tool's output, for clients that check structured results (MCP). */
@@ -24,4 +24,20 @@ export function toolOutputJSONSchema(tool: AnyToolDefinition): JSONSchema {
     unrepresentable: "any",
   }) as JSONSchema;
   return schema;
+}
+
+/**
+ * Zod writes `z.number().int()` with the safe-integer range as bounds; they say nothing to a
+ * model and cost tokens in every request, so they are dropped.
+ */
+function withoutSafeIntegerBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds);
+  if (typeof value !== "object" || value === null) return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    if (key === "maximum" && entry === Number.MAX_SAFE_INTEGER) continue;
+    if (key === "minimum" && entry === Number.MIN_SAFE_INTEGER) continue;
+    result[key] = withoutSafeIntegerBounds(entry);
+  }
+  return result;
 }

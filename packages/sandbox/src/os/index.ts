@@ -1,11 +1,46 @@
-import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
+import { ToolError } from "@pleach/core";
+import { gatherHostFacts } from "./host-facts.js";
+import { acquirePlaceholders } from "./placeholders.js";
+import { installHint, probeSandboxBackend } from "./probe.js";
+import { PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
+import { wrapCommand } from "./wrap-command.js";
+
+export type { BubblewrapArgumentsOptions } from "./bubblewrap.js";
+export { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+export type {
+  BubblewrapFacts,
+  GatherHostFactsOptions,
+  HostFacts,
+  ProtectedPath,
+  ProtectedPathState,
+} from "./host-facts.js";
+export { gatherHostFacts } from "./host-facts.js";
+export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
+export { installHint, probeSandboxBackend } from "./probe.js";
+export type { InheritedEnvironmentOptions } from "./protected-entries.js";
+export {
+  inheritedEnvironment,
+  isSecretLookingName,
+  PROTECTED_WORKSPACE_ENTRIES,
+  requestedEnvironment,
+} from "./protected-entries.js";
+export type { SeatbeltProfileOptions } from "./seatbelt.js";
+export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
+export type { SandboxPolicy, WrapCommandOptions, WrappedCommand } from "./wrap-command.js";
+export { wrapCommand } from "./wrap-command.js";
 
 /** How to start a command: an argv and an environment, never a shell string built by us. */
 export interface CommandInvocation {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /**
+   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it
+   * removes the placeholder folders that kept missing protected paths uncreatable. Safe to call
+   * twice; absent when there is nothing to undo.
+   */
+  release?: () => Promise<void>;
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -33,42 +68,113 @@ export interface CommandWrapper {
 /** Options of {@link createCommandWrapper}. */
 export interface CommandWrapperOptions {
   /**
-   * Which OS sandbox to use. `"none"` runs only in `danger-full-access`.
-   * @default "none"
+   * Which OS sandbox to use. `"auto"` picks bubblewrap on Linux and Seatbelt on macOS; `"none"`
+   * runs only in `danger-full-access`. A backend that does not work on this host (found by running
+   * it once per process) makes every mode but `danger-full-access` refuse with `NO_SANDBOX`.
+   * @default "auto"
    */
-  backend?: "none";
+  backend?: "auto" | "bubblewrap" | "seatbelt" | "none";
+  /**
+   * The most folders of the workspace searched for nested `.git` folders and sockets per command.
+   * @default 20_000
+   */
+  maxDirectories?: number;
+  /**
+   * Entries at the top of the workspace that commands may not create or change.
+   * @default PROTECTED_WORKSPACE_ENTRIES
+   */
+  protectedEntries?: readonly string[];
+  /**
+   * The environment commands inherit from (through an allow-list when confined).
+   * @default process.env
+   */
+  hostEnvironment?: Readonly<Record<string, string | undefined>>;
 }
 
 const SHELL = "/bin/bash";
 
 /**
- * The wrapper of the local sandbox. Without an OS sandbox backend only `danger-full-access` runs
- * commands; every other mode refuses with `NO_SANDBOX`, never falling back silently.
+ * The wrapper of the local sandbox. Confined modes run through the OS sandbox (bubblewrap on
+ * Linux, Seatbelt on macOS); `danger-full-access` runs `/bin/bash -c` unconfined. Without a working
+ * backend every other mode refuses with `NO_SANDBOX`, never falling back silently.
  */
-export function createCommandWrapper(_options: CommandWrapperOptions = {}): CommandWrapper {
+export function createCommandWrapper({
+  backend = "auto",
+  maxDirectories = 20_000,
+  protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
+  hostEnvironment = process.env,
+}: CommandWrapperOptions = {}): CommandWrapper {
+  const chosen = backend === "auto" ? platformBackend() : backend;
   return {
-    backend: "none",
-    async invocation({ command, mode, env }) {
-      if (mode !== "danger-full-access") {
-        throw new ToolError(
-          "NO_SANDBOX",
-          `no sandbox backend is available, so commands cannot run in ${mode} mode. ` +
-            "Use mode danger-full-access to run them unconfined, deliberately.",
-        );
+    backend: chosen,
+    async invocation({ command, root, cwd, mode, env, network }) {
+      if (mode === "danger-full-access") {
+        return {
+          file: SHELL,
+          args: ["-c", command],
+          env: { ...definedOnly(hostEnvironment), ...env },
+        };
       }
-      return {
-        file: SHELL,
-        args: ["-c", command],
-        env: { ...hostEnvironment(), ...env },
-      };
+      if (mode !== "read-only" && mode !== "workspace-write") {
+        throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
+      }
+      if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
+      const probe = await probeSandboxBackend({ backend: chosen });
+      if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
+      const protect = mode === "workspace-write";
+      const hostFacts = await gatherHostFacts({
+        root,
+        protect,
+        maxDirectories,
+        protectedEntries,
+        hostEnvironment,
+        ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
+      });
+      // Seatbelt matches paths, so missing protected paths need no placeholder there.
+      const release =
+        protect && chosen === "bubblewrap"
+          ? await acquirePlaceholders(hostFacts.protectedPaths)
+          : undefined;
+      try {
+        const wrapped = wrapCommand({
+          command,
+          policy: { backend: chosen, mode, cwd, network, env },
+          hostFacts,
+        });
+        return release === undefined ? wrapped : { ...wrapped, release };
+      } catch (error) {
+        await release?.();
+        throw error;
+      }
     },
   };
 }
 
-function hostEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) environment[key] = value;
+function platformBackend(): "bubblewrap" | "seatbelt" | "none" {
+  if (process.platform === "linux") return "bubblewrap";
+  if (process.platform === "darwin") return "seatbelt";
+  return "none";
+}
+
+function noSandbox(
+  mode: string,
+  backend: "bubblewrap" | "seatbelt" | "none",
+  reason: string,
+): ToolError {
+  return new ToolError(
+    "NO_SANDBOX",
+    `commands cannot run in ${mode} mode: ${reason}. ${installHint(backend)} ` +
+      "Or use mode danger-full-access to run them unconfined, deliberately.",
+    { details: { backend, reason } },
+  );
+}
+
+function definedOnly(
+  environment: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const defined: Record<string, string> = {};
+  for (const [key, value] of Object.entries(environment)) {
+    if (value !== undefined) defined[key] = value;
   }
-  return environment;
+  return defined;
 }

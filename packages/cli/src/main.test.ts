@@ -1,0 +1,143 @@
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
+import { type CliIo, main } from "./main.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function workspace(): Promise<string> {
+  const temp = await makeTempDir("pleach-cli-");
+  cleanups.push(temp.cleanup);
+  return temp.dir;
+}
+
+async function run(argv: string[], { cwd = process.cwd(), stdin }: { cwd?: string; stdin?: string } = {}) {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readStdin: async () => stdin,
+    cwd,
+  };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+describe("pleach call", () => {
+  it("runs a tool on the current folder and prints JSON", async () => {
+    const root = await workspace();
+    await writeFile(path.join(root, "hello.txt"), "hi there\n");
+    const result = await run(["call", "read_file", '{"path":"hello.txt"}'], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ content: "hi there\n", bytes: 9 });
+  });
+
+  it("reads the input from stdin and honours --workspace", async () => {
+    const root = await workspace();
+    const result = await run(["call", "write_file", "--workspace", root], {
+      stdin: '{"path":"a/b.txt","content":"xyz"}',
+    });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ bytesWritten: 3 });
+    const back = await run(["call", "read_file", '{"path":"a/b.txt"}', "--workspace", root]);
+    expect(JSON.parse(back.stdout).content).toBe("xyz");
+  });
+
+  it("prints a tool error as JSON and exits 1", async () => {
+    const root = await workspace();
+    const result = await run(["call", "read_file", '{"path":"../../etc/passwd"}'], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: { code: "PATH_ESCAPE", message: "path escapes the workspace: ../../etc/passwd" },
+    });
+  });
+
+  it("refuses writes in read-only mode", async () => {
+    const root = await workspace();
+    const result = await run(["call", "write_file", '{"path":"x","content":"y"}', "--mode", "read-only"], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).error.code).toBe("READ_ONLY");
+  });
+
+  it("says what is wrong with the command line and exits 2", async () => {
+    expect(await run(["call"])).toMatchObject({ code: 2, stderr: expect.stringContaining("call needs a tool name") });
+    expect(await run(["call", "nope", "{}"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown tool "nope"; the tools are: read_file'),
+    });
+    expect(await run(["call", "read_file", "{not json"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("the input is not valid JSON"),
+    });
+    expect(await run(["call", "read_file", "{}", "--mode", "yolo"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--mode must be one of"),
+    });
+    expect(await run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command") });
+  });
+
+  it("reports bad tool input with each wrong field", async () => {
+    const root = await workspace();
+    const result = await run(["call", "read_file", '{"path": 5}'], { cwd: root });
+    expect(result.code).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.message).toContain("- path:");
+  });
+
+  it("prints what a model sees with --text", async () => {
+    const root = await workspace();
+    await writeFile(path.join(root, "note.md"), "# note\n");
+    const result = await run(["call", "read_file", '{"path":"note.md"}', "--text"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("# note");
+  });
+
+  it("has help for every command", async () => {
+    for (const argv of [["--help"], ["help"], ["call", "--help"], ["tools", "--help"], ["help", "call"]]) {
+      const result = await run(argv);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/Usage:/);
+    }
+  });
+});
+
+describe("pleach tools", () => {
+  it("lists the ten tools with their input schemas", async () => {
+    const result = await run(["tools", "--json"]);
+    expect(result.code).toBe(0);
+    const tools = JSON.parse(result.stdout) as Array<{ name: string; inputSchema: { type: string } }>;
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "apply_diff",
+      "bash",
+      "edit_file",
+      "git_clone",
+      "git_diff",
+      "list_files",
+      "read_file",
+      "run_tests",
+      "search_files",
+      "write_file",
+    ]);
+    for (const tool of tools) expect(tool.inputSchema.type).toBe("object");
+  });
+});
+
+describe("the pleach bin", () => {
+  it("runs through the committed launcher after a build", async () => {
+    const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
+    const { stdout } = await promisify(execFile)(process.execPath, [launcher, "--version"]);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});

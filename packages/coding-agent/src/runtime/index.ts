@@ -1,0 +1,2 @@
+export type { Toolset, ToolsetOptions } from "./toolset.js";
+export { createToolset } from "./toolset.js";

@@ -1,0 +1,49 @@
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "../tools/coding-agent-tools.js";
+import { createToolset } from "./toolset.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function toolsetOver(mode: "read-only" | "workspace-write" | "danger-full-access") {
+  const temp = await makeTempDir("pleach-toolset-");
+  cleanups.push(temp.cleanup);
+  const client = await createLocalSandbox({ root: temp.dir, mode });
+  return { root: temp.dir, toolset: createToolset(createCodingAgentTools(client)) };
+}
+
+describe("createToolset", () => {
+  it("offers the ten tools with JSON Schema parameters", async () => {
+    const { toolset } = await toolsetOver("read-only");
+    expect(toolset.toolDefs.map((toolDef) => toolDef.name)).toEqual([...CODING_AGENT_TOOL_NAMES]);
+    for (const toolDef of toolset.toolDefs) {
+      expect(toolDef.parameters).toMatchObject({ type: "object" });
+      expect(toolDef.description.length).toBeGreaterThan(20);
+    }
+  });
+
+  it("dispatches by name and renders { output, error }", async () => {
+    const { root, toolset } = await toolsetOver("workspace-write");
+    await writeFile(path.join(root, "a.txt"), "alpha\n");
+    const context = { cwd: root, sandbox: "workspace-write" as const };
+    expect(await toolset.call("read_file", { path: "a.txt" }, context)).toMatchObject({ error: false, output: expect.stringContaining("alpha") });
+    expect(await toolset.call("read_file", { path: "../x" }, context)).toMatchObject({ error: true, code: "PATH_ESCAPE" });
+    expect(await toolset.call("nope", {}, context)).toMatchObject({
+      error: true,
+      code: "INVALID_INPUT",
+      output: expect.stringContaining('there is no tool named "nope"'),
+    });
+    expect(await toolset.call("read_file", "a.txt", context)).toMatchObject({ error: true, code: "INVALID_INPUT" });
+  });
+
+  it("refuses duplicate names", async () => {
+    const { toolset } = await toolsetOver("read-only");
+    expect(() => createToolset([...toolset.tools, ...toolset.tools])).toThrow(/two tools are named/);
+  });
+});

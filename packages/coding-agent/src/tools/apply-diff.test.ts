@@ -1,0 +1,373 @@
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { type CommandWrapper, createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { APPLY_DIFF_PATCH_FILE, createApplyDiffTool } from "./apply-diff.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function workspace(mode: "danger-full-access" | "read-only" = "danger-full-access") {
+  const temp = await makeTempDir("pleach-apply-diff-");
+  cleanups.push(temp.cleanup);
+  return { root: temp.dir, client: await createLocalSandbox({ root: temp.dir, mode }) };
+}
+
+/** A workspace whose `patch` is a script in front of the real one (a "different patch"). */
+async function workspaceWithPatchShim(script: string) {
+  const shims = await makeTempDir("pleach-patch-shim-");
+  cleanups.push(shims.cleanup);
+  await writeFile(path.join(shims.dir, "patch"), `#!/bin/bash\n${script}\n`);
+  await chmod(path.join(shims.dir, "patch"), 0o755);
+  const base = createCommandWrapper();
+  const commandWrapper: CommandWrapper = {
+    backend: base.backend,
+    async invocation(request) {
+      const invocation = await base.invocation(request);
+      const PATH = `${shims.dir}:${invocation.env.PATH ?? "/usr/bin:/bin"}`;
+      return { ...invocation, env: { ...invocation.env, PATH } };
+    },
+  };
+  const temp = await makeTempDir("pleach-apply-diff-");
+  cleanups.push(temp.cleanup);
+  const client = await createLocalSandbox({
+    root: temp.dir,
+    mode: "danger-full-access",
+    commandWrapper,
+  });
+  return { root: temp.dir, client };
+}
+
+/** Lines "1".."30", newline-terminated. */
+const THIRTY = `${Array.from({ length: 30 }, (_, index) => String(index + 1)).join("\n")}\n`;
+
+/** Changes line 5 to "five" and line 13 to "thirteen": hunks at 2 and at 10. */
+const TWO_HUNKS = `--- numbers.txt
++++ numbers.txt
+@@ -2,7 +2,7 @@
+ 2
+ 3
+ 4
+-5
++five
+ 6
+ 7
+ 8
+@@ -10,7 +10,7 @@
+ 10
+ 11
+ 12
+-13
++thirteen
+ 14
+ 15
+ 16
+`;
+
+const PATCHED = THIRTY.replace("\n5\n", "\nfive\n").replace("\n13\n", "\nthirteen\n");
+
+async function files(root: string): Promise<string[]> {
+  return (await readdir(root)).sort();
+}
+
+describe("apply_diff", () => {
+  it("applies a clean diff and counts its hunks", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await files(root)).toEqual(["numbers.txt"]);
+    expect(tool.toModelOutput(output)).toMatchInlineSnapshot(`
+      {
+        "error": false,
+        "output": "applied 2 hunk(s)",
+      }
+    `);
+  });
+
+  it("counts hunks applied at an offset or with fuzz, and leaves no .orig file", async () => {
+    const { root, client } = await workspace();
+    // Two lines more at the top (offset 2), and hunk 2's first context line changed (fuzz 1).
+    const shifted = `x\ny\n${THIRTY.replace("\n10\n", "\nten\n")}`;
+    await writeFile(path.join(root, "numbers.txt"), shifted);
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: TWO_HUNKS,
+    });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(
+      `x\ny\n${PATCHED.replace("\n10\n", "\nten\n")}`,
+    );
+    expect(await files(root)).toEqual(["numbers.txt"]);
+  });
+
+  it("reports a failing hunk as a conflict and keeps the hunks that applied", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY.replace("\n13\n", "\nXIII\n"));
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output).toEqual({ hunksApplied: 1, conflicts: ["Hunk #2 FAILED at 10."] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(
+      THIRTY.replace("\n5\n", "\nfive\n").replace("\n13\n", "\nXIII\n"),
+    );
+    // Neither a .rej nor an .orig file nor the patch file is left behind.
+    expect(await files(root)).toEqual(["numbers.txt"]);
+    expect(tool.toModelOutput(output)).toMatchInlineSnapshot(`
+      {
+        "error": true,
+        "output": "applied 1 hunk(s); 1 conflict(s):
+      Hunk #2 FAILED at 10.
+      Hunks that failed were not applied; the others were. Read the file again and send a fresh diff for the failed hunks only, or use edit_file.",
+      }
+    `);
+  });
+
+  it("skips an already-applied diff instead of reversing it", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), PATCHED);
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output.hunksApplied).toBe(0);
+    expect(output.conflicts).toEqual([
+      "Reversed (or previously applied) patch detected!  Skipping patch.",
+      "Hunk #1 ignored at 2.",
+      "Hunk #2 ignored at 10.",
+    ]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await files(root)).toEqual(["numbers.txt"]);
+    expect(tool.toModelOutput(output).output).toContain("looks already applied");
+  });
+
+  it("applies an LF diff to a CRLF file and keeps the file CRLF", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY.replaceAll("\n", "\r\n"));
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: TWO_HUNKS,
+    });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(
+      PATCHED.replaceAll("\n", "\r\n"),
+    );
+  });
+
+  it("applies a CRLF diff to an LF file and keeps the file LF", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: TWO_HUNKS.replaceAll("\n", "\r\n"),
+    });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+  });
+
+  it("applies a diff without ---/+++ lines, and one ending without a newline", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const hunksOnly = TWO_HUNKS.split("\n").slice(2).join("\n").trimEnd();
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: hunksOnly,
+    });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+  });
+
+  it("patches the given path even when the diff's header names another file", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    await writeFile(path.join(root, "other.txt"), THIRTY);
+    const diff = TWO_HUNKS.replaceAll("numbers.txt", "other.txt");
+    const output = await createApplyDiffTool(client).execute({ path: "numbers.txt", diff });
+    expect(output.hunksApplied).toBe(2);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await readFile(path.join(root, "other.txt"), "utf8")).toBe(THIRTY);
+  });
+
+  it("falls back to counting @@ headers when patch applies silently", async () => {
+    // A patch that prints no per-hunk lines, as non-GNU implementations do.
+    const { root, client } = await workspaceWithPatchShim(
+      `out=$(/usr/bin/patch "$@"); status=$?; printf '%s\\n' "$out" | grep -v '^Hunk #'; exit $status`,
+    );
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: TWO_HUNKS,
+    });
+    expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+  });
+
+  it("removes the patch file when patch fails, times out or is missing", async () => {
+    const failing = await workspaceWithPatchShim("echo 'patch: **** something broke' >&2; exit 2");
+    await writeFile(path.join(failing.root, "numbers.txt"), THIRTY);
+    const output = await createApplyDiffTool(failing.client).execute({
+      path: "numbers.txt",
+      diff: TWO_HUNKS,
+    });
+    expect(output).toEqual({ hunksApplied: 0, conflicts: ["patch: **** something broke"] });
+    expect(await files(failing.root)).toEqual(["numbers.txt"]);
+
+    const hanging = await workspaceWithPatchShim("sleep 30");
+    await writeFile(path.join(hanging.root, "numbers.txt"), THIRTY);
+    await expect(
+      createApplyDiffTool(hanging.client, { timeoutMs: 200 }).execute({
+        path: "numbers.txt",
+        diff: TWO_HUNKS,
+      }),
+    ).rejects.toMatchObject({ code: "TIMEOUT" });
+    expect(await files(hanging.root)).toEqual(["numbers.txt"]);
+
+    const missing = await workspaceWithPatchShim(
+      "echo 'bash: patch: command not found' >&2; exit 127",
+    );
+    await writeFile(path.join(missing.root, "numbers.txt"), THIRTY);
+    await expect(
+      createApplyDiffTool(missing.client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
+    ).rejects.toMatchObject({ code: "INTERNAL", message: expect.stringContaining("no `patch`") });
+    expect(await files(missing.root)).toEqual(["numbers.txt"]);
+  });
+
+  it("removes the patch file when the call is aborted", async () => {
+    const { root, client } = await workspaceWithPatchShim("sleep 30");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const controller = new AbortController();
+    const call = createApplyDiffTool(client).execute(
+      { path: "numbers.txt", diff: TWO_HUNKS },
+      { abortSignal: controller.signal },
+    );
+    // Abort once the shim is running, i.e. once the patch file exists.
+    while (!(await files(root)).includes(APPLY_DIFF_PATCH_FILE)) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: "ABORTED" });
+    expect(await files(root)).toEqual(["numbers.txt"]);
+  });
+
+  it("reports a diff whose hunk counts are wrong, changing nothing", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const wrongCounts = "--- numbers.txt\n+++ numbers.txt\n@@ -2,7 +2,7 @@\n 2\n-3\n+three\n 4\n";
+    const output = await createApplyDiffTool(client).execute({
+      path: "numbers.txt",
+      diff: wrongCounts,
+    });
+    expect(output).toEqual({
+      hunksApplied: 0,
+      conflicts: ["patch: **** unexpected end of file in patch"],
+    });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+    expect(await files(root)).toEqual(["numbers.txt"]);
+  });
+
+  it("refuses an empty diff, a diff without hunks and a diff of several files", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const tool = createApplyDiffTool(client);
+    for (const diff of ["", "replace line 5 with five", "--- a\n+++ b\n-5\n+five\n"]) {
+      await expect(tool.execute({ path: "numbers.txt", diff })).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("@@ -12,4 +12,5 @@"),
+      });
+    }
+    const twoFiles = `${TWO_HUNKS}--- other.txt\n+++ other.txt\n@@ -1,1 +1,1 @@\n-1\n+one\n`;
+    await expect(tool.execute({ path: "numbers.txt", diff: twoFiles })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("2 files (numbers.txt, other.txt)"),
+    });
+    // A removed "-- x" line followed by an added "++ y" line inside a hunk is not a file header.
+    await writeFile(path.join(root, "q.sql"), "select 1;\n-- x\nselect 2;\n");
+    const sqlDiff = "--- q.sql\n+++ q.sql\n@@ -1,3 +1,3 @@\n select 1;\n--- x\n+-- y\n select 2;\n";
+    expect(await tool.execute({ path: "q.sql", diff: sqlDiff })).toEqual({
+      hunksApplied: 1,
+      conflicts: [],
+    });
+    expect(await readFile(path.join(root, "q.sql"), "utf8")).toBe("select 1;\n-- y\nselect 2;\n");
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+  });
+
+  it("refuses paths outside the workspace and files that do not exist", async () => {
+    const { root, client } = await workspace();
+    const outside = await makeTempDir("pleach-outside-");
+    cleanups.push(outside.cleanup);
+    await writeFile(path.join(outside.dir, "numbers.txt"), THIRTY);
+    await symlink(outside.dir, path.join(root, "out"));
+    const tool = createApplyDiffTool(client);
+    for (const escaping of [
+      "../numbers.txt",
+      path.join(outside.dir, "numbers.txt"),
+      "out/numbers.txt",
+    ]) {
+      await expect(tool.execute({ path: escaping, diff: TWO_HUNKS })).rejects.toMatchObject({
+        code: "PATH_ESCAPE",
+      });
+    }
+    // The client resolves `..` by name, the shell through the link: the tool goes by name, so
+    // `out/../<name>/numbers.txt` is the workspace's own file, never the one behind the link.
+    const inside = path.join(root, path.basename(outside.dir));
+    await mkdir(inside);
+    await writeFile(path.join(inside, "numbers.txt"), THIRTY);
+    const viaLink = `out/../${path.basename(outside.dir)}/numbers.txt`;
+    expect(await tool.execute({ path: viaLink, diff: TWO_HUNKS })).toEqual({
+      hunksApplied: 2,
+      conflicts: [],
+    });
+    expect(await readFile(path.join(inside, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await readFile(path.join(outside.dir, "numbers.txt"), "utf8")).toBe(THIRTY);
+    await expect(tool.execute({ path: "missing.txt", diff: TWO_HUNKS })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining("write_file"),
+    });
+    expect(await files(root)).toEqual([path.basename(outside.dir), "out"].sort());
+  });
+
+  it("patches files whose names look like options or shell syntax", async () => {
+    const { root, client } = await workspace();
+    const tool = createApplyDiffTool(client);
+    for (const name of ["-rf", "$(touch pwned)", "it's; rm -rf x", "--help"]) {
+      await writeFile(path.join(root, name), THIRTY);
+      const output = await tool.execute({ path: name, diff: TWO_HUNKS });
+      expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
+      expect(await readFile(path.join(root, name), "utf8")).toBe(PATCHED);
+    }
+    expect(await files(root)).toEqual(["$(touch pwned)", "--help", "-rf", "it's; rm -rf x"]);
+  });
+
+  it("reports a symlinked file as not patched", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "real.txt"), THIRTY);
+    await symlink("real.txt", path.join(root, "link.txt"));
+    const output = await createApplyDiffTool(client).execute({
+      path: "link.txt",
+      diff: TWO_HUNKS,
+    });
+    expect(output.hunksApplied).toBe(0);
+    expect(output.conflicts[0]).toBe("File link.txt is not a regular file -- refusing to patch");
+    expect(await readFile(path.join(root, "real.txt"), "utf8")).toBe(THIRTY);
+  });
+
+  it("is refused by a read-only sandbox before anything is written", async () => {
+    const { root, client } = await workspace("read-only");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    await expect(
+      createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
+    ).rejects.toMatchObject({ code: "READ_ONLY" });
+    expect(await files(root)).toEqual(["numbers.txt"]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+  });
+
+  it("describes itself as destructive with a strict input schema", async () => {
+    const { client } = await workspace();
+    expect(createApplyDiffTool(client).annotations).toEqual({ destructiveHint: true });
+    await expect(
+      createApplyDiffTool(client).execute({ path: "a", diff: "@@ -1 +1 @@\n-a\n+b\n", extra: 1 }),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+  });
+});

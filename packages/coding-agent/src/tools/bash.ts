@@ -1,0 +1,152 @@
+import { capText, defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@pleach/core";
+import { z } from "zod";
+import type { SandboxClient } from "../sandbox/index.js";
+
+/** The longest `timeout` a call may ask for, in milliseconds (ten minutes). */
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+
+/** The input of `bash`. */
+export const bashInputSchema = z
+  .object({
+    command: z
+      .string()
+      .min(1)
+      .describe(
+        "The shell command to run (POSIX sh). It runs non-interactively with empty stdin, in the workspace root unless `cwd` is given.",
+      ),
+    timeout: z
+      .number()
+      .int()
+      .min(1)
+      .max(BASH_MAX_TIMEOUT_MS)
+      .optional()
+      .describe(
+        `Time limit in milliseconds (default 60000, at most ${BASH_MAX_TIMEOUT_MS}). The command and everything it started are killed when it runs out.`,
+      ),
+    cwd: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The folder to run in, relative to the workspace root (default: the root)."),
+  })
+  .strict();
+
+/** The output of `bash`. */
+export const bashOutputSchema = z.object({
+  output: z
+    .string()
+    .describe(
+      "stdout, then stderr, capped at 50,000 characters (head and tail kept), with `[exit N]` appended on a non-zero exit and a note on a timeout.",
+    ),
+  exitCode: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The exit code, or null when a signal ended the command."),
+  signal: z.string().optional().describe("The signal that ended the command, such as SIGTERM."),
+  timedOut: z.boolean().describe("The command ran past its time limit and was killed."),
+  truncated: z.boolean().describe("Part of the output was cut to fit the caps."),
+  durationMs: z.number().nonnegative().describe("How long the command ran, in milliseconds."),
+});
+
+/** What `bash` accepts. */
+export type BashInput = z.input<typeof bashInputSchema>;
+/** What `bash` returns. */
+export type BashOutput = z.output<typeof bashOutputSchema>;
+
+/** Options of {@link createBashTool}. */
+export interface BashToolOptions {
+  /**
+   * The time limit of a call that gives no `timeout`, in milliseconds (seed 002's 60 s).
+   * @default 60_000
+   */
+  defaultTimeoutMs?: number;
+  /**
+   * The most characters of `output`, notes included (seed 002's cap).
+   * @default 50_000
+   */
+  maxOutputChars?: number;
+  /**
+   * Bytes the client keeps of each of stdout and stderr (head and tail, with its own marker that
+   * counts what it dropped), so a command that prints gigabytes costs bounded memory. Just under
+   * `maxOutputChars`, so one noisy stream fills the budget and its marker's count survives the cap.
+   * @default 49_000
+   */
+  maxOutputBytes?: number;
+}
+
+/**
+ * `bash` (seed 002): run a shell command through the sandbox client and return what it printed.
+ * A non-zero exit or a timeout is a result with `error: true` for the model, not an exception; a
+ * client that refuses to run (`NO_SANDBOX`, say) throws its `ToolError`, which is passed on.
+ */
+export function createBashTool(
+  client: SandboxClient,
+  {
+    defaultTimeoutMs = 60_000,
+    maxOutputChars = MODEL_OUTPUT_LIMIT,
+    maxOutputBytes = Math.max(2, maxOutputChars - 1_000),
+  }: BashToolOptions = {},
+): PluginToolDefinition<typeof bashInputSchema, typeof bashOutputSchema> {
+  return defineTool({
+    name: "bash",
+    description: [
+      "Run a shell command in the working directory and return its output.",
+      "stdout and stderr come back merged (stdout first); a non-zero exit appends `[exit N]`.",
+      `Output over ${maxOutputChars.toLocaleString("en-US")} characters keeps its head and tail; filter long output (grep, head, tail) rather than printing it all.`,
+      `The default time limit is ${defaultTimeoutMs} ms (pass \`timeout\` in ms, up to ${BASH_MAX_TIMEOUT_MS}); stdin is empty, so interactive commands must be given their input another way.`,
+      "Prefer read_file and edit_file over cat, sed and echo for reading and changing files.",
+    ].join(" "),
+    inputSchema: bashInputSchema,
+    outputSchema: bashOutputSchema,
+    annotations: {
+      title: "Run shell command",
+      readOnlyHint: false,
+      destructiveHint: true,
+      openWorldHint: true,
+    },
+    async execute({ command, timeout, cwd }, { abortSignal }) {
+      const timeoutMs = timeout ?? defaultTimeoutMs;
+      const result = await client.exec(command, {
+        ...(cwd === undefined ? {} : { cwd }),
+        timeoutMs,
+        abortSignal,
+        maxOutputBytes,
+      });
+      const notes: string[] = [];
+      if (result.exitCode !== 0) {
+        const how =
+          result.exitCode ?? (result.signal === undefined ? "signal" : `signal ${result.signal}`);
+        notes.push(`[exit ${how}]`);
+      }
+      if (result.timedOut) {
+        notes.push(
+          `[timed out after ${timeoutMs} ms and was killed; pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make the command finish sooner]`,
+        );
+      }
+      const trailer = notes.join("\n");
+      const merged = mergeStreams(result.stdout, result.stderr);
+      const room = Math.max(0, maxOutputChars - trailer.length - 1);
+      const body = capText(merged, { maxChars: room });
+      const separator = trailer === "" || body.text === "" || body.text.endsWith("\n") ? "" : "\n";
+      const output: BashOutput = {
+        output: `${body.text}${separator}${trailer}`,
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        truncated: result.truncated || body.cutChars > 0,
+        durationMs: result.durationMs,
+      };
+      if (result.signal !== undefined) output.signal = result.signal;
+      return output;
+    },
+    toModelOutput(output) {
+      return { output: output.output, error: output.exitCode !== 0 || output.timedOut };
+    },
+  });
+}
+
+/** stdout then stderr, as seed 002 merges them, with a line break between when stdout lacks one. */
+function mergeStreams(stdout: string, stderr: string): string {
+  if (stdout === "" || stderr === "" || stdout.endsWith("\n")) return `${stdout}${stderr}`;
+  return `${stdout}\n${stderr}`;
+}

@@ -1,0 +1,359 @@
+import { Buffer } from "node:buffer";
+import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
+import { z } from "zod";
+import type { SandboxClient } from "../sandbox/index.js";
+import { type ClosestRegion, findClosestRegion } from "./closest-region.js";
+import { formatNumberedLines, LineIndex } from "./line-numbers.js";
+import { binaryReason, decodeUtf8, detectLineEnding, type LineEnding } from "./text-format.js";
+
+const editSchema = z
+  .object({
+    old: z
+      .string()
+      .min(1)
+      .describe("Text that occurs exactly once in the original file, copied exactly."),
+    new: z.string().describe("The text to put in its place."),
+  })
+  .strict();
+
+/** The input of `edit_file`. */
+export const editFileInputSchema = z
+  .object({
+    path: z.string().min(1).describe("The file to edit, relative to the workspace root."),
+    old: z
+      .string()
+      .optional()
+      .describe(
+        "The exact text to replace, copied from the file with its indentation and line endings; it must occur exactly once, so include enough surrounding lines to make it unique. Empty: create the file, or overwrite it whole, with `new`.",
+      ),
+    new: z
+      .string()
+      .optional()
+      .describe("The text that replaces `old`; required whenever `old` is given."),
+    edits: z
+      .array(editSchema)
+      .min(1)
+      .optional()
+      .describe(
+        "Instead of `old` and `new`: several replacements in one file. Each `old` must occur exactly once in the ORIGINAL file and the edits must not overlap; either all are applied or none.",
+      ),
+  })
+  .strict()
+  .superRefine((input, context) => {
+    if (input.edits !== undefined) {
+      if (input.old !== undefined || input.new !== undefined) {
+        context.addIssue({
+          code: "custom",
+          path: ["edits"],
+          message: "pass either `old` and `new`, or `edits`, not both",
+        });
+      }
+      input.edits.forEach((edit, index) => {
+        if (edit.old === edit.new) {
+          context.addIssue({
+            code: "custom",
+            path: ["edits", index, "new"],
+            message: "`old` and `new` are identical; this edit would change nothing",
+          });
+        }
+      });
+      return;
+    }
+    if (input.old === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["old"],
+        message: "required (a string; empty to write the whole file), unless `edits` is given",
+      });
+    }
+    if (input.new === undefined) {
+      context.addIssue({
+        code: "custom",
+        path: ["new"],
+        message: "required (a string), unless `edits` is given",
+      });
+    }
+    if (input.old !== undefined && input.old !== "" && input.old === input.new) {
+      context.addIssue({
+        code: "custom",
+        path: ["new"],
+        message: "`old` and `new` are identical; the edit would change nothing",
+      });
+    }
+  });
+
+/** The output of `edit_file`. */
+export const editFileOutputSchema = z.object({
+  path: z.string().describe("The path as given."),
+  action: z
+    .enum(["edited", "wrote"])
+    .describe("`edited`: replacements were made; `wrote`: an empty `old` wrote the whole file."),
+  replacements: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe("How many replacements were made (0 when the whole file was written)."),
+  firstChangedLine: z
+    .number()
+    .int()
+    .min(1)
+    .describe(
+      "The 1-based line where the first change starts (1 when the whole file was written).",
+    ),
+});
+
+/** What `edit_file` accepts. */
+export type EditFileInput = z.input<typeof editFileInputSchema>;
+/** What `edit_file` returns. */
+export type EditFileOutput = z.output<typeof editFileOutputSchema>;
+
+/** Options of {@link createEditFileTool}. */
+export interface EditFileToolOptions {
+  /**
+   * The most line comparisons spent looking for the region closest to an `old` that is not found.
+   * @default 50_000
+   */
+  maxComparisons?: number;
+  /**
+   * The most lines of that region quoted in the error.
+   * @default 20
+   */
+  maxQuotedLines?: number;
+}
+
+interface Located {
+  index: number;
+  start: number;
+  end: number;
+  replacement: string;
+}
+
+/**
+ * `edit_file` (seed 002): replace text that occurs exactly once, keeping every other byte of the
+ * file (line endings, byte order mark, final newline) as it was. Zero matches and several matches
+ * are refused with errors that show the model where to look.
+ */
+export function createEditFileTool(
+  client: SandboxClient,
+  { maxComparisons = 50_000, maxQuotedLines = 20 }: EditFileToolOptions = {},
+): PluginToolDefinition<typeof editFileInputSchema, typeof editFileOutputSchema> {
+  return defineTool({
+    name: "edit_file",
+    description: [
+      "Replace `old` with `new` in a file; `old` must appear exactly once.",
+      "An empty `old` creates or overwrites the file with `new`.",
+      "Copy `old` exactly from the file (indentation, blank lines, line endings) and include enough surrounding lines to make it unique.",
+      "For several changes to one file pass `edits: [{ old, new }, ...]` instead: each `old` must occur exactly once in the original file, edits must not overlap, and either all apply or none.",
+      "Everything outside the replaced text is kept byte for byte.",
+      "If `old` is not found the error quotes the closest region of the file with line numbers; if it is found several times the error lists the lines.",
+    ].join(" "),
+    inputSchema: editFileInputSchema,
+    outputSchema: editFileOutputSchema,
+    annotations: { title: "Edit file", readOnlyHint: false, destructiveHint: true },
+    async execute(input) {
+      const { path } = input;
+      if (input.edits === undefined && input.old === "") {
+        await client.writeFile(path, input.new ?? "");
+        return { path, action: "wrote" as const, replacements: 0, firstChangedLine: 1 };
+      }
+      const edits = input.edits ?? [{ old: input.old ?? "", new: input.new ?? "" }];
+      const text = await readText(client, path);
+      const failure = (index: number, message: string) =>
+        edits.length === 1
+          ? `${message}\nNothing was changed.`
+          : `edits[${index}]: ${message}\nNo edit was applied; the file is unchanged.`;
+      let lineIndex: LineIndex | undefined;
+      const lineAt = (offset: number) => {
+        lineIndex ??= new LineIndex(text);
+        return lineIndex.lineAt(offset);
+      };
+
+      const located: Located[] = edits.map((edit, index) => {
+        const occurrences = findOccurrences(text, edit.old, 1_000);
+        const [first] = occurrences;
+        if (first === undefined) {
+          const region = findClosestRegion(text, edit.old, { maxComparisons });
+          throw new ToolError(
+            "NO_MATCH",
+            failure(index, describeNoMatch(path, edit.old, text, region, maxQuotedLines)),
+            {
+              details: {
+                editIndex: index,
+                closest:
+                  region === undefined
+                    ? undefined
+                    : {
+                        startLine: region.startLine,
+                        endLine: region.endLine,
+                        difference: region.difference,
+                        similarity: region.similarity,
+                      },
+              },
+            },
+          );
+        }
+        if (occurrences.length > 1) {
+          const lines = occurrences.map(lineAt);
+          throw new ToolError(
+            "AMBIGUOUS_MATCH",
+            failure(index, describeAmbiguous(path, occurrences.length, lines)),
+            { details: { editIndex: index, lines } },
+          );
+        }
+        return { index, start: first, end: first + edit.old.length, replacement: edit.new };
+      });
+
+      located.sort((left, right) => left.start - right.start);
+      for (let position = 1; position < located.length; position += 1) {
+        const previous = located[position - 1];
+        const current = located[position];
+        if (previous === undefined || current === undefined || current.start >= previous.end) {
+          continue;
+        }
+        const [a, b] = [previous, current].sort((left, right) => left.index - right.index);
+        if (a === undefined || b === undefined) continue;
+        const span = (edit: Located) => lineSpan(lineAt(edit.start), lineAt(edit.end - 1));
+        throw new ToolError(
+          "CONFLICT",
+          `edits[${a.index}] (${span(a)}) and edits[${b.index}] (${span(b)}) overlap; each edit must change a separate part of the file. Merge them into one edit.\nNo edit was applied; the file is unchanged.`,
+          { details: { editIndexes: [a.index, b.index] } },
+        );
+      }
+
+      const pieces: string[] = [];
+      let cursor = 0;
+      for (const { start, end, replacement } of located) {
+        pieces.push(text.slice(cursor, start), replacement);
+        cursor = end;
+      }
+      pieces.push(text.slice(cursor));
+      await client.writeFile(path, pieces.join(""));
+      return {
+        path,
+        action: "edited" as const,
+        replacements: located.length,
+        firstChangedLine: lineAt(located[0]?.start ?? 0),
+      };
+    },
+    toModelOutput({ path, action, replacements, firstChangedLine }) {
+      if (action === "wrote") return { output: `wrote ${path}`, error: false };
+      const detail =
+        replacements === 1
+          ? `1 replacement at line ${firstChangedLine}`
+          : `${replacements} replacements, the first at line ${firstChangedLine}`;
+      return { output: `edited ${path} (${detail})`, error: false };
+    },
+  });
+}
+
+/** The file's text, refused when it is not UTF-8 (a round trip through a string would corrupt it). */
+async function readText(client: SandboxClient, path: string): Promise<string> {
+  let encoded: string;
+  try {
+    encoded = await client.readFile(path, { encoding: "base64" });
+  } catch (error) {
+    if (isToolError(error) && error.code === "NOT_FOUND") {
+      throw new ToolError(
+        "NOT_FOUND",
+        `${error.message}. To create the file, call edit_file with an empty \`old\` (or use write_file).`,
+        { cause: error, details: error.details },
+      );
+    }
+    throw error;
+  }
+  const bytes = Buffer.from(encoded, "base64");
+  const binary = binaryReason(bytes);
+  if (binary !== undefined) {
+    throw new ToolError(
+      "BINARY_FILE",
+      `${path} is not UTF-8 text (${binary.description}), so edit_file cannot change it without corrupting it. Replace it whole with write_file and encoding "base64".`,
+      { details: { byteOffset: binary.byteOffset } },
+    );
+  }
+  return decodeUtf8(bytes);
+}
+
+/** Start offsets of `needle` in `text`, overlapping ones included, at most `limit` of them. */
+function findOccurrences(text: string, needle: string, limit: number): number[] {
+  const found: number[] = [];
+  for (
+    let index = text.indexOf(needle);
+    index !== -1 && found.length < limit;
+    index = text.indexOf(needle, index + 1)
+  ) {
+    found.push(index);
+  }
+  return found;
+}
+
+function describeAmbiguous(path: string, count: number, lines: readonly number[]): string {
+  const distinct = [...new Set(lines)];
+  const shown = distinct.slice(0, 20).join(", ");
+  const more = distinct.length > 20 ? ` and ${distinct.length - 20} more lines` : "";
+  const times = count >= 1_000 ? "1,000 or more times" : `${count} times`;
+  return `\`old\` occurs ${times} in ${path}, starting at lines ${shown}${more}; it must occur exactly once. Add surrounding lines to \`old\` (from just before or after the place you mean) so that it matches only there.`;
+}
+
+const ENDING_NAMES: Record<LineEnding, string> = {
+  lf: "LF (\\n)",
+  crlf: "CRLF (\\r\\n)",
+  mixed: "a mix of LF and CRLF",
+  none: "no line breaks",
+};
+
+function describeNoMatch(
+  path: string,
+  old: string,
+  text: string,
+  region: ClosestRegion | undefined,
+  maxQuotedLines: number,
+): string {
+  const heading = `\`old\` was not found in ${path}.`;
+  if (region === undefined) {
+    return `${heading} Nothing in the file resembles it. Read the file with read_file and copy the text to replace exactly.`;
+  }
+  const lines = lineSpan(region.startLine, region.endLine);
+  const quoted = quoteRegion(region, maxQuotedLines);
+  switch (region.difference) {
+    case "line-endings":
+      return [
+        `${heading} It matches ${lines} except for line endings: the file uses ${ENDING_NAMES[detectLineEnding(text)]}, \`old\` uses ${ENDING_NAMES[detectLineEnding(old)]}.`,
+        quoted,
+        "Send `old` (and `new`) with the file's line endings; the edit is not applied with different ones.",
+      ].join("\n");
+    case "whitespace":
+      return [
+        `${heading} It differs from ${lines} only in whitespace (indentation, spaces, tabs or line breaks):`,
+        quoted,
+        "Copy those lines exactly, with their whitespace, into `old`.",
+      ].join("\n");
+    case "similar": {
+      const parts = [
+        `${heading} The closest region is ${lines} (${Math.round(region.similarity * 100)}% similar):`,
+        quoted,
+      ];
+      const difference = region.firstDifference;
+      if (difference !== undefined) {
+        parts.push(
+          `First difference, line ${difference.line}:`,
+          `  file: ${JSON.stringify(difference.inText.slice(0, 200))}`,
+          `  old:  ${JSON.stringify(difference.inNeedle.slice(0, 200))}`,
+        );
+      }
+      parts.push(
+        `Read the file (read_file with offset ${region.startLine}) and copy the text to replace exactly.`,
+      );
+      return parts.join("\n");
+    }
+  }
+}
+
+function lineSpan(first: number, last: number): string {
+  return first === last ? `line ${first}` : `lines ${first}-${last}`;
+}
+
+function quoteRegion(region: ClosestRegion, maxQuotedLines: number): string {
+  const shown = formatNumberedLines(region.lines.slice(0, maxQuotedLines), region.startLine);
+  const rest = region.lines.length - maxQuotedLines;
+  return rest > 0 ? `${shown}\n… (${rest} more lines)` : shown;
+}

@@ -1,0 +1,185 @@
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { createGitCloneTool, repositoryName } from "./git-clone.js";
+
+let root: string;
+let origin: string;
+const cleanups: Array<() => Promise<void>> = [];
+
+/** A repository outside the workspace with two commits on `main` and a branch `feature`. */
+async function makeOrigin(): Promise<string> {
+  const { dir, cleanup } = await makeTempDir("pleach-origin-");
+  cleanups.push(cleanup);
+  const repo = path.join(dir, "origin-repo");
+  await mkdir(repo);
+  git(repo, "init", "-q");
+  await writeFile(path.join(repo, "a.txt"), "one\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-qm", "first");
+  await writeFile(path.join(repo, "a.txt"), "two\n");
+  git(repo, "commit", "-qam", "second");
+  git(repo, "branch", "feature", "HEAD~1");
+  return repo;
+}
+
+beforeEach(async () => {
+  const workspace = await makeTempDir("pleach-clone-");
+  cleanups.push(workspace.cleanup);
+  root = workspace.dir;
+  origin = await makeOrigin();
+});
+afterEach(async () => {
+  expect(await findPwned(root)).toEqual([]);
+  expect(await findPwned(path.dirname(origin))).toEqual([]);
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function cloneTool() {
+  return createGitCloneTool(await createLocalSandbox({ root, mode: "danger-full-access" }));
+}
+
+const head = (repo: string, ref = "HEAD") => git(repo, "rev-parse", ref).trim();
+
+describe("git_clone", () => {
+  it("clones a local path into the repository's name and reports commit and branch", async () => {
+    const tool = await cloneTool();
+    const output = await tool.execute({ url: origin });
+    expect(output).toEqual({ commitSha: head(origin), branch: "main", path: "origin-repo" });
+    expect(await readFile(path.join(root, "origin-repo", "a.txt"), "utf8")).toBe("two\n");
+    expect(tool.toModelOutput(output).output).toBe(
+      `Cloned into origin-repo at ${head(origin)} (branch main).`,
+    );
+  });
+
+  it("clones a file:// URL with --depth and --branch into a nested dest", async () => {
+    const tool = await cloneTool();
+    const output = await tool.execute({
+      url: `file://${origin}/`,
+      dest: "vendor/libs/feature-copy",
+      depth: 1,
+      branch: "feature",
+    });
+    expect(output).toEqual({
+      commitSha: head(origin, "feature"),
+      branch: "feature",
+      path: "vendor/libs/feature-copy",
+    });
+    const clone = path.join(root, "vendor/libs/feature-copy");
+    expect(git(clone, "rev-list", "--count", "HEAD").trim()).toBe("1");
+    expect(await readFile(path.join(clone, "a.txt"), "utf8")).toBe("one\n");
+  });
+
+  it("resolves a relative local path from the workspace root", async () => {
+    git(root, "init", "-q", "inner.git", "--bare");
+    git(origin, "push", "-q", path.join(root, "inner.git"), "main:main");
+    const tool = await cloneTool();
+    await expect(tool.execute({ url: "inner.git", dest: "deep/er/copy" })).resolves.toMatchObject({
+      commitSha: head(origin),
+      path: "deep/er/copy",
+    });
+  });
+
+  it("throws COMMAND_FAILED with git's message on a non-zero exit", async () => {
+    const tool = await cloneTool();
+    const missing = tool.execute({ url: path.join(origin, "nope") });
+    await expect(missing).rejects.toMatchObject({ code: "COMMAND_FAILED" });
+    await expect(missing).rejects.toThrow(/does not exist/);
+    await tool.execute({ url: origin });
+    await expect(tool.execute({ url: origin })).rejects.toThrow(
+      /already exists and is not an empty directory/,
+    );
+    await expect(tool.execute({ url: origin, dest: "x", branch: "no-such" })).rejects.toThrow(
+      /no-such not found/,
+    );
+  });
+
+  it("reports an empty repository, whose HEAD does not resolve", async () => {
+    const { dir, cleanup } = await makeTempDir("pleach-empty-");
+    cleanups.push(cleanup);
+    git(dir, "init", "-q", "--bare", "empty.git");
+    const tool = await cloneTool();
+    await expect(tool.execute({ url: path.join(dir, "empty.git") })).rejects.toMatchObject({
+      code: "COMMAND_FAILED",
+      message: expect.stringContaining("an empty repository has no commits"),
+    });
+  });
+
+  it("refuses option-like URLs and command-running transports", async () => {
+    const tool = await cloneTool();
+    await expect(tool.execute({ url: "-uhttps://x" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(tool.execute({ url: "--upload-pack=touch pwned" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    for (const url of ["ext::sh -c touch% pwned", "fd::3", "EXT::sh -c id", "x-helper::foo"]) {
+      await expect(tool.execute({ url, dest: "d" })).rejects.toMatchObject({
+        code: "UNSUPPORTED",
+      });
+    }
+  });
+
+  it("runs no hostile url, branch or dest", async () => {
+    const tool = await cloneTool();
+    for (const hostile of HOSTILE_INPUTS) {
+      await expect(tool.execute({ url: hostile, dest: "d" })).rejects.toMatchObject({
+        name: "ToolError",
+      });
+      await expect(
+        tool.execute({ url: origin, dest: "d", branch: hostile }),
+      ).rejects.toMatchObject({ name: "ToolError" });
+    }
+    // A hostile-looking dest is just a folder name.
+    const dest = "$(touch pwned) `id`; x";
+    await expect(tool.execute({ url: origin, dest })).resolves.toMatchObject({ path: dest });
+    await expect(tool.execute({ url: origin, dest: "-rf" })).resolves.toMatchObject({
+      path: "-rf",
+    });
+  });
+
+  it("keeps dest inside the workspace", async () => {
+    const tool = await cloneTool();
+    await expect(tool.execute({ url: origin, dest: "../out" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ url: origin, dest: "/tmp/x" })).rejects.toMatchObject({
+      code: "INVALID_PATH",
+    });
+    await expect(tool.execute({ url: origin, dest: ".git/x" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    const { dir: outside, cleanup } = await makeTempDir("pleach-outside-");
+    cleanups.push(cleanup);
+    await symlink(outside, path.join(root, "out"));
+    await expect(tool.execute({ url: origin, dest: "out" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ url: origin, dest: "out/deeper/x" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await writeFile(path.join(root, "file"), "");
+    await expect(tool.execute({ url: origin, dest: "file" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(tool.execute({ url: origin, dest: "file/x" })).rejects.toMatchObject({
+      code: "COMMAND_FAILED",
+      message: expect.stringContaining("Not a directory"),
+    });
+  });
+});
+
+describe("repositoryName", () => {
+  it("takes the last segment without .git or trailing slashes, as git does", () => {
+    expect(repositoryName("https://github.com/owner/repo.git")).toBe("repo");
+    expect(repositoryName("https://github.com/owner/repo/")).toBe("repo");
+    expect(repositoryName("git@github.com:owner/repo.git")).toBe("repo");
+    expect(repositoryName("git@host:repo.git")).toBe("repo");
+    expect(repositoryName("file:///srv/git/project.git//")).toBe("project");
+    expect(repositoryName("/srv/work/project/.git")).toBe("project");
+    expect(() => repositoryName("..")).toThrow(/Pass dest/);
+  });
+});

@@ -1,0 +1,38 @@
+export type { ApplyDiffInput, ApplyDiffOutput, ApplyDiffToolOptions } from "./apply-diff.js";
+export { applyDiffInputSchema, applyDiffOutputSchema, createApplyDiffTool } from "./apply-diff.js";
+export type { BashInput, BashOutput, BashToolOptions } from "./bash.js";
+export { bashInputSchema, bashOutputSchema, createBashTool } from "./bash.js";
+export type { CodingAgentToolName, CodingAgentTools } from "./coding-agent-tools.js";
+export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
+export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file.js";
+export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file.js";
+export type { GitCloneInput, GitCloneOutput, GitCloneToolOptions } from "./git-clone.js";
+export { createGitCloneTool, gitCloneInputSchema, gitCloneOutputSchema } from "./git-clone.js";
+export type { GitDiffInput, GitDiffOutput, GitDiffToolOptions } from "./git-diff.js";
+export {
+  createGitDiffTool,
+  gitDiffInputSchema,
+  gitDiffOutputSchema,
+  parseNumstat,
+} from "./git-diff.js";
+export type { ListFilesInput, ListFilesOutput, ListFilesToolOptions } from "./list-files.js";
+export { createListFilesTool, listFilesInputSchema, listFilesOutputSchema } from "./list-files.js";
+export type { TestRunnerCounts } from "./parse-test-output.js";
+export { parseTestRunnerOutput } from "./parse-test-output.js";
+export type { ReadFileInput, ReadFileOutput, ReadFileToolOptions } from "./read-file.js";
+export { createReadFileTool, readFileInputSchema, readFileOutputSchema } from "./read-file.js";
+export type { RunTestsInput, RunTestsOutput, RunTestsToolOptions } from "./run-tests.js";
+export { createRunTestsTool, runTestsInputSchema, runTestsOutputSchema } from "./run-tests.js";
+export type {
+  SearchFilesInput,
+  SearchFilesOutput,
+  SearchFilesToolOptions,
+} from "./search-files.js";
+export {
+  createSearchFilesTool,
+  searchFilesInputSchema,
+  searchFilesOutputSchema,
+} from "./search-files.js";
+export { shellJoin, shellQuote } from "./shell-quote.js";
+export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file.js";
+export { createWriteFileTool, writeFileInputSchema, writeFileOutputSchema } from "./write-file.js";

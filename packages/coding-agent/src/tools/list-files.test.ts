@@ -1,0 +1,196 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { createListFilesTool } from "./list-files.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await makeTempDir("pleach-list-"));
+});
+afterEach(async () => {
+  expect(await findPwned(root)).toEqual([]);
+  await cleanup();
+});
+
+async function plant(files: Record<string, string>): Promise<void> {
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, name)), { recursive: true });
+    await writeFile(path.join(root, name), content);
+  }
+}
+
+async function listTool() {
+  return createListFilesTool(await createLocalSandbox({ root, mode: "danger-full-access" }));
+}
+
+describe("list_files", () => {
+  it("lists a folder's immediate children by default, with sizes for files", async () => {
+    git(root, "init", "-q");
+    await plant({ "b.txt": "hello", "a/inner.txt": "x", ".env.example": "K=V\n" });
+    const tool = await listTool();
+    const entries = await tool.execute({ dir: "." });
+    expect(entries).toEqual([
+      { path: ".env.example", kind: "file", size: 4 },
+      { path: "a", kind: "dir" },
+      { path: "b.txt", kind: "file", size: 5 },
+    ]);
+    expect(tool.toModelOutput(entries).output).toMatchInlineSnapshot(`
+      ".env.example  (4 bytes)
+      a/
+      b.txt  (5 bytes)"
+    `);
+    expect(await tool.execute({ dir: "" })).toEqual(entries);
+  });
+
+  it("lists everything below a folder with recursive, as workspace-relative paths", async () => {
+    await plant({ "src/a.ts": "a", "src/deep/b.ts": "bb", "other/c.ts": "c" });
+    const tool = await listTool();
+    expect(await tool.execute({ dir: "src", recursive: true })).toEqual([
+      { path: "src/a.ts", kind: "file", size: 1 },
+      { path: "src/deep", kind: "dir" },
+      { path: "src/deep/b.ts", kind: "file", size: 2 },
+    ]);
+    expect(await tool.execute({ dir: "./src/deep/" })).toEqual([
+      { path: "src/deep/b.ts", kind: "file", size: 2 },
+    ]);
+  });
+
+  it("matches glob against the name only, still descending into other folders", async () => {
+    await plant({ "a.ts": "", "b.js": "", "lib/c.ts": "", "lib/d.md": "" });
+    const tool = await listTool();
+    const entries = await tool.execute({ dir: ".", recursive: true, glob: "*.ts" });
+    expect(entries.map((entry) => entry.path)).toEqual(["a.ts", "lib/c.ts"]);
+    expect(await tool.execute({ dir: ".", glob: "lib/*.ts", recursive: true })).toEqual([]);
+  });
+
+  it("never lists or enters .git, also through a symlink", async () => {
+    git(root, "init", "-q");
+    await plant({ "src/a.ts": "", "vendor/x/.git": "gitdir: elsewhere\n" });
+    const tool = await listTool();
+    const entries = await tool.execute({ dir: ".", recursive: true });
+    expect(entries.map((entry) => entry.path)).toEqual([
+      "src",
+      "src/a.ts",
+      "vendor",
+      "vendor/x",
+    ]);
+    await expect(tool.execute({ dir: ".git" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(tool.execute({ dir: "src/../.git/refs" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await symlink(".git", path.join(root, "sneaky"));
+    await expect(tool.execute({ dir: "sneaky" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+
+  it("drops symlinks, pipes and devices", async () => {
+    await plant({ "real.txt": "r", "dir/x": "" });
+    await symlink("real.txt", path.join(root, "link.txt"));
+    await symlink("dir", path.join(root, "link-dir"));
+    await symlink("missing", path.join(root, "dangling"));
+    execFileSync("mkfifo", [path.join(root, "fifo")]);
+    try {
+      execFileSync("mknod", [path.join(root, "null-device"), "c", "1", "3"], { stdio: "ignore" });
+    } catch {
+      // Creating a device needs root; the pipe above still covers "not a file or folder".
+    }
+    const tool = await listTool();
+    expect(await tool.execute({ dir: ".", recursive: true })).toEqual([
+      { path: "dir", kind: "dir" },
+      { path: "dir/x", kind: "file", size: 0 },
+      { path: "real.txt", kind: "file", size: 1 },
+    ]);
+  });
+
+  it("keeps names with spaces, colons, tabs, newlines and unicode intact", async () => {
+    const names = ["with space.txt", "a:b.txt", "tab\there", "new\nline", "café ☕", "-rf"];
+    await plant(Object.fromEntries(names.map((name) => [`d/${name}`, "12"])));
+    const tool = await listTool();
+    const entries = await tool.execute({ dir: "d" });
+    expect(entries).toEqual(
+      names.map((name) => `d/${name}`).sort().map((name) => ({ path: name, kind: "file", size: 2 })),
+    );
+    expect(tool.toModelOutput(entries).output).toMatchInlineSnapshot(`
+      "d/-rf  (2 bytes)
+      d/a:b.txt  (2 bytes)
+      d/café ☕  (2 bytes)
+      "d/new\\nline"  (2 bytes)
+      "d/tab\\there"  (2 bytes)
+      d/with space.txt  (2 bytes)"
+    `);
+  });
+
+  it("caps the listing at maxEntries and marks the cut", async () => {
+    await plant(Object.fromEntries([1, 2, 3, 4, 5].map((index) => [`f${index}`, ""])));
+    const tool = await listTool();
+    const capped = await tool.execute({ dir: ".", maxEntries: 3 });
+    expect(capped).toHaveLength(3);
+    expect(capped[2]?.truncatedAfter).toBe(true);
+    expect(tool.toModelOutput(capped).output).toMatch(
+      /\n\[listing capped at 3 entries; narrow dir or glob, or raise maxEntries\]$/,
+    );
+    const exact = await tool.execute({ dir: ".", maxEntries: 5 });
+    expect(exact.map((entry) => entry.path)).toEqual(["f1", "f2", "f3", "f4", "f5"]);
+    expect(exact.some((entry) => entry.truncatedAfter)).toBe(false);
+  });
+
+  it("says so when a folder is empty", async () => {
+    await mkdir(path.join(root, "empty"));
+    const tool = await listTool();
+    const entries = await tool.execute({ dir: "empty", recursive: true });
+    expect(entries).toEqual([]);
+    expect(tool.toModelOutput(entries).output).toMatchInlineSnapshot(
+      `"No entries. (Symlinks, devices and .git are not listed.)"`,
+    );
+  });
+
+  it("runs no hostile glob or dir", async () => {
+    await plant({ "a.txt": "" });
+    const tool = await listTool();
+    for (const hostile of HOSTILE_INPUTS) {
+      expect(await tool.execute({ dir: ".", glob: hostile, recursive: true })).toEqual([]);
+      await expect(tool.execute({ dir: hostile })).rejects.toMatchObject({ name: "ToolError" });
+    }
+    await plant({ "-rf/x": "", "$(touch pwned)/y": "" });
+    expect(await tool.execute({ dir: "-rf" })).toEqual([{ path: "-rf/x", kind: "file", size: 0 }]);
+    expect(await tool.execute({ dir: "$(touch pwned)" })).toEqual([
+      { path: "$(touch pwned)/y", kind: "file", size: 0 },
+    ]);
+  });
+
+  it("refuses folders outside the workspace, absolute paths, files and missing folders", async () => {
+    await plant({ "a.txt": "" });
+    const tool = await listTool();
+    await expect(tool.execute({ dir: ".." })).rejects.toMatchObject({ code: "PATH_ESCAPE" });
+    await expect(tool.execute({ dir: "a/../../x" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ dir: "/" })).rejects.toMatchObject({ code: "INVALID_PATH" });
+    await expect(tool.execute({ dir: "a.txt" })).rejects.toMatchObject({
+      code: "NOT_A_DIRECTORY",
+    });
+    await expect(tool.execute({ dir: "missing" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    const { dir: outside, cleanup: removeOutside } = await makeTempDir("pleach-outside-");
+    await symlink(outside, path.join(root, "out"));
+    await expect(tool.execute({ dir: "out" })).rejects.toMatchObject({ code: "PATH_ESCAPE" });
+    await removeOutside();
+  });
+
+  it("in read-only mode, lists under the OS sandbox or refuses without one", async () => {
+    await plant({ "a.txt": "" });
+    const client = await createLocalSandbox({ root, mode: "read-only" });
+    const listing = createListFilesTool(client).execute({ dir: "." });
+    if (client.backend === "none") {
+      await expect(listing).rejects.toMatchObject({ code: "NO_SANDBOX" });
+    } else {
+      expect(await listing).toEqual([{ path: "a.txt", kind: "file", size: 0 }]);
+    }
+  });
+});

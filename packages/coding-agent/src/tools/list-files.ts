@@ -1,0 +1,261 @@
+import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
+import { z } from "zod";
+import type { SandboxClient } from "../sandbox/index.js";
+import { reportExitStatus, takeExitStatus } from "./piped-exit-status.js";
+import {
+  GIT_DIR_GUARD,
+  GIT_DIR_GUARD_STATUS,
+  isInsideGitDir,
+  workspaceRelativePath,
+} from "./relative-path.js";
+import { shellJoin } from "./shell-quote.js";
+
+/** The input of `list_files`. */
+export const listFilesInputSchema = z
+  .object({
+    dir: z
+      .string()
+      .describe(
+        'The folder to list, relative to the workspace root: "." (or "") for the root, "src" for a subfolder.',
+      ),
+    recursive: z
+      .boolean()
+      .optional()
+      .describe(
+        "List everything below `dir` (true) or only its immediate children (false, the default).",
+      ),
+    glob: z
+      .string()
+      .min(1)
+      .refine((glob) => !glob.includes("\0"), { message: "the glob cannot contain a NUL byte" })
+      .optional()
+      .describe(
+        "Only list entries whose name (the last path segment, not the whole path) matches this glob, e.g. `*.ts`. Folders whose name does not match are still descended into when recursive.",
+      ),
+    maxEntries: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe(
+        "The most entries to return (default 5,000). When more exist, the last entry carries `truncatedAfter: true`; narrow `dir` or `glob` rather than raising this far.",
+      ),
+  })
+  .strict();
+
+/** One listed file or folder. */
+export const listEntrySchema = z.object({
+  path: z
+    .string()
+    .describe(
+      "Relative to the workspace root, whatever `dir` was (listing `src` gives `src/a.ts`); never `./...`.",
+    ),
+  kind: z.enum(["file", "dir"]).describe("A regular file or a folder."),
+  size: z.number().int().nonnegative().optional().describe("Files only: the size in bytes."),
+  truncatedAfter: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present on the last entry only, when more entries exist than `maxEntries`: the list was cut after it.",
+    ),
+});
+
+/** The output of `list_files`: files and folders, sorted by path (seed 000's shape). */
+export const listFilesOutputSchema = z.array(listEntrySchema);
+
+/** What `list_files` accepts. */
+export type ListFilesInput = z.input<typeof listFilesInputSchema>;
+/** What `list_files` returns. */
+export type ListFilesOutput = z.output<typeof listFilesOutputSchema>;
+/** One entry of {@link ListFilesOutput}. */
+export type ListEntry = z.output<typeof listEntrySchema>;
+
+/** Options of {@link createListFilesTool}. */
+export interface ListFilesToolOptions {
+  /**
+   * Time limit of one listing, in milliseconds.
+   * @default 60_000
+   */
+  timeoutMs?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 5_000;
+/** Room for one record: a path up to PATH_MAX, the size and the kind. */
+const RECORD_BYTES = 4_096 + 32;
+const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * `list_files` (seed 000): list a workspace folder with `find -printf '%y\t%s\t%p'` (each record
+ * NUL-terminated so any file name parses), its immediate children or, with `recursive`, everything
+ * below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
+ * dropped, and `.git` is neither listed nor entered.
+ */
+export function createListFilesTool(
+  client: SandboxClient,
+  { timeoutMs = 60_000 }: ListFilesToolOptions = {},
+): PluginToolDefinition<typeof listFilesInputSchema, typeof listFilesOutputSchema> {
+  return defineTool({
+    name: "list_files",
+    description: [
+      "List the files and folders in a workspace folder: its immediate children, or everything below it with `recursive: true`.",
+      "Paths come back relative to the workspace root, sorted, with file sizes in bytes.",
+      `Returns at most maxEntries entries (default ${DEFAULT_MAX_ENTRIES.toLocaleString("en-US")}); a cut listing says so. Filter by name with \`glob\` (e.g. \`*.ts\`).`,
+      "Symlinks, devices and the .git folder are not listed. To find text inside files, use search_files.",
+    ].join(" "),
+    inputSchema: listFilesInputSchema,
+    outputSchema: listFilesOutputSchema,
+    annotations: { title: "List files", readOnlyHint: true, idempotentHint: true },
+    async execute(
+      { dir, recursive = false, glob, maxEntries = DEFAULT_MAX_ENTRIES },
+      { abortSignal },
+    ): Promise<ListFilesOutput> {
+      const folder = workspaceRelativePath(dir, { field: "dir" });
+      if (isInsideGitDir(folder)) throw insideGitDir(dir);
+      const find = shellJoin([
+        "find",
+        ".",
+        "-mindepth",
+        "1",
+        ...(recursive ? [] : ["-maxdepth", "1"]),
+        "-name",
+        ".git",
+        "-prune",
+        "-o",
+        "(",
+        "-type",
+        "f",
+        "-o",
+        "-type",
+        "d",
+        ")",
+        ...(glob === undefined ? [] : ["-name", glob]),
+        "-printf",
+        "%y\\t%s\\t%p\\0",
+      ]);
+      // One record more than asked for tells "exactly maxEntries" from "more than maxEntries".
+      const command = `${GIT_DIR_GUARD}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
+      let result: Awaited<ReturnType<SandboxClient["exec"]>>;
+      try {
+        result = await client.exec(command, {
+          cwd: folder,
+          timeoutMs,
+          abortSignal,
+          maxOutputBytes: Math.min((maxEntries + 1) * RECORD_BYTES + 65_536, MAX_OUTPUT_BYTES),
+        });
+      } catch (error) {
+        if (isToolError(error) && error.code === "NOT_A_DIRECTORY") {
+          throw new ToolError(
+            "NOT_A_DIRECTORY",
+            `dir ${JSON.stringify(dir)} is a file, not a folder. Read it with read_file, or list its folder.`,
+          );
+        }
+        throw error;
+      }
+      if (result.timedOut) {
+        throw new ToolError(
+          "TIMEOUT",
+          `list_files ran past ${timeoutMs} ms and was stopped. List a smaller folder, or without recursive.`,
+        );
+      }
+      const { status, stderr } = takeExitStatus(result.stderr);
+      if (status === undefined) {
+        if (result.exitCode === GIT_DIR_GUARD_STATUS) throw insideGitDir(dir);
+        throw new ToolError(
+          "COMMAND_FAILED",
+          `list_files could not run find (exit ${result.exitCode}): ${stderr || "no message"}`,
+        );
+      }
+      if (result.truncated) {
+        throw new ToolError(
+          "TOO_LARGE",
+          "list_files got more output than it can hold. Lower maxEntries or list a smaller folder.",
+        );
+      }
+      const { entries, truncated } = parseFindOutput(result.stdout, { prefix: folder, maxEntries });
+      // find exits 1 when some folder could not be read; what it did list is still worth returning.
+      if (entries.length === 0 && status !== 0) {
+        throw new ToolError(
+          "COMMAND_FAILED",
+          `find failed (exit ${status}): ${stderr || "no message"}`,
+          { details: { exitCode: status, stderr } },
+        );
+      }
+      if (truncated) {
+        const last = entries[entries.length - 1];
+        if (last !== undefined) last.truncatedAfter = true;
+      }
+      return entries;
+    },
+    toModelOutput(output) {
+      if (output.length === 0) {
+        return {
+          output: "No entries. (Symlinks, devices and .git are not listed.)",
+          error: false,
+        };
+      }
+      const lines = output.map((entry) => {
+        const shown = /[\u0000-\u001f"\\]/.test(entry.path)
+          ? JSON.stringify(entry.path)
+          : entry.path;
+        return entry.kind === "dir"
+          ? `${shown}/`
+          : `${shown}  (${(entry.size ?? 0).toLocaleString("en-US")} bytes)`;
+      });
+      if (output[output.length - 1]?.truncatedAfter) {
+        lines.push(
+          `[listing capped at ${output.length} entries; narrow dir or glob, or raise maxEntries]`,
+        );
+      }
+      return { output: lines.join("\n"), error: false };
+    },
+  });
+}
+
+/** Options of {@link parseFindOutput}. */
+interface ParseFindOptions {
+  /** The listed folder, workspace-relative, put before each `./`-relative path. */
+  prefix: string;
+  maxEntries: number;
+}
+
+/** Parse `kind\tsize\t./path\0` records; kinds other than file and folder are dropped. */
+function parseFindOutput(
+  stdout: string,
+  { prefix, maxEntries }: ParseFindOptions,
+): { entries: ListEntry[]; truncated: boolean } {
+  const entries: ListEntry[] = [];
+  const pathPrefix = prefix === "" ? "" : `${prefix}/`;
+  let records = 0;
+  let position = 0;
+  while (position < stdout.length) {
+    let end = stdout.indexOf("\0", position);
+    if (end === -1) end = stdout.length;
+    records += 1;
+    const kind = stdout.charCodeAt(position);
+    const sizeEnd = stdout.indexOf("\t", position + 2);
+    // `%p` of `find .` starts with `./`, which the workspace-relative path does not keep.
+    const name = stdout.slice(sizeEnd + 3, end);
+    if (kind === 0x66 /* f */) {
+      entries.push({
+        path: pathPrefix + name,
+        kind: "file",
+        size: Number(stdout.slice(position + 2, sizeEnd)),
+      });
+    } else if (kind === 0x64 /* d */) {
+      entries.push({ path: pathPrefix + name, kind: "dir" });
+    }
+    position = end + 1;
+  }
+  const truncated = records > maxEntries;
+  if (entries.length > maxEntries) entries.length = maxEntries;
+  entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+  return { entries, truncated };
+}
+
+function insideGitDir(dir: string): ToolError {
+  return new ToolError(
+    "INVALID_INPUT",
+    `list_files does not list inside .git (dir ${JSON.stringify(dir)}). List the working tree, and use git tools for history.`,
+  );
+}

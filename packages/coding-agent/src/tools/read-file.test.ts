@@ -1,0 +1,276 @@
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { type SandboxMode, toolInputJSONSchema } from "@pleach/core";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { createReadFileTool, type ReadFileToolOptions } from "./read-file.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function setup(options: ReadFileToolOptions = {}, mode: SandboxMode = "workspace-write") {
+  const temp = await makeTempDir();
+  cleanups.push(temp.cleanup);
+  const client = await createLocalSandbox({ root: temp.dir, mode });
+  const put = (name: string, content: string | Uint8Array) =>
+    writeFile(path.join(temp.dir, name), content);
+  return { root: temp.dir, tool: createReadFileTool(client, options), put };
+}
+
+function numberedLines(count: number, width = 0): string {
+  return Array.from({ length: count }, (_, index) => `line ${index + 1}`.padEnd(width, ".")).join(
+    "\n",
+  );
+}
+
+describe("read_file", () => {
+  it("returns text exactly, with the UTF-8 byte length of what it returns", async () => {
+    const { tool, put } = await setup();
+    const text = "héllo wörld ✓\n日本語 🎉\n";
+    await put("unicode.txt", text);
+    const output = await tool.execute({ path: "unicode.txt" });
+    expect(output).toEqual({
+      content: text,
+      bytes: Buffer.byteLength(text, "utf8"),
+      encoding: "utf8",
+      totalLines: 2,
+      startLine: 1,
+      endLine: 2,
+      truncated: false,
+    });
+    expect(output.bytes).toBe(33);
+    expect(tool.toModelOutput(output)).toEqual({ output: text, error: false });
+  });
+
+  it("keeps CRLF line endings, the byte order mark and a missing final newline", async () => {
+    const { tool, put } = await setup();
+    const text = "\uFEFFfirst\r\nsecond\r\nthird";
+    await put("windows.txt", text);
+    const output = await tool.execute({ path: "windows.txt" });
+    expect(output.content).toBe(text);
+    expect(output.bytes).toBe(3 + 20);
+    expect(output.totalLines).toBe(3);
+    expect(tool.toModelOutput(output).output).toBe(text);
+
+    const tail = await tool.execute({ path: "windows.txt", offset: 2 });
+    expect(tail.content).toBe("second\r\nthird");
+    expect(tool.toModelOutput(tail).output).toMatchInlineSnapshot(`
+      "second
+      third
+      [lines 2-3 of 3; end of file]"
+    `);
+  });
+
+  it("says when a file is empty", async () => {
+    const { tool, put } = await setup();
+    await put("empty.txt", "");
+    const output = await tool.execute({ path: "empty.txt" });
+    expect(output).toMatchObject({ content: "", bytes: 0, totalLines: 0, endLine: 0 });
+    expect(tool.toModelOutput(output).output).toBe("[empty file]");
+  });
+
+  it("reads a window of lines with offset and limit", async () => {
+    const { tool, put } = await setup();
+    await put("ten.txt", `${numberedLines(10)}\n`);
+    const output = await tool.execute({ path: "ten.txt", offset: 3, limit: 2 });
+    expect(output).toEqual({
+      content: "line 3\nline 4\n",
+      bytes: 14,
+      encoding: "utf8",
+      totalLines: 10,
+      startLine: 3,
+      endLine: 4,
+      nextOffset: 5,
+      truncated: false,
+    });
+    expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
+      "line 3
+      line 4
+      [lines 3-4 of 10; call read_file again with offset 5 to continue]"
+    `);
+  });
+
+  it("caps a 200,000-line file at 2,000 lines and continues from nextOffset", async () => {
+    const { tool, put } = await setup();
+    await put("huge.txt", `${numberedLines(200_000)}\n`);
+    const first = await tool.execute({ path: "huge.txt" });
+    expect(first).toMatchObject({
+      totalLines: 200_000,
+      startLine: 1,
+      endLine: 2_000,
+      nextOffset: 2_001,
+      truncated: true,
+    });
+    expect(first.content.endsWith("line 2000\n")).toBe(true);
+    const modelText = tool.toModelOutput(first).output;
+    expect(
+      modelText.slice(modelText.lastIndexOf("\n", modelText.length - 20)),
+    ).toMatchInlineSnapshot(`
+      "
+      [lines 1-2000 of 200000; call read_file again with offset 2001 to continue]"
+    `);
+
+    const next = await tool.execute({ path: "huge.txt", offset: first.nextOffset });
+    expect(next.content.startsWith("line 2001\n")).toBe(true);
+    expect(next).toMatchObject({ startLine: 2_001, endLine: 4_000, nextOffset: 4_001 });
+
+    const last = await tool.execute({ path: "huge.txt", offset: 199_999 });
+    expect(last).toMatchObject({ content: "line 199999\nline 200000\n", truncated: false });
+    expect(last.nextOffset).toBeUndefined();
+  });
+
+  it("stops at the character budget on whole lines and stays under the model cap", async () => {
+    const { tool, put } = await setup();
+    await put("wide.txt", `${numberedLines(1_000, 199)}\n`);
+    const output = await tool.execute({ path: "wide.txt" });
+    // 200 characters a line: 245 lines fit in 49,000 characters.
+    expect(output).toMatchObject({ endLine: 245, nextOffset: 246, truncated: true });
+    expect(output.content.length).toBe(49_000);
+    expect(tool.toModelOutput(output).output.length).toBeLessThanOrEqual(50_000);
+  });
+
+  it("does not call an explicit limit that was met truncated", async () => {
+    const { tool, put } = await setup({ maxLines: 5 });
+    await put("ten.txt", numberedLines(10));
+    expect(await tool.execute({ path: "ten.txt", limit: 3 })).toMatchObject({
+      endLine: 3,
+      nextOffset: 4,
+      truncated: false,
+    });
+    expect(await tool.execute({ path: "ten.txt", limit: 8 })).toMatchObject({
+      endLine: 5,
+      nextOffset: 6,
+      truncated: true,
+    });
+  });
+
+  it("cuts lines longer than the line budget with a marker", async () => {
+    const { tool, put } = await setup({ maxLineChars: 10 });
+    await put("minified.js", `short\n${"x".repeat(25)}\r\nend`);
+    const output = await tool.execute({ path: "minified.js" });
+    expect(output.content).toBe(
+      "short\nxxxxxxxxxx [... 15 more characters of this line cut]\r\nend",
+    );
+    expect(output).toMatchObject({ linesCut: 1, truncated: true });
+    expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
+      "short
+      xxxxxxxxxx [... 15 more characters of this line cut]
+      end
+      [lines 1-3 of 3; end of file; 1 line longer than 10 characters cut]"
+    `);
+  });
+
+  it("refuses an offset past the end of the file", async () => {
+    const { tool, put } = await setup();
+    await put("three.txt", "a\nb\nc\n");
+    await expect(tool.execute({ path: "three.txt", offset: 9 })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message:
+        "offset 9 is past the end of three.txt, which has 3 lines. Use an offset from 1 to 3.",
+    });
+  });
+
+  it("refuses binary content as text and points to base64", async () => {
+    const { tool, put } = await setup();
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+    await put("image.png", png);
+    await expect(tool.execute({ path: "image.png" })).rejects.toMatchObject({
+      code: "BINARY_FILE",
+      message:
+        'image.png looks binary (a NUL byte at byte 8; 12 bytes), so it is not returned as text. Call read_file with encoding "base64" to get its bytes.',
+    });
+    const output = await tool.execute({ path: "image.png", encoding: "base64" });
+    expect(output).toEqual({
+      content: Buffer.from(png).toString("base64"),
+      bytes: 12,
+      encoding: "base64",
+      truncated: false,
+    });
+    expect(tool.toModelOutput(output).output).toBe(`[12 bytes as base64]\n${output.content}`);
+  });
+
+  it("refuses text that is not valid UTF-8 anywhere in the file", async () => {
+    const { tool, put } = await setup();
+    const latin1 = Buffer.concat([Buffer.from("a".repeat(20_000)), Buffer.from([0x63, 0xe9])]);
+    await put("latin1.txt", latin1);
+    await expect(tool.execute({ path: "latin1.txt" })).rejects.toMatchObject({
+      code: "BINARY_FILE",
+      message: expect.stringContaining("a byte that is not valid UTF-8 at byte 20001"),
+    });
+  });
+
+  it("returns any bytes as base64 and refuses files over the base64 cap", async () => {
+    const { tool, put } = await setup({ maxBase64Bytes: 100 });
+    const every = Uint8Array.from({ length: 256 }, (_, byte) => byte);
+    await put("every.bin", every);
+    await put("small.bin", every.subarray(0, 100));
+    const small = await tool.execute({ path: "small.bin", encoding: "base64" });
+    expect(Buffer.from(small.content, "base64")).toEqual(Buffer.from(every.subarray(0, 100)));
+    await expect(tool.execute({ path: "every.bin", encoding: "base64" })).rejects.toMatchObject({
+      code: "TOO_LARGE",
+      message:
+        "every.bin has 256 bytes; read_file returns at most 100 bytes as base64. Inspect part of it with a command instead (e.g. `head -c 4096 <file> | xxd`).",
+    });
+    await expect(
+      tool.execute({ path: "small.bin", encoding: "base64", offset: 2 }),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+  });
+
+  it("refuses paths that leave the workspace, and names what is wrong", async () => {
+    const { root, tool } = await setup();
+    const outside = await makeTempDir("pleach-outside-");
+    cleanups.push(outside.cleanup);
+    await writeFile(path.join(outside.dir, "secret.txt"), "secret\n");
+    await symlink(path.join(outside.dir, "secret.txt"), path.join(root, "link.txt"));
+    await symlink(outside.dir, path.join(root, "linked-dir"));
+    await mkdir(path.join(root, "folder"));
+    for (const escaping of [
+      "../secret.txt",
+      "/etc/passwd",
+      "link.txt",
+      "linked-dir/secret.txt",
+      path.join(outside.dir, "secret.txt"),
+    ]) {
+      await expect(tool.execute({ path: escaping })).rejects.toMatchObject({
+        code: "PATH_ESCAPE",
+      });
+    }
+    await expect(tool.execute({ path: "missing.txt" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(tool.execute({ path: "folder" })).rejects.toMatchObject({ code: "NOT_A_FILE" });
+  });
+
+  it("reports wrong input types as INVALID_INPUT naming the field", async () => {
+    const { tool } = await setup();
+    for (const input of [
+      { path: 42 },
+      {},
+      { path: "a.txt", offset: 0 },
+      { path: "a.txt", offset: "2" },
+      { path: "a.txt", limit: 1.5 },
+      { path: "a.txt", encoding: "latin1" },
+      { path: "a.txt", extra: true },
+      "a.txt",
+    ]) {
+      await expect(tool.execute(input)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    }
+    await expect(tool.execute({ path: "a.txt", offset: 0 })).rejects.toThrow(/offset/);
+  });
+
+  it("is read-only, works in a read-only sandbox and documents offset as 1-based", async () => {
+    const { tool, put } = await setup({}, "read-only");
+    await put("a.txt", "a\n");
+    expect((await tool.execute({ path: "a.txt" })).content).toBe("a\n");
+    expect(tool.annotations.readOnlyHint).toBe(true);
+    const schema = toolInputJSONSchema(tool) as {
+      properties: Record<string, { description?: string }>;
+      required: string[];
+    };
+    expect(schema.required).toEqual(["path"]);
+    expect(schema.properties.offset?.description).toMatch(/1-based line number/);
+  });
+});

@@ -1,0 +1,268 @@
+import { Buffer } from "node:buffer";
+import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition, ToolError } from "@pleach/core";
+import { z } from "zod";
+import type { SandboxClient } from "../sandbox/index.js";
+import { splitLinesKeepingEnds, stripLineEnding } from "./line-numbers.js";
+import { binaryReason, decodeUtf8 } from "./text-format.js";
+
+/** The input of `read_file`. */
+export const readFileInputSchema = z
+  .object({
+    path: z
+      .string()
+      .min(1)
+      .describe("The file to read, relative to the workspace root (e.g. `src/index.ts`)."),
+    encoding: z
+      .enum(["utf8", "base64"])
+      .optional()
+      .describe(
+        'How to return the bytes: "utf8" (default) for text, "base64" for binary files (images, archives, anything read_file refuses as binary). base64 always returns the whole file.',
+      ),
+    offset: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "utf8 only: the 1-based line number to start reading at (default 1). Pass the `nextOffset` of a truncated read to continue.",
+      ),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "utf8 only: how many lines to read from `offset`. Default and maximum: the tool's line budget (2,000 lines and 49,000 characters unless configured); a larger value is lowered to it.",
+      ),
+  })
+  .strict();
+
+/** The output of `read_file`. */
+export const readFileOutputSchema = z.object({
+  content: z
+    .string()
+    .describe(
+      "The file's text exactly as stored (CRLF and byte order mark kept) for the lines returned, or the whole file as base64.",
+    ),
+  bytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      "Byte length of the decoded payload: the UTF-8 byte length of `content` (the lines returned), or the file's raw byte length in base64 mode.",
+    ),
+  encoding: z.enum(["utf8", "base64"]).describe("The encoding of `content`."),
+  totalLines: z.number().int().nonnegative().optional().describe("utf8: lines in the whole file."),
+  startLine: z.number().int().min(1).optional().describe("utf8: the first line returned."),
+  endLine: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("utf8: the last line returned (startLine - 1 when none was)."),
+  nextOffset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("utf8: the `offset` that continues the read; absent at the end of the file."),
+  truncated: z
+    .boolean()
+    .describe(
+      "The line or character budget stopped the read early (before `limit` lines, or before the end of the file without a limit), or a long line was cut.",
+    ),
+  linesCut: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("utf8: how many returned lines were longer than the line budget and were cut."),
+});
+
+/** What `read_file` accepts. */
+export type ReadFileInput = z.input<typeof readFileInputSchema>;
+/** What `read_file` returns. */
+export type ReadFileOutput = z.output<typeof readFileOutputSchema>;
+
+/** Options of {@link createReadFileTool}. */
+export interface ReadFileToolOptions {
+  /**
+   * The most lines one utf8 read returns; a larger `limit` is lowered to it.
+   * @default 2_000
+   */
+  maxLines?: number;
+  /**
+   * The most characters of text one utf8 read returns (whole lines only; at least one line). Kept
+   * below the 50,000-character model cap so the continuation hint always fits.
+   * @default 49_000
+   */
+  maxChars?: number;
+  /**
+   * Lines longer than this many characters are cut, with a marker saying how much was cut.
+   * @default 2_000
+   */
+  maxLineChars?: number;
+  /**
+   * The largest file base64 mode returns, in bytes; larger files are refused with `TOO_LARGE`.
+   * @default 10_485_760
+   */
+  maxBase64Bytes?: number;
+}
+
+/**
+ * `read_file` (seed 000): read a workspace file as UTF-8 text, a window of lines at a time, or
+ * whole as base64. Binary files are refused in utf8 mode rather than returned garbled.
+ */
+export function createReadFileTool(
+  client: SandboxClient,
+  {
+    maxLines = 2_000,
+    maxChars = MODEL_OUTPUT_LIMIT - 1_000,
+    maxLineChars = 2_000,
+    maxBase64Bytes = 10 * 1024 * 1024,
+  }: ReadFileToolOptions = {},
+): PluginToolDefinition<typeof readFileInputSchema, typeof readFileOutputSchema> {
+  return defineTool({
+    name: "read_file",
+    description: [
+      "Read a file in the workspace. Text comes back exactly as stored (line endings and byte order mark kept), without line numbers.",
+      `One call returns at most ${maxLines.toLocaleString("en-US")} lines or ${maxChars.toLocaleString("en-US")} characters; lines longer than ${maxLineChars.toLocaleString("en-US")} characters are cut.`,
+      "When a read stops early the result ends with a hint such as `[lines 1-2000 of 9000; call read_file again with offset 2001 to continue]`: pass that offset to read on.",
+      'Binary files are refused; read them with encoding "base64" (whole file only).',
+    ].join(" "),
+    inputSchema: readFileInputSchema,
+    outputSchema: readFileOutputSchema,
+    annotations: { title: "Read file", readOnlyHint: true, idempotentHint: true },
+    async execute({ path, encoding = "utf8", offset, limit }) {
+      if (encoding === "base64" && (offset !== undefined || limit !== undefined)) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          'offset and limit apply to encoding "utf8" only; base64 always returns the whole file. Drop offset and limit, or read as utf8.',
+        );
+      }
+      // Read raw bytes even for text: the client's utf8 decoding would hide invalid bytes.
+      const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
+      if (encoding === "base64") {
+        if (bytes.byteLength > maxBase64Bytes) {
+          throw new ToolError(
+            "TOO_LARGE",
+            `${path} has ${bytes.byteLength.toLocaleString("en-US")} bytes; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`).`,
+            { details: { bytes: bytes.byteLength, maxBase64Bytes } },
+          );
+        }
+        return {
+          content: bytes.toString("base64"),
+          bytes: bytes.byteLength,
+          encoding,
+          truncated: false,
+        };
+      }
+      const binary = binaryReason(bytes);
+      if (binary !== undefined) {
+        throw new ToolError(
+          "BINARY_FILE",
+          `${path} looks binary (${binary.description}; ${bytes.byteLength.toLocaleString("en-US")} bytes), so it is not returned as text. Call read_file with encoding "base64" to get its bytes.`,
+          { details: { byteOffset: binary.byteOffset, bytes: bytes.byteLength } },
+        );
+      }
+      return readLines(decodeUtf8(bytes), {
+        path,
+        offset,
+        limit,
+        maxLines,
+        maxChars,
+        maxLineChars,
+      });
+    },
+    toModelOutput(output) {
+      if (output.encoding === "base64") {
+        return {
+          output: `[${output.bytes.toLocaleString("en-US")} bytes as base64]\n${output.content}`,
+          error: false,
+        };
+      }
+      const { content, totalLines = 0, startLine = 1, endLine = 0, nextOffset } = output;
+      const linesCut = output.linesCut ?? 0;
+      const whole = startLine === 1 && nextOffset === undefined && linesCut === 0;
+      if (whole) return { output: totalLines === 0 ? "[empty file]" : content, error: false };
+      const notes = [`lines ${startLine}-${endLine} of ${totalLines}`];
+      notes.push(
+        nextOffset === undefined
+          ? "end of file"
+          : `call read_file again with offset ${nextOffset} to continue`,
+      );
+      if (linesCut > 0) {
+        notes.push(
+          `${linesCut} line${linesCut === 1 ? "" : "s"} longer than ${maxLineChars} characters cut`,
+        );
+      }
+      const separator = content === "" || content.endsWith("\n") ? "" : "\n";
+      return { output: `${content}${separator}[${notes.join("; ")}]`, error: false };
+    },
+  });
+}
+
+interface ReadLinesOptions {
+  path: string;
+  offset: number | undefined;
+  limit: number | undefined;
+  maxLines: number;
+  maxChars: number;
+  maxLineChars: number;
+}
+
+/** Take the window of lines asked for, within the line, character and line-length budgets. */
+function readLines(
+  text: string,
+  { path, offset = 1, limit, maxLines, maxChars, maxLineChars }: ReadLinesOptions,
+): ReadFileOutput {
+  const lines = splitLinesKeepingEnds(text);
+  const totalLines = lines.length;
+  if (offset > Math.max(totalLines, 1)) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `offset ${offset} is past the end of ${path}, which has ${totalLines} line${totalLines === 1 ? "" : "s"}. Use an offset from 1 to ${Math.max(totalLines, 1)}.`,
+      { details: { offset, totalLines } },
+    );
+  }
+  // Without a limit the caller wants the rest of the file: stopping early is a truncation.
+  const wanted = limit ?? Number.POSITIVE_INFINITY;
+  const lineBudget = Math.min(wanted, maxLines);
+  const pieces: string[] = [];
+  let characters = 0;
+  let linesCut = 0;
+  let index = offset - 1;
+  while (index < totalLines && pieces.length < lineBudget) {
+    let line = lines[index] ?? "";
+    const body = stripLineEnding(line);
+    if (body.length > maxLineChars) {
+      const kept = body.slice(0, keepWholeCharacters(body, maxLineChars));
+      line = `${kept} [... ${(body.length - kept.length).toLocaleString("en-US")} more characters of this line cut]${line.slice(body.length)}`;
+      linesCut += 1;
+    }
+    if (pieces.length > 0 && characters + line.length > maxChars) break;
+    pieces.push(line);
+    characters += line.length;
+    index += 1;
+  }
+  const content = pieces.join("");
+  const endLine = offset + pieces.length - 1;
+  const output: ReadFileOutput = {
+    content,
+    bytes: Buffer.byteLength(content, "utf8"),
+    encoding: "utf8",
+    totalLines,
+    startLine: offset,
+    endLine,
+    truncated: (endLine < totalLines && pieces.length < wanted) || linesCut > 0,
+  };
+  if (endLine < totalLines) output.nextOffset = endLine + 1;
+  if (linesCut > 0) output.linesCut = linesCut;
+  return output;
+}
+
+/** Lower a cut position by one when it would split a surrogate pair. */
+function keepWholeCharacters(text: string, length: number): number {
+  const code = text.charCodeAt(length - 1);
+  return code >= 0xd800 && code <= 0xdbff ? length - 1 : length;
+}

@@ -1,0 +1,275 @@
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { toolInputJSONSchema } from "@pleach/core";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
+import { makeTempDir } from "../test-support/temp-dir.js";
+import { createSearchFilesTool, type SearchBackend } from "./search-files.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await makeTempDir("pleach-search-"));
+});
+afterEach(async () => {
+  expect(await findPwned(root)).toEqual([]);
+  await cleanup();
+});
+
+async function plant(files: Record<string, string | Buffer>): Promise<void> {
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, name)), { recursive: true });
+    await writeFile(path.join(root, name), content);
+  }
+}
+
+async function searchTool(searchBackend: SearchBackend = "auto", maxSnippetChars?: number) {
+  const client = await createLocalSandbox({ root, mode: "danger-full-access" });
+  return createSearchFilesTool(client, { searchBackend, maxSnippetChars });
+}
+
+describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
+  it("returns workspace-relative path, line and snippet, sorted by path and line", async () => {
+    await plant({
+      "src/b.ts": "const needle = 1;\nother\nneedle again\n",
+      "src/a.ts": "no\nthe needle: here\n",
+      "README.md": "needle in docs\r\n",
+    });
+    const tool = await searchTool(backend);
+    expect(await tool.execute({ pattern: "needle" })).toEqual([
+      { path: "README.md", line: 1, snippet: "needle in docs" },
+      { path: "src/a.ts", line: 2, snippet: "the needle: here" },
+      { path: "src/b.ts", line: 1, snippet: "const needle = 1;" },
+      { path: "src/b.ts", line: 3, snippet: "needle again" },
+    ]);
+  });
+
+  it("searches only inside `path`, and reports paths from the workspace root", async () => {
+    await plant({ "src/deep/a.ts": "needle\n", "lib/b.ts": "needle\n" });
+    const tool = await searchTool(backend);
+    expect(await tool.execute({ pattern: "needle", path: "src" })).toEqual([
+      { path: "src/deep/a.ts", line: 1, snippet: "needle" },
+    ]);
+    expect(await tool.execute({ pattern: "needle", path: "./src/deep/" })).toEqual([
+      { path: "src/deep/a.ts", line: 1, snippet: "needle" },
+    ]);
+  });
+
+  it("filters file names with glob", async () => {
+    await plant({ "a.ts": "needle\n", "b.js": "needle\n", "sub/c.ts": "needle\n" });
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "needle", glob: "*.ts" });
+    expect(found.map((match) => match.path)).toEqual(["a.ts", "sub/c.ts"]);
+  });
+
+  it("treats the pattern as a regular expression", async () => {
+    await plant({ "a.txt": "foo123\nfoo\nbar456\n" });
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "(foo|bar)[0-9]+$" });
+    expect(found.map((match) => match.line)).toEqual([1, 3]);
+  });
+
+  it("returns an empty list when nothing matches", async () => {
+    await plant({ "a.txt": "hay\n" });
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "needle" });
+    expect(found).toEqual([]);
+    expect(tool.toModelOutput(found).output).toMatchInlineSnapshot(
+      `"No matches. (.gitignore'd files under ripgrep, node_modules under grep, binary files and .git are not searched.)"`,
+    );
+  });
+
+  it("refuses an invalid regular expression with the engine's message", async () => {
+    await plant({ "a.txt": "(\n" });
+    const tool = await searchTool(backend);
+    const failure = tool.execute({ pattern: "(unclosed" });
+    await expect(failure).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(failure).rejects.toThrow(/exit 2/);
+  });
+
+  it("caps results at maxMatches and marks the last one", async () => {
+    await plant({ "a.txt": "needle\n".repeat(5) });
+    const tool = await searchTool(backend);
+    const capped = await tool.execute({ pattern: "needle", maxMatches: 3 });
+    expect(capped).toHaveLength(3);
+    expect(capped[2]?.truncatedAfter).toBe(true);
+    expect(tool.toModelOutput(capped).output).toMatchInlineSnapshot(`
+      "a.txt:1:needle
+      a.txt:2:needle
+      a.txt:3:needle
+      [results capped at 3 matches; narrow the pattern, glob or path, or raise maxMatches]"
+    `);
+    const exact = await tool.execute({ pattern: "needle", maxMatches: 5 });
+    expect(exact).toHaveLength(5);
+    expect(exact.some((match) => match.truncatedAfter)).toBe(false);
+  });
+
+  it("cuts long lines with a marker", async () => {
+    await plant({ "min.js": `${"x".repeat(300)}needle${"y".repeat(20_000)}\n`, "ok.js": "needle\n" });
+    const tool = await searchTool(backend, 50);
+    const [long, short] = await tool.execute({ pattern: "needle" });
+    expect(long).toEqual({
+      path: "min.js",
+      line: 1,
+      snippet: `${"x".repeat(50)} [... line cut at 50 characters]`,
+      snippetTruncated: true,
+    });
+    expect(short).toEqual({ path: "ok.js", line: 1, snippet: "needle" });
+  });
+
+  it("parses file names with spaces, colons, newlines and unicode", async () => {
+    const names = ["with space.txt", "a:1:b.txt", "new\nline.txt", "café ☕.txt", "tab\there.txt"];
+    await plant(Object.fromEntries(names.map((name) => [name, "x\nneedle: 7:8\n"])));
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "needle" });
+    expect(found).toEqual(
+      [...names].sort().map((name) => ({ path: name, line: 2, snippet: "needle: 7:8" })),
+    );
+    expect(tool.toModelOutput(found).output).toMatchInlineSnapshot(`
+      ""a:1:b.txt":2:needle: 7:8
+      café ☕.txt:2:needle: 7:8
+      "new\\nline.txt":2:needle: 7:8
+      "tab\\there.txt":2:needle: 7:8
+      with space.txt:2:needle: 7:8"
+    `);
+  });
+
+  it("skips binary files", async () => {
+    await plant({
+      "blob.bin": Buffer.from([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01, 0x0a]),
+      "text.txt": "needle\n",
+    });
+    const tool = await searchTool(backend);
+    expect((await tool.execute({ pattern: "needle" })).map((match) => match.path)).toEqual([
+      "text.txt",
+    ]);
+  });
+
+  it("never searches .git, but does search other hidden files", async () => {
+    git(root, "init", "-q");
+    await plant({ ".git/needle.txt": "needle\n", ".github/ci.yml": "needle\n" });
+    const tool = await searchTool(backend);
+    expect((await tool.execute({ pattern: "needle" })).map((match) => match.path)).toEqual([
+      ".github/ci.yml",
+    ]);
+    await expect(tool.execute({ pattern: "needle", path: ".git" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await symlink(".git", path.join(root, "sneaky"));
+    await expect(tool.execute({ pattern: "needle", path: "sneaky" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+
+  it("skips node_modules in a git repository", async () => {
+    git(root, "init", "-q");
+    await plant({
+      ".gitignore": "node_modules\n",
+      "node_modules/dep/index.js": "needle\n",
+      "src/a.js": "needle\n",
+    });
+    const tool = await searchTool(backend);
+    expect((await tool.execute({ pattern: "needle" })).map((match) => match.path)).toEqual([
+      "src/a.js",
+    ]);
+  });
+
+  it("runs no hostile pattern, glob or path", async () => {
+    await plant({
+      "a.txt": `${HOSTILE_INPUTS.join("\n")}\n`,
+      "-rf": "-rf\n",
+    });
+    const tool = await searchTool(backend);
+    for (const hostile of HOSTILE_INPUTS) {
+      await tool.execute({ pattern: hostile }).catch((error) => {
+        expect(error).toMatchObject({ code: "INVALID_INPUT" });
+      });
+      expect(await tool.execute({ pattern: "needle", glob: hostile })).toEqual([]);
+      await expect(tool.execute({ pattern: "needle", path: hostile })).rejects.toMatchObject({
+        name: "ToolError",
+      });
+    }
+    // A pattern that looks like an option is a pattern, found where it occurs.
+    expect(await tool.execute({ pattern: "-rf" })).toEqual([
+      { path: "-rf", line: 1, snippet: "-rf" },
+      { path: "a.txt", line: 6, snippet: "-rf" },
+    ]);
+    expect(await tool.execute({ pattern: "touch pwned`" })).toEqual([
+      { path: "a.txt", line: 2, snippet: "`touch pwned`" },
+    ]);
+  });
+});
+
+describe("search_files", () => {
+  it("probes for rg and finds the same matches as either backend", async () => {
+    await plant({ "a.txt": "needle\n", "sub/b.txt": "x needle\n" });
+    const auto = await (await searchTool("auto")).execute({ pattern: "needle" });
+    expect(auto).toEqual(await (await searchTool("rg")).execute({ pattern: "needle" }));
+    expect(auto).toEqual(await (await searchTool("grep")).execute({ pattern: "needle" }));
+  });
+
+  it("with rg, skips files ignored by .gitignore (grep does not know .gitignore)", async () => {
+    git(root, "init", "-q");
+    await plant({ ".gitignore": "*.log\n", "build.log": "needle\n", "a.txt": "needle\n" });
+    const rg = await (await searchTool("rg")).execute({ pattern: "needle" });
+    expect(rg.map((match) => match.path)).toEqual(["a.txt"]);
+    const grep = await (await searchTool("grep")).execute({ pattern: "needle" });
+    expect(grep.map((match) => match.path)).toEqual(["a.txt", "build.log"]);
+  });
+
+  it("refuses patterns that span lines, before running anything", async () => {
+    const tool = await searchTool();
+    await expect(tool.execute({ pattern: "a\nb" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(tool.execute({ pattern: "a\0b" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+
+  it("refuses a path outside the workspace, an absolute path, a file, a missing folder", async () => {
+    await plant({ "a.txt": "needle\n" });
+    const tool = await searchTool();
+    await expect(tool.execute({ pattern: "x", path: "../" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ pattern: "x", path: "/etc" })).rejects.toMatchObject({
+      code: "INVALID_PATH",
+    });
+    await expect(tool.execute({ pattern: "x", path: "a.txt" })).rejects.toMatchObject({
+      code: "NOT_A_DIRECTORY",
+    });
+    await expect(tool.execute({ pattern: "x", path: "missing" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    const { dir: outside, cleanup: removeOutside } = await makeTempDir("pleach-outside-");
+    await writeFile(path.join(outside, "secret.txt"), "needle\n");
+    await symlink(outside, path.join(root, "out"));
+    await expect(tool.execute({ pattern: "needle", path: "out" })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await removeOutside();
+  });
+
+  it("in read-only mode, searches under the OS sandbox or refuses without one", async () => {
+    await plant({ "a.txt": "needle\n" });
+    const client = await createLocalSandbox({ root, mode: "read-only" });
+    const search = createSearchFilesTool(client).execute({ pattern: "needle" });
+    if (client.backend === "none") {
+      await expect(search).rejects.toMatchObject({ code: "NO_SANDBOX" });
+    } else {
+      expect(await search).toEqual([{ path: "a.txt", line: 1, snippet: "needle" }]);
+    }
+  });
+
+  it("shows the model a strict input schema", async () => {
+    const schema = toolInputJSONSchema(await searchTool()) as {
+      required?: string[];
+      additionalProperties?: boolean;
+    };
+    expect(schema.required).toEqual(["pattern"]);
+    expect(schema.additionalProperties).toBe(false);
+  });
+});

@@ -1,0 +1,112 @@
+import path from "node:path";
+import { ToolError } from "@pleach/core";
+import type { HostFacts } from "./host-facts.js";
+import { requestedEnvironment } from "./protected-entries.js";
+import type { SandboxPolicy } from "./wrap-command.js";
+
+/** The only bubblewrap pleach runs: never one found on `PATH` or in the workspace. */
+export const BUBBLEWRAP_PATH = "/usr/bin/bwrap";
+const SHELL = "/bin/bash";
+
+/** Options of {@link bubblewrapArguments}. */
+export interface BubblewrapArgumentsOptions {
+  command: string;
+  policy: SandboxPolicy;
+  hostFacts: HostFacts;
+}
+
+/**
+ * The bubblewrap argv confining `command` to `policy`. Mount operations apply in order, so the
+ * order below matters: the read-only host first, then the private trees, then the workspace, then
+ * the pins and read-only binds that protect paths inside it, then the socket masks.
+ */
+export function bubblewrapArguments({
+  command,
+  policy,
+  hostFacts,
+}: BubblewrapArgumentsOptions): string[] {
+  const { root } = hostFacts;
+  if (root === "/") {
+    throw new ToolError(
+      "UNSUPPORTED",
+      "the workspace root is /, which would make the whole host writable; choose a project folder",
+    );
+  }
+  const writable = policy.mode === "workspace-write";
+  const args = [
+    "--new-session",
+    "--die-with-parent",
+    "--unshare-user",
+    ...(hostFacts.bubblewrap?.disableUserNamespaces === false ? [] : ["--disable-userns"]),
+    "--cap-drop",
+    "ALL",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(policy.network ? [] : ["--unshare-net"]),
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    // Inside the sandbox the caller's uid is kept; for a root caller that is the host's root, and
+    // sysctls check the uid rather than capabilities (core_pattern would run code as host root).
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/run",
+    ...(hostFacts.varRunIsDirectory ? ["--tmpfs", "/var/run"] : []),
+  ];
+  for (const kept of hostFacts.runPathsToKeep) args.push("--ro-bind", kept, kept);
+  args.push(writable ? "--bind" : "--ro-bind", root, root);
+
+  if (writable) {
+    const symbolicLinks = hostFacts.protectedPaths.filter(({ state }) => state === "symbolic-link");
+    if (symbolicLinks.length > 0) {
+      const names = symbolicLinks.map(({ path: link }) => path.relative(root, link)).join(", ");
+      throw new ToolError(
+        "PROTECTED_PATH",
+        `${names} in the workspace ${symbolicLinks.length === 1 ? "is a symbolic link" : "are symbolic links"}; ` +
+          "a link at a protected path could be replaced by a command, so commands do not run in " +
+          "workspace-write mode here. Replace the link with what it points to, or use read-only mode.",
+        { details: { paths: symbolicLinks.map(({ path: link }) => link) } },
+      );
+    }
+    // A mount point cannot be renamed or removed, so binding each folder between the root and a
+    // protected path over itself stops `mv parent elsewhere && mkdir parent` from replacing it.
+    const pins = new Set<string>();
+    for (const { path: protectedPath } of hostFacts.protectedPaths) {
+      let parent = path.dirname(protectedPath);
+      const chain: string[] = [];
+      while (parent !== root && parent.startsWith(`${root}${path.sep}`)) {
+        chain.unshift(parent);
+        parent = path.dirname(parent);
+      }
+      for (const folder of chain) pins.add(folder);
+    }
+    for (const folder of [...pins].sort(byDepth)) args.push("--bind", folder, folder);
+    for (const { path: protectedPath } of hostFacts.protectedPaths) {
+      args.push("--ro-bind", protectedPath, protectedPath);
+    }
+  }
+  for (const socket of hostFacts.hostSockets) args.push("--ro-bind", "/dev/null", socket);
+
+  for (const [name, value] of Object.entries(requestedEnvironment(policy.env))) {
+    args.push("--setenv", name, value);
+  }
+  args.push("--chdir", policy.cwd, "--", SHELL, "-c", command);
+  return args;
+}
+
+function byDepth(left: string, right: string): number {
+  return left.split(path.sep).length - right.split(path.sep).length || left.localeCompare(right);
+}

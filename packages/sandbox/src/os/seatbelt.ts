@@ -1,0 +1,102 @@
+import path from "node:path";
+import type { HostFacts } from "./host-facts.js";
+import { PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
+import type { SandboxPolicy } from "./wrap-command.js";
+
+/** The only `sandbox-exec` pleach runs. */
+export const SANDBOX_EXEC_PATH = "/usr/bin/sandbox-exec";
+
+/** Options of {@link seatbeltProfile}. */
+export interface SeatbeltProfileOptions {
+  policy: SandboxPolicy;
+  hostFacts: HostFacts;
+  /**
+   * Entries at the top of the workspace to protect, whether they exist or not.
+   * @default PROTECTED_WORKSPACE_ENTRIES
+   */
+  protectedEntries?: readonly string[];
+}
+
+/** Mach services ordinary command-line tools need: user lookup, logging, TLS trust, DNS. */
+const MACH_SERVICES = [
+  "com.apple.system.opendirectoryd.libinfo",
+  "com.apple.system.logger",
+  "com.apple.system.notification_center",
+  "com.apple.trustd.agent",
+  "com.apple.SystemConfiguration.configd",
+  "com.apple.dnssd.service",
+];
+
+/**
+ * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere, write only to the
+ * workspace (`workspace-write`) and the temporary folders, never to protected paths, no network
+ * unless allowed and never host Unix sockets. Seatbelt matches paths rather than mounts, so a
+ * missing protected path needs no placeholder, and a `.git` anywhere below the root is covered by
+ * one pattern, also one created later.
+ *
+ * Writable paths are combined with `require-not` inside a single `allow` so the result does not
+ * depend on how Seatbelt orders rules.
+ */
+export function seatbeltProfile({
+  policy,
+  hostFacts,
+  protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
+}: SeatbeltProfileOptions): string {
+  const { root } = hostFacts;
+  const temporaryRoots = [...new Set(["/private/tmp", hostFacts.temporaryDirectory])];
+  const lines = [
+    "(version 1)",
+    "(deny default)",
+    "(allow process-exec)",
+    "(allow process-fork)",
+    "(allow signal (target same-sandbox))",
+    "(allow process-info* (target same-sandbox))",
+    "(allow file-read*)",
+    "(allow sysctl-read)",
+    "(allow pseudo-tty)",
+    "(allow ipc-posix-sem)",
+    "(allow ipc-posix-shm)",
+    `(allow mach-lookup ${MACH_SERVICES.map((service) => `(global-name ${quote(service)})`).join(" ")})`,
+    '(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
+  ];
+  const writableRoots = [...temporaryRoots, ...(policy.mode === "workspace-write" ? [root] : [])];
+  const protectedFilters = [
+    ...new Set([
+      ...protectedEntries.map((entry) => path.join(root, entry)),
+      ...hostFacts.protectedPaths.map(({ path: protectedPath }) => protectedPath),
+    ]),
+  ].map((protectedPath) => `(require-not (subpath ${quote(protectedPath)}))`);
+  protectedFilters.push(
+    `(require-not (regex ${regexLiteral(`^${escapeRegex(root)}/(.*/)?\\.git(/|$)`)}))`,
+  );
+  lines.push(
+    "(allow file-write*",
+    `  (require-all (require-any ${writableRoots.map((writable) => `(subpath ${quote(writable)})`).join(" ")})`,
+    ...protectedFilters.map((filter) => `    ${filter}`),
+    "  ))",
+  );
+  if (policy.network) {
+    lines.push(
+      "(allow network-outbound (remote ip))",
+      "(allow network-inbound (local ip))",
+      "(allow network-bind (local ip))",
+      "(allow system-socket)",
+      '(allow network-outbound (literal "/private/var/run/mDNSResponder"))',
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** An SBPL string literal. */
+function quote(value: string): string {
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/** An SBPL regular-expression literal; backslashes inside `#"..."` reach the regex engine as they are. */
+function regexLiteral(pattern: string): string {
+  return `#"${pattern.replace(/"/g, '\\"')}"`;
+}
+
+function escapeRegex(value: string): string {
+  return value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,106 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { SandboxMode } from "@pleach/core";
+import { createCommandWrapper } from "../index.js";
+import { hostState } from "./host-state.js";
+import { type RunResult, runInvocation } from "./run-invocation.js";
+
+/** A workspace to attack, and the host paths around it that must not change. */
+export interface AttackFixture {
+  /** Real path of the workspace: a git repository with a nested repository at `vendor/lib`. */
+  root: string;
+  /** A folder outside the workspace and outside `/tmp` (under `/var/tmp`), readable in the sandbox. */
+  outside: string;
+  /** A folder in the host's `/tmp` beside the workspace, hidden by the private `/tmp`. */
+  hostTemporary: string;
+  /** The host's state at the workspace, the outside folders and `extraPaths`. */
+  state(extraPaths?: readonly string[]): Promise<Record<string, string>>;
+  /** Run `command` through the real wrapper and launcher. */
+  run(command: string, options?: SandboxRunOptions): Promise<RunResult>;
+  cleanup(): Promise<void>;
+}
+
+/** Options of {@link AttackFixture.run}. */
+export interface SandboxRunOptions {
+  /** @default "workspace-write" */
+  mode?: SandboxMode;
+  /** @default false */
+  network?: boolean;
+  env?: Record<string, string>;
+  /** @default process.env */
+  hostEnvironment?: Readonly<Record<string, string | undefined>>;
+  /** Folder inside the workspace. @default the root */
+  cwd?: string;
+  stdin?: string;
+}
+
+const GIT_IDENTITY = ["-c", "user.name=pleach", "-c", "user.email=pleach@example.invalid"];
+
+function git(cwd: string, ...args: string[]): void {
+  execFileSync("git", [...GIT_IDENTITY, ...args], { cwd, stdio: "ignore" });
+}
+
+/** A fresh workspace with a repository, a nested repository, an editor folder and an escaping link. */
+export async function createAttackFixture(): Promise<AttackFixture> {
+  const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
+  const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
+  const outside = await realpath(await mkdtemp("/var/tmp/pleach-outside-"));
+  await writeFile(path.join(outside, "secret.txt"), "outside\n");
+  await writeFile(path.join(hostTemporary, "note.txt"), "host tmp\n");
+
+  git(root, "init", "-q");
+  await mkdir(path.join(root, "src"));
+  await writeFile(path.join(root, "src", "app.txt"), "hello\n");
+  await mkdir(path.join(root, ".vscode"));
+  await writeFile(path.join(root, ".vscode", "settings.json"), "{}\n");
+  git(root, "add", ".");
+  git(root, "commit", "-q", "-m", "initial");
+  await mkdir(path.join(root, "vendor", "lib"), { recursive: true });
+  git(path.join(root, "vendor", "lib"), "init", "-q");
+  await writeFile(path.join(root, "vendor", "lib", "lib.txt"), "lib\n");
+  await symlink(outside, path.join(root, "escape"));
+
+  return {
+    root,
+    outside,
+    hostTemporary,
+    state: (extraPaths = []) => hostState([root, outside, hostTemporary, ...extraPaths]),
+    async run(
+      command,
+      { mode = "workspace-write", network = false, env = {}, hostEnvironment, cwd, stdin } = {},
+    ) {
+      const wrapper = createCommandWrapper(
+        hostEnvironment === undefined ? {} : { hostEnvironment },
+      );
+      const invocation = await wrapper.invocation({
+        command,
+        root,
+        cwd: cwd ?? root,
+        mode,
+        env,
+        network,
+      });
+      return runInvocation(invocation, stdin === undefined ? {} : { stdin });
+    },
+    async cleanup() {
+      for (const folder of [root, outside, hostTemporary]) {
+        await rm(folder, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * A shell step that prints `BLOCKED` when it fails and `ESCAPED` when it succeeds, so one command
+ * can try several things and the test can read the verdicts.
+ */
+export function attempt(step: string): string {
+  return `if ( ${step} ) >/dev/null 2>&1; then echo ESCAPED; else echo BLOCKED; fi`;
+}
+
+/** The verdict lines `attempt` printed. */
+export function verdicts(stdout: string): string[] {
+  return stdout.split("\n").filter((line) => line === "BLOCKED" || line === "ESCAPED");
+}

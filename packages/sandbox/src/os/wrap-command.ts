@@ -1,0 +1,60 @@
+import { ToolError } from "@pleach/core";
+import { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+import type { HostFacts } from "./host-facts.js";
+import { requestedEnvironment } from "./protected-entries.js";
+import { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
+
+/** What a confined command may do: the OS sandbox to use, the mode, where it runs, the network. */
+export interface SandboxPolicy {
+  backend: "bubblewrap" | "seatbelt";
+  mode: "read-only" | "workspace-write";
+  /** Real path of the folder to run in, inside the workspace. */
+  cwd: string;
+  /** Whether the command may reach the network. */
+  network: boolean;
+  /** The caller's explicit variables; secret-looking names are dropped. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link wrapCommand}. */
+export interface WrapCommandOptions {
+  /** The shell command, run by `/bin/bash -c` inside the sandbox. */
+  command: string;
+  policy: SandboxPolicy;
+  hostFacts: HostFacts;
+}
+
+/** A confined invocation: an argv and the launcher's environment, never a shell string of ours. */
+export interface WrappedCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The invocation that runs `command` confined by `policy` on the host described by `hostFacts`.
+ * Pure: the same inputs give the same argv, which is what the snapshot tests pin down.
+ */
+export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions): WrappedCommand {
+  if (policy.backend === "bubblewrap") {
+    return {
+      file: hostFacts.bubblewrap?.path ?? BUBBLEWRAP_PATH,
+      args: bubblewrapArguments({ command, policy, hostFacts }),
+      env: { ...hostFacts.inheritedEnvironment },
+    };
+  }
+  if (policy.backend === "seatbelt") {
+    const requested = requestedEnvironment(policy.env);
+    const env = { ...hostFacts.inheritedEnvironment };
+    for (const [name, value] of Object.entries(requested)) {
+      // The dynamic loader's variables would act on the launcher before the profile applies.
+      if (!name.startsWith("DYLD_")) env[name] = value;
+    }
+    return {
+      file: SANDBOX_EXEC_PATH,
+      args: ["-p", seatbeltProfile({ policy, hostFacts }), "--", "/bin/bash", "-c", command],
+      env,
+    };
+  }
+  throw new ToolError("NO_SANDBOX", `unknown sandbox backend ${JSON.stringify(policy.backend)}`);
+}
