@@ -17,7 +17,10 @@ async function workspace(): Promise<string> {
   return temp.dir;
 }
 
-async function run(argv: string[], { cwd = process.cwd(), stdin }: { cwd?: string; stdin?: string } = {}) {
+async function run(
+  argv: string[],
+  { cwd = process.cwd(), stdin }: { cwd?: string; stdin?: string } = {},
+) {
   let stdout = "";
   let stderr = "";
   const io: CliIo = {
@@ -65,13 +68,19 @@ describe("pleach call", () => {
 
   it("refuses writes in read-only mode", async () => {
     const root = await workspace();
-    const result = await run(["call", "write_file", '{"path":"x","content":"y"}', "--mode", "read-only"], { cwd: root });
+    const result = await run(
+      ["call", "write_file", '{"path":"x","content":"y"}', "--mode", "read-only"],
+      { cwd: root },
+    );
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout).error.code).toBe("READ_ONLY");
   });
 
   it("says what is wrong with the command line and exits 2", async () => {
-    expect(await run(["call"])).toMatchObject({ code: 2, stderr: expect.stringContaining("call needs a tool name") });
+    expect(await run(["call"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("call needs a tool name"),
+    });
     expect(await run(["call", "nope", "{}"])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('unknown tool "nope"; the tools are: read_file'),
@@ -84,7 +93,10 @@ describe("pleach call", () => {
       code: 2,
       stderr: expect.stringContaining("--mode must be one of"),
     });
-    expect(await run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command") });
+    expect(await run(["frobnicate"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("unknown command"),
+    });
   });
 
   it("reports bad tool input with each wrong field", async () => {
@@ -105,7 +117,13 @@ describe("pleach call", () => {
   });
 
   it("has help for every command", async () => {
-    for (const argv of [["--help"], ["help"], ["call", "--help"], ["tools", "--help"], ["help", "call"]]) {
+    for (const argv of [
+      ["--help"],
+      ["help"],
+      ["call", "--help"],
+      ["tools", "--help"],
+      ["help", "call"],
+    ]) {
       const result = await run(argv);
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/Usage:/);
@@ -117,7 +135,10 @@ describe("pleach tools", () => {
   it("lists the ten tools with their input schemas", async () => {
     const result = await run(["tools", "--json"]);
     expect(result.code).toBe(0);
-    const tools = JSON.parse(result.stdout) as Array<{ name: string; inputSchema: { type: string } }>;
+    const tools = JSON.parse(result.stdout) as Array<{
+      name: string;
+      inputSchema: { type: string };
+    }>;
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "apply_diff",
       "bash",

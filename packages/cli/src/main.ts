@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
-  type CodingAgentToolName,
   CODING_AGENT_TOOL_NAMES,
+  type CodingAgentToolName,
   createCodingAgentTools,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode, toolInputJSONSchema } from "@pleach/core";
@@ -145,10 +145,16 @@ async function callCommand(args: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   const [toolName, inputText, ...extra] = positionals;
-  if (toolName === undefined) throw new UsageError("call needs a tool name: pleach call <tool> '<json>'");
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")} (quote the JSON input as one argument)`);
+  if (toolName === undefined)
+    throw new UsageError("call needs a tool name: pleach call <tool> '<json>'");
+  if (extra.length > 0)
+    throw new UsageError(
+      `unexpected arguments: ${extra.join(" ")} (quote the JSON input as one argument)`,
+    );
   if (!(CODING_AGENT_TOOL_NAMES as readonly string[]).includes(toolName)) {
-    throw new UsageError(`unknown tool ${JSON.stringify(toolName)}; the tools are: ${CODING_AGENT_TOOL_NAMES.join(", ")}`);
+    throw new UsageError(
+      `unknown tool ${JSON.stringify(toolName)}; the tools are: ${CODING_AGENT_TOOL_NAMES.join(", ")}`,
+    );
   }
   const mode = (values.mode ?? "workspace-write") as string;
   if (!(MODES as readonly string[]).includes(mode)) {
@@ -196,7 +202,8 @@ async function toolsCommand(args: readonly string[], io: CliIo): Promise<number>
     io.stdout(TOOLS_HELP);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`tools takes no arguments, got ${positionals.join(" ")}`);
+  if (positionals.length > 0)
+    throw new UsageError(`tools takes no arguments, got ${positionals.join(" ")}`);
   // The tools are described without touching any workspace: a client that refuses everything.
   const tools = createCodingAgentTools(detachedClient);
   const described = tools.map((tool) => ({
@@ -210,7 +217,9 @@ async function toolsCommand(args: readonly string[], io: CliIo): Promise<number>
     return 0;
   }
   for (const tool of described) {
-    io.stdout(`${tool.name}\n  ${tool.description.split("\n")[0]}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`);
+    io.stdout(
+      `${tool.name}\n  ${tool.description.split("\n")[0]}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`,
+    );
   }
   return 0;
 }
@@ -219,4 +228,3 @@ const refuse = async (): Promise<never> => {
   throw new Error("pleach tools does not run tools");
 };
 const detachedClient = { exec: refuse, readFile: refuse, writeFile: refuse };
-

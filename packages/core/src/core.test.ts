@@ -27,7 +27,9 @@ describe("defineTool", () => {
   });
 
   it("names each wrong field in a model-readable INVALID_INPUT error", async () => {
-    const failure = await echo.execute({ message: 3, times: 0, extra: true }).catch((error) => error);
+    const failure = await echo
+      .execute({ message: 3, times: 0, extra: true })
+      .catch((error) => error);
     expect(failure).toBeInstanceOf(ToolError);
     expect(failure.code).toBe("INVALID_INPUT");
     expect(failure.message).toMatchInlineSnapshot(`
@@ -60,15 +62,15 @@ describe("defineTool", () => {
   it("does not start when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(echo.execute({ message: "x" }, { abortSignal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      echo.execute({ message: "x" }, { abortSignal: controller.signal }),
+    ).rejects.toMatchObject({
       code: "ABORTED",
     });
   });
 
   it("rejects names a model API would not accept", () => {
-    expect(() =>
-      defineTool({ ...echoSpec(), name: "has space" }),
-    ).toThrow(/invalid tool name/);
+    expect(() => defineTool({ ...echoSpec(), name: "has space" })).toThrow(/invalid tool name/);
   });
 });
 
@@ -99,13 +101,19 @@ describe("capText", () => {
 
   it("never exceeds the limit nor splits a surrogate pair", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "grapheme", maxLength: 3000 }), fc.integer({ min: 130, max: 2000 }), (text, maxChars) => {
-        const { text: capped, cutChars } = capText(text, { maxChars });
-        expect(capped.length).toBeLessThanOrEqual(maxChars);
-        if (cutChars === 0) expect(capped).toBe(text);
-        // A lone surrogate would mean a character was split.
-        expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(capped)).toBe(false);
-      }),
+      fc.property(
+        fc.string({ unit: "grapheme", maxLength: 3000 }),
+        fc.integer({ min: 130, max: 2000 }),
+        (text, maxChars) => {
+          const { text: capped, cutChars } = capText(text, { maxChars });
+          expect(capped.length).toBeLessThanOrEqual(maxChars);
+          if (cutChars === 0) expect(capped).toBe(text);
+          // A lone surrogate would mean a character was split.
+          expect(
+            /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(capped),
+          ).toBe(false);
+        },
+      ),
     );
   });
 });
@@ -113,7 +121,10 @@ describe("capText", () => {
 describe("renderToolResult", () => {
   it("renders a ToolError as its message with the error flag and code", () => {
     expect(
-      renderToolResult({ ok: false, error: new ToolError("PATH_ESCAPE", "path escapes the workspace: ../x") }),
+      renderToolResult({
+        ok: false,
+        error: new ToolError("PATH_ESCAPE", "path escapes the workspace: ../x"),
+      }),
     ).toEqual({ output: "path escapes the workspace: ../x", error: true, code: "PATH_ESCAPE" });
   });
 
@@ -123,11 +134,16 @@ describe("renderToolResult", () => {
       error: true,
       code: "INTERNAL",
     });
-    expect(renderToolResult({ ok: false, error: "a string" }).output).toBe("internal error: a string");
+    expect(renderToolResult({ ok: false, error: "a string" }).output).toBe(
+      "internal error: a string",
+    );
   });
 
   it("caps long output at 50,000 characters", () => {
-    const rendered = renderToolResult({ ok: true, result: { output: "x".repeat(200_000), error: false } });
+    const rendered = renderToolResult({
+      ok: true,
+      result: { output: "x".repeat(200_000), error: false },
+    });
     expect(rendered.output.length).toBeLessThanOrEqual(50_000);
     expect(rendered.error).toBe(false);
   });
@@ -177,9 +193,18 @@ describe("toToolDef (seed 002's ToolDef)", () => {
     const bad = await toolDef.run({ message: 1 }, context);
     expect(bad).toMatchObject({ error: true, code: "INVALID_INPUT" });
     const throwing = toToolDef(
-      defineTool({ ...echoSpec(), execute: async () => { throw new ToolError("NOT_FOUND", "no such file: a"); } }),
+      defineTool({
+        ...echoSpec(),
+        execute: async () => {
+          throw new ToolError("NOT_FOUND", "no such file: a");
+        },
+      }),
     );
-    expect(await throwing.run({}, context)).toEqual({ output: "no such file: a", error: true, code: "NOT_FOUND" });
+    expect(await throwing.run({}, context)).toEqual({
+      output: "no such file: a",
+      error: true,
+      code: "NOT_FOUND",
+    });
   });
 
   it("uses the tool's own model rendering", async () => {

@@ -6,5 +6,10 @@ export type {
   CommandWrapperOptions,
   InvocationRequest,
 } from "./os/index.js";
-export { createCommandWrapper } from "./os/index.js";
-export { PROTECTED_FILES, protectedReason } from "./protected-paths.js";
+export {
+  createCommandWrapper,
+  isSecretLookingName,
+  PROTECTED_WORKSPACE_ENTRIES,
+  probeSandboxBackend,
+} from "./os/index.js";
+export { protectedReason } from "./protected-paths.js";

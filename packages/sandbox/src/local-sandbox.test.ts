@@ -61,12 +61,15 @@ describe("createLocalSandbox", () => {
       "sub/.git/config",
       ".envrc",
       ".mcp.json",
-      "a/.vscode/tasks.json",
+      ".vscode/tasks.json",
+      ".claude/settings.json",
     ]) {
       await expect(client.writeFile(protectedPath, "x")).rejects.toMatchObject({
         code: "PROTECTED_PATH",
       });
     }
+    // Deeper down the same names are ordinary files (only .git is protected at any depth).
+    await client.writeFile("docs/.envrc", "x");
     const full = await createLocalSandbox({ root, mode: "danger-full-access" });
     await full.writeFile(".envrc", "export X=1\n");
     expect(await readFile(path.join(root, ".envrc"), "utf8")).toBe("export X=1\n");

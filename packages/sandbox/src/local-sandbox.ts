@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type {
   ExecOptions,
@@ -115,21 +116,28 @@ export async function createLocalSandbox({
       const confined = await confine(nonEmpty(filePath));
       let bytes: Buffer;
       try {
-        const info = await stat(confined.real);
-        if (info.isDirectory()) {
-          throw new ToolError(
-            "NOT_A_FILE",
-            `is a folder, not a file: ${filePath} (list it instead)`,
-          );
+        // One open, then everything through the handle: the checked file is the file read.
+        // O_NONBLOCK so that a FIFO planted in the workspace cannot hang the open.
+        const handle = await open(confined.real, constants.O_RDONLY | constants.O_NONBLOCK);
+        try {
+          const info = await handle.stat();
+          if (info.isDirectory()) {
+            throw new ToolError(
+              "NOT_A_FILE",
+              `is a folder, not a file: ${filePath} (list it instead)`,
+            );
+          }
+          if (!info.isFile()) throw new ToolError("NOT_A_FILE", `not a regular file: ${filePath}`);
+          if (info.size > maxFileBytes) {
+            throw new ToolError(
+              "TOO_LARGE",
+              `${filePath} has ${info.size} bytes, more than the ${maxFileBytes} this sandbox reads`,
+            );
+          }
+          bytes = await readWhole(handle, info.size, maxFileBytes, filePath);
+        } finally {
+          await handle.close();
         }
-        if (!info.isFile()) throw new ToolError("NOT_A_FILE", `not a regular file: ${filePath}`);
-        if (info.size > maxFileBytes) {
-          throw new ToolError(
-            "TOO_LARGE",
-            `${filePath} has ${info.size} bytes, more than the ${maxFileBytes} this sandbox reads`,
-          );
-        }
-        bytes = await readFile(confined.real);
       } catch (error) {
         throw error instanceof ToolError ? error : fromErrno(error, filePath);
       }
@@ -198,15 +206,66 @@ export async function createLocalSandbox({
         env,
         network,
       });
-      return runProcess(invocation, {
-        cwd: directory.real,
-        stdin,
-        timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
-        abortSignal,
-        maxOutputBytes,
-      });
+      try {
+        return await runProcess(invocation, {
+          cwd: directory.real,
+          stdin,
+          timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
+          abortSignal,
+          maxOutputBytes,
+        });
+      } finally {
+        // The process group is gone by now; undo what the wrapper set up for it.
+        await invocation.release?.();
+      }
     },
   };
+}
+
+/**
+ * Read a file whose size `stat` gave into one buffer of that size, then read on in chunks if it
+ * grew meanwhile (up to the limit): as few calls and copies as a plain `fs.readFile`.
+ */
+async function readWhole(
+  handle: FileHandle,
+  size: number,
+  maxFileBytes: number,
+  filePath: string,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let chunk = Buffer.allocUnsafe(size);
+  for (;;) {
+    let filled = 0;
+    while (filled < chunk.length) {
+      const { bytesRead } = await handle.read(chunk, filled, chunk.length - filled, total + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    if (filled > 0) chunks.push(chunk.subarray(0, filled));
+    total += filled;
+    if (filled < chunk.length && chunk.length > 0) break;
+    // The file was at least as long as expected: probe for more.
+    if (total > maxFileBytes) {
+      throw new ToolError(
+        "TOO_LARGE",
+        `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
+      );
+    }
+    const probe = Buffer.allocUnsafe(64 * 1024);
+    const { bytesRead } = await handle.read(probe, 0, probe.length, total);
+    if (bytesRead === 0) break;
+    chunks.push(probe.subarray(0, bytesRead));
+    total += bytesRead;
+    chunk = Buffer.allocUnsafe(64 * 1024);
+  }
+  if (total > maxFileBytes) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
+    );
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
 }
 
 function nonEmpty(filePath: unknown): unknown {

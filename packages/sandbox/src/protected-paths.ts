@@ -1,45 +1,19 @@
 import path from "node:path";
-
-/**
- * Files in a workspace whose change makes the host run code: shell start-up files, direnv,
- * editor task runners, and the configuration of coding agents (which can name commands to run).
- * Relative to any folder of the workspace, compared by their trailing path segments.
- */
-export const PROTECTED_FILES: readonly string[] = [
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".bash_logout",
-  ".profile",
-  ".zshrc",
-  ".zprofile",
-  ".zshenv",
-  ".zlogin",
-  ".envrc",
-  ".gitconfig",
-  ".vscode/tasks.json",
-  ".vscode/settings.json",
-  ".vscode/launch.json",
-  ".idea/workspace.xml",
-  ".mcp.json",
-  ".claude/settings.json",
-  ".claude/settings.local.json",
-  ".cursor/mcp.json",
-  ".codex/config.toml",
-];
+import { PROTECTED_WORKSPACE_ENTRIES } from "./os/protected-entries.js";
 
 /**
  * Why a workspace-relative path may not be written in a confined mode, or `undefined` when it may.
- * Anything inside a `.git` folder or file is the repository's own machinery (hooks, config).
+ * The same policy the OS sandbox enforces on commands: anything inside a `.git` at any depth (a
+ * repository's hooks and config), and the entries at the top of the workspace that make the host
+ * run code ({@link PROTECTED_WORKSPACE_ENTRIES}: shell start-up files, direnv, editor and agent
+ * configuration folders).
  */
 export function protectedReason(relative: string): string | undefined {
   const segments = relative.split(path.sep).filter((segment) => segment !== "");
   if (segments.includes(".git")) return "it is part of a git repository's metadata (.git)";
-  const tail = segments.join("/");
-  for (const file of PROTECTED_FILES) {
-    if (tail === file || tail.endsWith(`/${file}`)) {
-      return `changing ${file} can make the host run code`;
-    }
+  const [top] = segments;
+  if (top !== undefined && PROTECTED_WORKSPACE_ENTRIES.includes(top)) {
+    return `${top} at the top of the workspace can make the host run code, so it is protected outside danger-full-access`;
   }
   return undefined;
 }

@@ -32,18 +32,29 @@ describe("createToolset", () => {
     const { root, toolset } = await toolsetOver("workspace-write");
     await writeFile(path.join(root, "a.txt"), "alpha\n");
     const context = { cwd: root, sandbox: "workspace-write" as const };
-    expect(await toolset.call("read_file", { path: "a.txt" }, context)).toMatchObject({ error: false, output: expect.stringContaining("alpha") });
-    expect(await toolset.call("read_file", { path: "../x" }, context)).toMatchObject({ error: true, code: "PATH_ESCAPE" });
+    expect(await toolset.call("read_file", { path: "a.txt" }, context)).toMatchObject({
+      error: false,
+      output: expect.stringContaining("alpha"),
+    });
+    expect(await toolset.call("read_file", { path: "../x" }, context)).toMatchObject({
+      error: true,
+      code: "PATH_ESCAPE",
+    });
     expect(await toolset.call("nope", {}, context)).toMatchObject({
       error: true,
       code: "INVALID_INPUT",
       output: expect.stringContaining('there is no tool named "nope"'),
     });
-    expect(await toolset.call("read_file", "a.txt", context)).toMatchObject({ error: true, code: "INVALID_INPUT" });
+    expect(await toolset.call("read_file", "a.txt", context)).toMatchObject({
+      error: true,
+      code: "INVALID_INPUT",
+    });
   });
 
   it("refuses duplicate names", async () => {
     const { toolset } = await toolsetOver("read-only");
-    expect(() => createToolset([...toolset.tools, ...toolset.tools])).toThrow(/two tools are named/);
+    expect(() => createToolset([...toolset.tools, ...toolset.tools])).toThrow(
+      /two tools are named/,
+    );
   });
 });

@@ -32,10 +32,14 @@ export interface Toolset {
 }
 
 /** Gather tools under their names for dispatch; names must be unique. */
-export function createToolset(tools: readonly AnyToolDefinition[], { maxChars }: ToolsetOptions = {}): Toolset {
+export function createToolset(
+  tools: readonly AnyToolDefinition[],
+  { maxChars }: ToolsetOptions = {},
+): Toolset {
   const byName = new Map<string, AnyToolDefinition>();
   for (const tool of tools) {
-    if (byName.has(tool.name)) throw new TypeError(`two tools are named ${JSON.stringify(tool.name)}`);
+    if (byName.has(tool.name))
+      throw new TypeError(`two tools are named ${JSON.stringify(tool.name)}`);
     byName.set(tool.name, tool);
   }
   const toolDefs = tools.map((tool) => toToolDef(tool, { maxChars }));

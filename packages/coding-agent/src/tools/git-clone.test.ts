@@ -129,9 +129,9 @@ describe("git_clone", () => {
       await expect(tool.execute({ url: hostile, dest: "d" })).rejects.toMatchObject({
         name: "ToolError",
       });
-      await expect(
-        tool.execute({ url: origin, dest: "d", branch: hostile }),
-      ).rejects.toMatchObject({ name: "ToolError" });
+      await expect(tool.execute({ url: origin, dest: "d", branch: hostile })).rejects.toMatchObject(
+        { name: "ToolError" },
+      );
     }
     // A hostile-looking dest is just a folder name.
     const dest = "$(touch pwned) `id`; x";

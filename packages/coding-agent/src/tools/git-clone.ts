@@ -1,10 +1,9 @@
 import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
+import { hasControlCharacter } from "./control-characters.js";
 import { isInsideGitDir, workspaceRelativePath } from "./relative-path.js";
 import { shellJoin } from "./shell-quote.js";
-
-const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
 
 /** The input of `git_clone`. */
 export const gitCloneInputSchema = z
@@ -12,7 +11,9 @@ export const gitCloneInputSchema = z
     url: z
       .string()
       .min(1)
-      .regex(NO_CONTROL_CHARACTERS, "the url cannot contain control characters (newlines, NUL)")
+      .refine((url) => !hasControlCharacter(url), {
+        message: "the url cannot contain control characters (newlines, NUL)",
+      })
       .describe(
         "The repository: an https://, ssh:// or git@host:owner/repo URL, a file:// URL, or a local path (resolved from the workspace root).",
       ),
@@ -32,7 +33,9 @@ export const gitCloneInputSchema = z
     branch: z
       .string()
       .min(1)
-      .regex(NO_CONTROL_CHARACTERS, "the branch cannot contain control characters")
+      .refine((branch) => !hasControlCharacter(branch), {
+        message: "the branch cannot contain control characters",
+      })
       .optional()
       .describe("The branch or tag to check out instead of the remote's default branch."),
     timeout: z

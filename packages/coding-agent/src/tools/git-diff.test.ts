@@ -49,8 +49,9 @@ describe("git_diff", () => {
     expect(output.files).toEqual([{ path: "src/a.ts", additions: 2, deletions: 1 }]);
     expect(output.diffTruncated).toBe(false);
     expect(output.diff).toContain("--- a/src/a.ts\n+++ b/src/a.ts\n");
-    expect(tool.toModelOutput(output).output.replace(/index \w+\.\.\w+/, "index X..Y"))
-      .toMatchInlineSnapshot(`
+    expect(
+      tool.toModelOutput(output).output.replace(/index \w+\.\.\w+/, "index X..Y"),
+    ).toMatchInlineSnapshot(`
         "1 file changed:
           src/a.ts  +2 -1
 
@@ -90,9 +91,10 @@ describe("git_diff", () => {
   });
 
   it("reports renames with the old path, and names with spaces, tabs, newlines and unicode", async () => {
+    await mkdir(path.join(repo, "src/moved"));
     git(repo, "mv", "src/a.ts", "src/moved/a.ts");
     git(repo, "mv", "docs/guide.md", "docs/Guide ☕ café.md");
-    await plant({ "tab\tand\nnewline.txt": "x\n", "quote\"back\\slash.txt": "y\n" });
+    await plant({ "tab\tand\nnewline.txt": "x\n", 'quote"back\\slash.txt': "y\n" });
     git(repo, "add", ".");
     const tool = await diffTool();
     const output = await tool.execute({ cwd: "repo", staged: true });
@@ -111,9 +113,9 @@ describe("git_diff", () => {
     expect(only.files).toEqual([{ path: "src/a.ts", additions: 1, deletions: 3 }]);
     const glob = await tool.execute({ cwd: "repo", paths: ["*.md"] });
     expect(glob.files.map((file) => file.path)).toEqual(["docs/guide.md"]);
-    await expect(
-      tool.execute({ cwd: "repo", paths: ["../../etc/passwd"] }),
-    ).rejects.toMatchObject({ code: "PATH_ESCAPE" });
+    await expect(tool.execute({ cwd: "repo", paths: ["../../etc/passwd"] })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
     await expect(tool.execute({ cwd: "repo", paths: ["/etc/passwd"] })).rejects.toMatchObject({
       code: "INVALID_PATH",
     });
@@ -128,7 +130,7 @@ describe("git_diff", () => {
 
   it("passes hostile paths to git as pathspecs, never to the shell", async () => {
     await plant({ "src/a.ts": "changed\n", "-rf": "x\n" });
-    git(repo, "add", "-rf", "--", "-rf");
+    git(repo, "add", "--", "-rf");
     git(repo, "commit", "-qm", "dash file");
     await plant({ "-rf": "y\n" });
     const tool = await diffTool();
@@ -279,7 +281,11 @@ describe("parseNumstat", () => {
 /** git's `pprint_rename` (diff.c): common leading and trailing folders folded into braces. */
 function prettyRename(from: string, to: string): string {
   let prefix = 0;
-  for (let index = 0; index < from.length && index < to.length && from[index] === to[index]; index++) {
+  for (
+    let index = 0;
+    index < from.length && index < to.length && from[index] === to[index];
+    index++
+  ) {
     if (from[index] === "/") prefix = index + 1;
   }
   let suffix = 0;

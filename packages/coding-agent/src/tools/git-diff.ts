@@ -130,8 +130,15 @@ export function createGitDiffTool(
         workspaceRelativePath(item, { field: `paths[${index}]`, base: folder });
       });
       const base = ["git", ...DIFF_FLAGS, ...(staged ? ["--staged"] : [])];
+      // Outside a work tree `git diff` silently turns into `git diff --no-index` between paths.
+      const requireWorkTree = "git rev-parse --show-toplevel >/dev/null && ";
       const run = (argv: string[], maxOutputBytes: number) =>
-        client.exec(shellJoin(argv), { cwd: folder, timeoutMs, abortSignal, maxOutputBytes });
+        client.exec(`${requireWorkTree}${shellJoin(argv)}`, {
+          cwd: folder,
+          timeoutMs,
+          abortSignal,
+          maxOutputBytes,
+        });
       const [numstat, raw] = await Promise.all([
         run([...base, "--numstat", "-z", "--", ...paths], 64 * 1024 * 1024),
         run([...base, "--", ...paths], 32 * 1024 * 1024),
@@ -159,8 +166,7 @@ export function createGitDiffTool(
       }
       const summary = output.files.map((file) => {
         const name = file.oldPath === undefined ? file.path : `${file.oldPath} => ${file.path}`;
-        const counts =
-          file.additions < 0 ? "binary" : `+${file.additions} -${file.deletions}`;
+        const counts = file.additions < 0 ? "binary" : `+${file.additions} -${file.deletions}`;
         return `  ${name}  ${counts}`;
       });
       const count = `${output.files.length} file${output.files.length === 1 ? "" : "s"} changed:`;
@@ -169,9 +175,15 @@ export function createGitDiffTool(
   });
 }
 
-function checkGitResult(result: ExecResult, { cwd, timeoutMs }: { cwd: string; timeoutMs: number }) {
+function checkGitResult(
+  result: ExecResult,
+  { cwd, timeoutMs }: { cwd: string; timeoutMs: number },
+) {
   if (result.timedOut) {
-    throw new ToolError("TIMEOUT", `git diff ran past ${timeoutMs} ms and was stopped. Narrow it with paths.`);
+    throw new ToolError(
+      "TIMEOUT",
+      `git diff ran past ${timeoutMs} ms and was stopped. Narrow it with paths.`,
+    );
   }
   if (result.exitCode !== 0) {
     const message = (result.stderr.trim() || "no message").slice(-4_000);

@@ -74,12 +74,7 @@ describe("list_files", () => {
     await plant({ "src/a.ts": "", "vendor/x/.git": "gitdir: elsewhere\n" });
     const tool = await listTool();
     const entries = await tool.execute({ dir: ".", recursive: true });
-    expect(entries.map((entry) => entry.path)).toEqual([
-      "src",
-      "src/a.ts",
-      "vendor",
-      "vendor/x",
-    ]);
+    expect(entries.map((entry) => entry.path)).toEqual(["src", "src/a.ts", "vendor", "vendor/x"]);
     await expect(tool.execute({ dir: ".git" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
     await expect(tool.execute({ dir: "src/../.git/refs" })).rejects.toMatchObject({
       code: "INVALID_INPUT",
@@ -115,7 +110,10 @@ describe("list_files", () => {
     const tool = await listTool();
     const entries = await tool.execute({ dir: "d" });
     expect(entries).toEqual(
-      names.map((name) => `d/${name}`).sort().map((name) => ({ path: name, kind: "file", size: 2 })),
+      names
+        .map((name) => `d/${name}`)
+        .sort()
+        .map((name) => ({ path: name, kind: "file", size: 2 })),
     );
     expect(tool.toModelOutput(entries).output).toMatchInlineSnapshot(`
       "d/-rf  (2 bytes)

@@ -1,6 +1,7 @@
 import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
+import { displayPath } from "./control-characters.js";
 import { reportExitStatus, takeExitStatus } from "./piped-exit-status.js";
 import {
   GIT_DIR_GUARD,
@@ -57,11 +58,11 @@ export const listEntrySchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      "Present on the last entry only, when more entries exist than `maxEntries`: the list was cut after it.",
+      "Present on the last entry only, when more entries exist than `maxEntries`: the list was cut after it (the first paths in order are kept).",
     ),
 });
 
-/** The output of `list_files`: files and folders, sorted by path (seed 000's shape). */
+/** The output of `list_files`: files and folders, sorted by path bytes (seed 000's shape). */
 export const listFilesOutputSchema = z.array(listEntrySchema);
 
 /** What `list_files` accepts. */
@@ -131,10 +132,12 @@ export function createListFilesTool(
         ")",
         ...(glob === undefined ? [] : ["-name", glob]),
         "-printf",
-        "%y\\t%s\\t%p\\0",
+        "%p\\t%y\\t%s\\0",
       ]);
-      // One record more than asked for tells "exactly maxEntries" from "more than maxEntries".
-      const command = `${GIT_DIR_GUARD}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
+      // Records start with the path, so a byte-wise `sort` orders them by path, and a cut listing
+      // keeps the first paths rather than whichever the directory order gave first. One record more
+      // than asked for tells "exactly maxEntries" from "more than maxEntries".
+      const command = `${GIT_DIR_GUARD}${reportExitStatus(find)} | LC_ALL=C sort -z | head -z -n ${maxEntries + 1}`;
       let result: Awaited<ReturnType<SandboxClient["exec"]>>;
       try {
         result = await client.exec(command, {
@@ -195,9 +198,7 @@ export function createListFilesTool(
         };
       }
       const lines = output.map((entry) => {
-        const shown = /[\u0000-\u001f"\\]/.test(entry.path)
-          ? JSON.stringify(entry.path)
-          : entry.path;
+        const shown = displayPath(entry.path);
         return entry.kind === "dir"
           ? `${shown}/`
           : `${shown}  (${(entry.size ?? 0).toLocaleString("en-US")} bytes)`;
@@ -219,7 +220,11 @@ interface ParseFindOptions {
   maxEntries: number;
 }
 
-/** Parse `kind\tsize\t./path\0` records; kinds other than file and folder are dropped. */
+/**
+ * Parse `./path\tkind\tsize\0` records, already sorted by path; kinds other than file and folder
+ * are dropped. The kind and size never hold a tab, so the last two tabs split a record even when
+ * the file name has tabs of its own.
+ */
 function parseFindOutput(
   stdout: string,
   { prefix, maxEntries }: ParseFindOptions,
@@ -228,29 +233,27 @@ function parseFindOutput(
   const pathPrefix = prefix === "" ? "" : `${prefix}/`;
   let records = 0;
   let position = 0;
-  while (position < stdout.length) {
+  while (position < stdout.length && records < maxEntries) {
     let end = stdout.indexOf("\0", position);
     if (end === -1) end = stdout.length;
     records += 1;
-    const kind = stdout.charCodeAt(position);
-    const sizeEnd = stdout.indexOf("\t", position + 2);
+    const sizeTab = stdout.lastIndexOf("\t", end);
+    const kindTab = sizeTab - 2;
     // `%p` of `find .` starts with `./`, which the workspace-relative path does not keep.
-    const name = stdout.slice(sizeEnd + 3, end);
+    const name = stdout.slice(position + 2, kindTab);
+    const kind = stdout.charCodeAt(kindTab + 1);
     if (kind === 0x66 /* f */) {
       entries.push({
         path: pathPrefix + name,
         kind: "file",
-        size: Number(stdout.slice(position + 2, sizeEnd)),
+        size: Number(stdout.slice(sizeTab + 1, end)),
       });
     } else if (kind === 0x64 /* d */) {
       entries.push({ path: pathPrefix + name, kind: "dir" });
     }
     position = end + 1;
   }
-  const truncated = records > maxEntries;
-  if (entries.length > maxEntries) entries.length = maxEntries;
-  entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-  return { entries, truncated };
+  return { entries, truncated: position < stdout.length };
 }
 
 function insideGitDir(dir: string): ToolError {

@@ -45,6 +45,14 @@ describe("read_file", () => {
     expect(tool.toModelOutput(output)).toEqual({ output: text, error: false });
   });
 
+  it("returns text that really holds U+FFFD, which is valid UTF-8, and refuses a lone NUL", async () => {
+    const { tool, put } = await setup();
+    await put("replacement.txt", "before \uFFFD after\n");
+    expect((await tool.execute({ path: "replacement.txt" })).content).toBe("before \uFFFD after\n");
+    await put("nul.txt", "a\0b\n");
+    await expect(tool.execute({ path: "nul.txt" })).rejects.toMatchObject({ code: "BINARY_FILE" });
+  });
+
   it("keeps CRLF line endings, the byte order mark and a missing final newline", async () => {
     const { tool, put } = await setup();
     const text = "\uFEFFfirst\r\nsecond\r\nthird";

@@ -140,9 +140,8 @@ export function createReadFileTool(
           'offset and limit apply to encoding "utf8" only; base64 always returns the whole file. Drop offset and limit, or read as utf8.',
         );
       }
-      // Read raw bytes even for text: the client's utf8 decoding would hide invalid bytes.
-      const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
       if (encoding === "base64") {
+        const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
         if (bytes.byteLength > maxBase64Bytes) {
           throw new ToolError(
             "TOO_LARGE",
@@ -157,15 +156,22 @@ export function createReadFileTool(
           truncated: false,
         };
       }
-      const binary = binaryReason(bytes);
-      if (binary !== undefined) {
-        throw new ToolError(
-          "BINARY_FILE",
-          `${path} looks binary (${binary.description}; ${bytes.byteLength.toLocaleString("en-US")} bytes), so it is not returned as text. Call read_file with encoding "base64" to get its bytes.`,
-          { details: { byteOffset: binary.byteOffset, bytes: bytes.byteLength } },
-        );
+      let text = await client.readFile(path, { encoding: "utf8" });
+      // Decoding replaces invalid bytes with U+FFFD; only then (or for a NUL) are the raw bytes
+      // needed to tell a binary file from text that really holds those characters.
+      if (text.includes("\uFFFD") || text.includes("\0")) {
+        const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
+        const binary = binaryReason(bytes);
+        if (binary !== undefined) {
+          throw new ToolError(
+            "BINARY_FILE",
+            `${path} looks binary (${binary.description}; ${bytes.byteLength.toLocaleString("en-US")} bytes), so it is not returned as text. Call read_file with encoding "base64" to get its bytes.`,
+            { details: { byteOffset: binary.byteOffset, bytes: bytes.byteLength } },
+          );
+        }
+        text = decodeUtf8(bytes);
       }
-      return readLines(decodeUtf8(bytes), {
+      return readLines(text, {
         path,
         offset,
         limit,
@@ -216,6 +222,21 @@ function readLines(
   text: string,
   { path, offset = 1, limit, maxLines, maxChars, maxLineChars }: ReadLinesOptions,
 ): ReadFileOutput {
+  const whole =
+    offset === 1
+      ? wholeTextWithinBudgets(text, Math.min(limit ?? maxLines, maxLines), maxChars, maxLineChars)
+      : undefined;
+  if (whole !== undefined) {
+    return {
+      content: text,
+      bytes: Buffer.byteLength(text, "utf8"),
+      encoding: "utf8",
+      totalLines: whole,
+      startLine: 1,
+      endLine: whole,
+      truncated: false,
+    };
+  }
   const lines = splitLinesKeepingEnds(text);
   const totalLines = lines.length;
   if (offset > Math.max(totalLines, 1)) {
@@ -259,6 +280,35 @@ function readLines(
   if (endLine < totalLines) output.nextOffset = endLine + 1;
   if (linesCut > 0) output.linesCut = linesCut;
   return output;
+}
+
+/**
+ * The line count of `text` when all of it fits the budgets (so it can be returned as it is, with
+ * no splitting), or `undefined` when it does not. One pass of `indexOf`, no allocation.
+ */
+function wholeTextWithinBudgets(
+  text: string,
+  maxLines: number,
+  maxChars: number,
+  maxLineChars: number,
+): number | undefined {
+  if (text.length > maxChars) return undefined;
+  let lines = 0;
+  let start = 0;
+  while (start < text.length) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? text.length : newline + 1;
+    // The body excludes the terminator, `\r\n` included, as the line cut does.
+    const bodyLength =
+      end -
+      start -
+      (newline === -1 ? 0 : text.charCodeAt(newline - 1) === 13 && newline > start ? 2 : 1);
+    if (bodyLength > maxLineChars) return undefined;
+    lines += 1;
+    if (lines > maxLines) return undefined;
+    start = end;
+  }
+  return lines;
 }
 
 /** Lower a cut position by one when it would split a surrogate pair. */

@@ -107,7 +107,10 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
   });
 
   it("cuts long lines with a marker", async () => {
-    await plant({ "min.js": `${"x".repeat(300)}needle${"y".repeat(20_000)}\n`, "ok.js": "needle\n" });
+    await plant({
+      "min.js": `${"x".repeat(300)}needle${"y".repeat(20_000)}\n`,
+      "ok.js": "needle\n",
+    });
     const tool = await searchTool(backend, 50);
     const [long, short] = await tool.execute({ pattern: "needle" });
     expect(long).toEqual({

@@ -1,6 +1,7 @@
 import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
+import { displayPath } from "./control-characters.js";
 import { reportExitStatus, takeExitStatus } from "./piped-exit-status.js";
 import {
   GIT_DIR_GUARD,
@@ -265,7 +266,7 @@ export function createSearchFilesTool(
         };
       }
       const lines = output.map(
-        (match) => `${displayPath(match.path)}:${match.line}:${match.snippet}`,
+        (match) => `${displayPath(match.path, { alsoQuote: ":" })}:${match.line}:${match.snippet}`,
       );
       if (output[output.length - 1]?.truncatedAfter) {
         lines.push(
@@ -293,11 +294,17 @@ function parseSearchOutput(
   stdout: string,
   { prefix, maxMatches, maxSnippetChars }: ParseSearchOptions,
 ): { matches: SearchMatch[]; truncated: boolean } {
-  const matches: SearchMatch[] = [];
-  const pathPrefix = prefix === "" ? "" : `${prefix}/`;
+  // Both programs print each file's matches as one block; ripgrep orders the blocks by whichever
+  // thread finished first. Sorting whole blocks by path (stable, a few comparisons per file rather
+  // than per match) gives an order that does not change from call to call.
+  const blocks: SearchMatch[][] = [];
+  let block: SearchMatch[] = [];
+  let records = 0;
   let newlines = 0;
+  let rawPath = "";
+  let path = "";
   let position = 0;
-  while (position < stdout.length) {
+  while (position < stdout.length && records <= maxMatches) {
     const nul = stdout.indexOf("\0", position);
     if (nul === -1) break;
     const colon = stdout.indexOf(":", nul + 1);
@@ -307,40 +314,49 @@ function parseSearchOutput(
       position = end + 1;
       continue;
     }
-    let file = stdout.slice(position, nul);
-    for (let index = file.indexOf("\n"); index !== -1; index = file.indexOf("\n", index + 1)) {
-      newlines += 1;
-    }
+    records += 1;
     newlines += 1;
-    if (file.startsWith("./")) file = file.slice(2);
+    // Consecutive matches of one file share one path string (fewer strings to build and collect).
+    const found = stdout.slice(position, nul);
+    if (found !== rawPath || block.length === 0) {
+      rawPath = found;
+      for (
+        let index = rawPath.indexOf("\n");
+        index !== -1;
+        index = rawPath.indexOf("\n", index + 1)
+      ) {
+        newlines += 1;
+      }
+      path = toWorkspacePath(rawPath, prefix);
+      if (block.length > 0) blocks.push(block);
+      block = [];
+    }
+    if (records > maxMatches) break;
     let snippet = stdout.slice(colon + 1, end);
     if (snippet.endsWith("\r")) snippet = snippet.slice(0, -1);
-    const match: SearchMatch = {
-      path: pathPrefix + file,
-      line: Number(stdout.slice(nul + 1, colon)),
-      snippet,
-    };
+    const match: SearchMatch = { path, line: Number(stdout.slice(nul + 1, colon)), snippet };
     if (snippet.length > maxSnippetChars) {
       // Drop a lone high surrogate so the cut never splits a character.
       const kept = snippet.slice(0, maxSnippetChars).replace(/[\uD800-\uDBFF]$/, "");
       match.snippet = `${kept} [... line cut at ${maxSnippetChars} characters]`;
       match.snippetTruncated = true;
     }
-    matches.push(match);
+    block.push(match);
     position = end + 1;
   }
+  if (block.length > 0) blocks.push(block);
+  blocks.sort((left, right) => {
+    const leftPath = left[0]?.path ?? "";
+    const rightPath = right[0]?.path ?? "";
+    return leftPath < rightPath ? -1 : leftPath > rightPath ? 1 : 0;
+  });
   // `head` counts newlines, and a newline inside a file name counts too: reaching the limit means
   // the search may have been cut even when fewer records came through.
-  const truncated = matches.length > maxMatches || newlines > maxMatches;
-  if (matches.length > maxMatches) matches.length = maxMatches;
-  // ripgrep searches in parallel; sorting makes the order stable (the sort is stable, so each
-  // file's lines stay in order).
-  matches.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
-  return { matches, truncated };
+  return { matches: blocks.flat(), truncated: records > maxMatches || newlines > maxMatches };
 }
 
-/** A path as the model reads it in `path:line:content`: quoted when it holds `:` or control characters. */
-function displayPath(filePath: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we look for
-  return /[\u0000-\u001f:"\\]/.test(filePath) ? JSON.stringify(filePath) : filePath;
+/** `./src/a.ts` found in the folder `lib` → `lib/src/a.ts`. */
+function toWorkspacePath(found: string, folder: string): string {
+  const relative = found.startsWith("./") ? found.slice(2) : found;
+  return folder === "" ? relative : `${folder}/${relative}`;
 }

@@ -142,7 +142,9 @@ describe.skipIf(skipReason !== undefined)(
       try {
         const before = await fixture.state();
         const { stdout } = await fixture.run(
-          [attempt(connectUnix(socketPath)), 'echo "agent=${SSH_AUTH_SOCK:-unset}"'].join("\n"),
+          [attempt(connectUnix(socketPath)), 'test -z "$SSH_AUTH_SOCK" && echo agent=unset'].join(
+            "\n",
+          ),
           { hostEnvironment: { ...process.env, SSH_AUTH_SOCK: socketPath } },
         );
         await server.sendMarker();

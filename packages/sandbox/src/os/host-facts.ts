@@ -1,5 +1,5 @@
-import type { Dirent } from "node:fs";
-import { lstat, readdir, readFile, realpath } from "node:fs/promises";
+import { type Dirent, lstatSync } from "node:fs";
+import { readdir, readFile, realpath } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { inheritedEnvironment, PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
@@ -103,36 +103,42 @@ export async function gatherHostFacts({
   bubblewrap,
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = await realpath(root);
-  const walk = await walkWorkspace({ root: rootReal, maxDirectories });
+  const [walk, outsideSockets, keptRunPaths, temporaryDirectory] = await Promise.all([
+    walkWorkspace({ root: rootReal, maxDirectories }),
+    hostSocketsOutside({ root: rootReal, hostEnvironment }),
+    runPathsToKeep(),
+    realpath(os.tmpdir()).catch(() => os.tmpdir()),
+  ]);
   const protectedPaths: ProtectedPath[] = [];
   if (protect) {
     const candidates = new Set<string>();
     for (const entry of protectedEntries) candidates.add(path.join(rootReal, entry));
     for (const nested of walk.gitEntries) candidates.add(nested);
-    for (const gitEntry of [path.join(rootReal, ".git"), ...walk.gitEntries]) {
-      for (const extra of await gitMachinery({ gitEntry, root: rootReal, hostEnvironment })) {
-        candidates.add(extra);
-      }
-    }
-    for (const candidate of candidates) {
-      if (!isInside(rootReal, candidate) || candidate === rootReal) continue;
-      const state = await pathState(candidate);
-      // Creating a missing path's parents would leave them behind on the host; protecting the
-      // shallowest missing folder blocks the same writes.
-      const target = state === "missing" ? await shallowestMissing(rootReal, candidate) : candidate;
-      protectedPaths.push({ path: target, state });
-    }
+    const machinery = await Promise.all(
+      [path.join(rootReal, ".git"), ...walk.gitEntries].map((gitEntry) =>
+        gitMachinery({ gitEntry, root: rootReal, hostEnvironment }),
+      ),
+    );
+    for (const extra of machinery.flat()) candidates.add(extra);
+    const described = await Promise.all(
+      [...candidates]
+        .filter((candidate) => candidate !== rootReal && isInside(rootReal, candidate))
+        .map(async (candidate): Promise<ProtectedPath> => {
+          const state = pathState(candidate);
+          // Creating a missing path's parents would leave them behind on the host; protecting
+          // the shallowest missing folder blocks the same writes.
+          const target = state === "missing" ? shallowestMissing(rootReal, candidate) : candidate;
+          return { path: target, state };
+        }),
+    );
+    protectedPaths.push(...described);
   }
-  const temporaryDirectory = await realpath(os.tmpdir()).catch(() => os.tmpdir());
   return {
     root: rootReal,
     protectedPaths: outermostOnly(protectedPaths),
-    hostSockets: [
-      ...walk.sockets,
-      ...(await hostSocketsOutside({ root: rootReal, hostEnvironment })),
-    ].sort(),
-    runPathsToKeep: await runPathsToKeep(),
-    varRunIsDirectory: (await pathState("/var/run")) === "directory",
+    hostSockets: [...walk.sockets, ...outsideSockets].sort(),
+    runPathsToKeep: keptRunPaths,
+    varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
     temporaryDirectory,
     walk: { directories: walk.directories, truncated: walk.truncated },
@@ -203,7 +209,7 @@ async function gitMachinery({
   hostEnvironment: Readonly<Record<string, string | undefined>>;
 }): Promise<string[]> {
   const found: string[] = [];
-  const state = await pathState(gitEntry);
+  const state = pathState(gitEntry);
   let gitdir = gitEntry;
   if (state === "file") {
     const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(await readFile(gitEntry, "utf8").catch(() => ""));
@@ -288,7 +294,7 @@ async function hostSocketsOutside({
   const sockets: string[] = [];
   for (const candidate of candidates) {
     const real = await realpath(candidate).catch(() => undefined);
-    if (real === undefined || (await pathState(real)) !== "other") continue;
+    if (real === undefined || pathState(real) !== "other") continue;
     if (isInside(root, real) || HIDDEN_TREES.some((tree) => isInside(tree, real))) continue;
     sockets.push(real);
   }
@@ -300,9 +306,13 @@ async function runPathsToKeep(): Promise<string[]> {
   return resolver !== undefined && isInside("/run", resolver) ? [resolver] : [];
 }
 
-async function pathState(target: string): Promise<ProtectedPathState> {
+/**
+ * Synchronous on purpose: a command needs a few dozen of these, and each asynchronous round trip
+ * through the thread pool costs more than the system call it wraps.
+ */
+function pathState(target: string): ProtectedPathState {
   try {
-    const info = await lstat(target);
+    const info = lstatSync(target);
     if (info.isSymbolicLink()) return "symbolic-link";
     if (info.isDirectory()) return "directory";
     if (info.isFile()) return "file";
@@ -312,12 +322,12 @@ async function pathState(target: string): Promise<ProtectedPathState> {
   }
 }
 
-async function shallowestMissing(root: string, target: string): Promise<string> {
+function shallowestMissing(root: string, target: string): string {
   const segments = path.relative(root, target).split(path.sep);
   let current = root;
   for (const segment of segments) {
     current = path.join(current, segment);
-    if ((await pathState(current)) === "missing") return current;
+    if (pathState(current) === "missing") return current;
   }
   return target;
 }

@@ -1,5 +1,4 @@
-import { lstatSync, rmdirSync } from "node:fs";
-import { lstat, mkdir, rmdir } from "node:fs/promises";
+import { lstatSync, mkdirSync, rmdirSync } from "node:fs";
 import type { ProtectedPath } from "./host-facts.js";
 
 interface Identity {
@@ -33,7 +32,7 @@ export async function acquirePlaceholders(
   protectedPaths: readonly ProtectedPath[],
 ): Promise<() => Promise<void>> {
   const held: string[] = [];
-  let failure: unknown;
+  const pending: Promise<Identity | undefined>[] = [];
   for (const { path: target, state } of protectedPaths) {
     let placeholder = placeholders.get(target);
     if (placeholder === undefined) {
@@ -52,13 +51,11 @@ export async function acquirePlaceholders(
     }
     placeholder.users += 1;
     held.push(target);
-    try {
-      await placeholder.created;
-    } catch (error) {
-      failure = error;
-      break;
-    }
+    pending.push(placeholder.created);
   }
+  const outcomes = await Promise.allSettled(pending);
+  const failed = outcomes.find((outcome) => outcome.status === "rejected");
+  const failure = failed === undefined ? undefined : (failed as PromiseRejectedResult).reason;
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once("exit", removeAllPlaceholdersNow);
@@ -67,21 +64,7 @@ export async function acquirePlaceholders(
   const release = async () => {
     if (released) return;
     released = true;
-    for (const target of held) {
-      const placeholder = placeholders.get(target);
-      if (placeholder === undefined) continue;
-      placeholder.users -= 1;
-      if (placeholder.users > 0) continue;
-      placeholders.delete(target);
-      const identity = await placeholder.created.catch(() => undefined);
-      if (identity === undefined) continue;
-      try {
-        const info = await lstat(target);
-        if (info.dev === identity.device && info.ino === identity.inode) await rmdir(target);
-      } catch {
-        // Gone already, or not empty: then it is no longer ours to remove.
-      }
-    }
+    await Promise.all(held.map((target) => releaseOne(target)));
   };
   if (failure !== undefined) {
     await release();
@@ -90,15 +73,33 @@ export async function acquirePlaceholders(
   return release;
 }
 
+async function releaseOne(target: string): Promise<void> {
+  const placeholder = placeholders.get(target);
+  if (placeholder === undefined) return;
+  placeholder.users -= 1;
+  if (placeholder.users > 0) return;
+  placeholders.delete(target);
+  const identity = await placeholder.created.catch(() => undefined);
+  if (identity === undefined) return;
+  try {
+    const info = lstatSync(target);
+    if (info.dev === identity.device && info.ino === identity.inode) rmdirSync(target);
+  } catch {
+    // Gone already, or not empty: then it is no longer ours to remove.
+  }
+}
+
+// Synchronous file system calls here and in releaseOne: a dozen mkdir and rmdir calls cost less
+// than the thread-pool round trips of their asynchronous forms.
 async function createPlaceholder(target: string): Promise<Identity | undefined> {
   try {
-    await mkdir(target, { mode: 0o555 });
+    mkdirSync(target, { mode: 0o555 });
   } catch (error) {
     // Something appeared meanwhile (the host made it); it is bound read-only like any present path.
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return undefined;
     throw error;
   }
-  const info = await lstat(target);
+  const info = lstatSync(target);
   return { device: info.dev, inode: info.ino };
 }
 

@@ -1,0 +1,267 @@
+import { describe, expect, it } from "vitest";
+import type { HostFacts } from "./host-facts.js";
+import { createCommandWrapper } from "./index.js";
+import { seatbeltProfile } from "./seatbelt.js";
+import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
+
+const hostFacts: HostFacts = {
+  root: "/home/ada/project",
+  protectedPaths: [
+    { path: "/home/ada/project/.envrc", state: "missing" },
+    { path: "/home/ada/project/.git", state: "directory" },
+    { path: "/home/ada/project/.vscode", state: "directory" },
+    { path: "/home/ada/project/vendor/lib/.git", state: "directory" },
+  ],
+  hostSockets: ["/home/ada/.ssh/agent.sock"],
+  runPathsToKeep: ["/run/systemd/resolve/stub-resolv.conf"],
+  varRunIsDirectory: false,
+  inheritedEnvironment: {
+    PATH: "/usr/bin:/bin",
+    HOME: "/home/ada",
+    LANG: "C.UTF-8",
+    TMPDIR: "/tmp",
+  },
+  temporaryDirectory: "/tmp",
+  walk: { directories: 12, truncated: false },
+  bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
+};
+
+const policy: SandboxPolicy = {
+  backend: "bubblewrap",
+  mode: "workspace-write",
+  cwd: "/home/ada/project/src",
+  network: false,
+  env: { NODE_ENV: "test", GITHUB_TOKEN: "dropped" },
+};
+
+/** The argv as one line per option, which reads like the bwrap command it is. */
+function lines(args: string[]): string {
+  const out: string[] = [];
+  for (const arg of args) {
+    if (arg.startsWith("--") || out.length === 0) out.push(arg);
+    else out[out.length - 1] += ` ${arg}`;
+  }
+  return out.join("\n");
+}
+
+describe("wrapCommand with bubblewrap", () => {
+  it("confines workspace-write: read-only host, private trees, protected paths pinned and bound", () => {
+    const { file, args, env } = wrapCommand({ command: "npm test", policy, hostFacts });
+    expect(file).toBe("/usr/bin/bwrap");
+    expect(env).toEqual(hostFacts.inheritedEnvironment);
+    expect(lines(args)).toMatchInlineSnapshot(`
+      "--new-session
+      --die-with-parent
+      --unshare-user
+      --disable-userns
+      --cap-drop ALL
+      --unshare-pid
+      --unshare-ipc
+      --unshare-uts
+      --unshare-cgroup-try
+      --unshare-net
+      --ro-bind / /
+      --dev /dev
+      --proc /proc
+      --ro-bind /proc/sys /proc/sys
+      --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+      --tmpfs /tmp
+      --tmpfs /run
+      --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
+      --bind /home/ada/project /home/ada/project
+      --bind /home/ada/project/vendor /home/ada/project/vendor
+      --bind /home/ada/project/vendor/lib /home/ada/project/vendor/lib
+      --ro-bind /home/ada/project/.envrc /home/ada/project/.envrc
+      --ro-bind /home/ada/project/.git /home/ada/project/.git
+      --ro-bind /home/ada/project/.vscode /home/ada/project/.vscode
+      --ro-bind /home/ada/project/vendor/lib/.git /home/ada/project/vendor/lib/.git
+      --ro-bind /dev/null /home/ada/.ssh/agent.sock
+      --setenv NODE_ENV test
+      --chdir /home/ada/project/src
+      -- /bin/bash -c npm test"
+    `);
+  });
+
+  it("confines read-only with the network allowed: the workspace bound read-only, no protections needed", () => {
+    const { args } = wrapCommand({
+      command: "curl -sI https://example.com",
+      policy: { ...policy, mode: "read-only", network: true, env: {} },
+      hostFacts: {
+        ...hostFacts,
+        varRunIsDirectory: true,
+        bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: false },
+      },
+    });
+    expect(lines(args)).toMatchInlineSnapshot(`
+      "--new-session
+      --die-with-parent
+      --unshare-user
+      --cap-drop ALL
+      --unshare-pid
+      --unshare-ipc
+      --unshare-uts
+      --unshare-cgroup-try
+      --ro-bind / /
+      --dev /dev
+      --proc /proc
+      --ro-bind /proc/sys /proc/sys
+      --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+      --tmpfs /tmp
+      --tmpfs /run
+      --tmpfs /var/run
+      --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
+      --ro-bind /home/ada/project /home/ada/project
+      --ro-bind /dev/null /home/ada/.ssh/agent.sock
+      --chdir /home/ada/project/src
+      -- /bin/bash -c curl -sI https://example.com"
+    `);
+  });
+
+  it("refuses workspace-write when a protected path is a symbolic link", () => {
+    expect(() =>
+      wrapCommand({
+        command: "true",
+        policy,
+        hostFacts: {
+          ...hostFacts,
+          protectedPaths: [{ path: "/home/ada/project/.envrc", state: "symbolic-link" }],
+        },
+      }),
+    ).toThrowErrorMatchingInlineSnapshot(
+      `[ToolError: .envrc in the workspace is a symbolic link; a link at a protected path could be replaced by a command, so commands do not run in workspace-write mode here. Replace the link with what it points to, or use read-only mode.]`,
+    );
+  });
+
+  it("refuses a workspace at /", () => {
+    expect(() =>
+      wrapCommand({ command: "true", policy, hostFacts: { ...hostFacts, root: "/" } }),
+    ).toThrow(expect.objectContaining({ code: "UNSUPPORTED" }));
+  });
+});
+
+describe("wrapCommand with Seatbelt", () => {
+  it("runs sandbox-exec with the profile and drops secret-looking and loader variables", () => {
+    const { file, args, env } = wrapCommand({
+      command: "make",
+      policy: {
+        ...policy,
+        backend: "seatbelt",
+        env: { DYLD_INSERT_LIBRARIES: "/x.dylib", CI: "1", NPM_TOKEN: "x" },
+      },
+      hostFacts: { ...hostFacts, temporaryDirectory: "/private/var/folders/xy/T" },
+    });
+    expect(file).toBe("/usr/bin/sandbox-exec");
+    expect(args[0]).toBe("-p");
+    expect(args.slice(2)).toEqual(["--", "/bin/bash", "-c", "make"]);
+    expect(env).toEqual({ ...hostFacts.inheritedEnvironment, CI: "1" });
+  });
+
+  it("writes a deny-by-default profile: writes only to the workspace and temp, never protected paths", () => {
+    expect(
+      seatbeltProfile({
+        policy: { ...policy, backend: "seatbelt" },
+        hostFacts: { ...hostFacts, temporaryDirectory: "/private/var/folders/xy/T" },
+        protectedEntries: [".git", ".envrc", ".vscode"],
+      }),
+    ).toMatchInlineSnapshot(`
+      "(version 1)
+      (deny default)
+      (allow process-exec)
+      (allow process-fork)
+      (allow signal (target same-sandbox))
+      (allow process-info* (target same-sandbox))
+      (allow file-read*)
+      (allow sysctl-read)
+      (allow pseudo-tty)
+      (allow ipc-posix-sem)
+      (allow ipc-posix-shm)
+      (allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo") (global-name "com.apple.system.logger") (global-name "com.apple.system.notification_center") (global-name "com.apple.trustd.agent") (global-name "com.apple.SystemConfiguration.configd") (global-name "com.apple.dnssd.service"))
+      (allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))
+      (allow file-write*
+        (require-all (require-any (subpath "/private/tmp") (subpath "/private/var/folders/xy/T") (subpath "/home/ada/project"))
+          (require-not (subpath "/home/ada/project/.git"))
+          (require-not (subpath "/home/ada/project/.envrc"))
+          (require-not (subpath "/home/ada/project/.vscode"))
+          (require-not (subpath "/home/ada/project/vendor/lib/.git"))
+          (require-not (regex #"^/home/ada/project/(.*/)?\\.git(/|$)"))
+        ))
+      "
+    `);
+  });
+
+  it("allows IP networking and the DNS responder only when the policy allows the network", () => {
+    const profile = seatbeltProfile({
+      policy: { ...policy, backend: "seatbelt", mode: "read-only", network: true },
+      hostFacts,
+      protectedEntries: [],
+    });
+    expect(profile.split("\n").slice(13)).toMatchInlineSnapshot(`
+      [
+        "(allow file-write*",
+        "  (require-all (require-any (subpath "/private/tmp") (subpath "/tmp"))",
+        "    (require-not (subpath "/home/ada/project/.envrc"))",
+        "    (require-not (subpath "/home/ada/project/.git"))",
+        "    (require-not (subpath "/home/ada/project/.vscode"))",
+        "    (require-not (subpath "/home/ada/project/vendor/lib/.git"))",
+        "    (require-not (regex #"^/home/ada/project/(.*/)?\\.git(/|$)"))",
+        "  ))",
+        "(allow network-outbound (remote ip))",
+        "(allow network-inbound (local ip))",
+        "(allow network-bind (local ip))",
+        "(allow system-socket)",
+        "(allow network-outbound (literal "/private/var/run/mDNSResponder"))",
+        "",
+      ]
+    `);
+  });
+});
+
+describe("createCommandWrapper", () => {
+  const request = {
+    command: "echo hi",
+    root: "/nonexistent",
+    cwd: "/nonexistent",
+    env: { EXTRA: "1" },
+    network: false,
+  };
+
+  it("runs danger-full-access unconfined with the host environment", async () => {
+    const wrapper = createCommandWrapper({
+      backend: "none",
+      hostEnvironment: { PATH: "/bin", SECRET_TOKEN: "kept" },
+    });
+    expect(await wrapper.invocation({ ...request, mode: "danger-full-access" })).toEqual({
+      file: "/bin/bash",
+      args: ["-c", "echo hi"],
+      env: { PATH: "/bin", SECRET_TOKEN: "kept", EXTRA: "1" },
+    });
+  });
+
+  it("refuses confined modes without a backend, saying how to get one", async () => {
+    const wrapper = createCommandWrapper({ backend: "none" });
+    expect(wrapper.backend).toBe("none");
+    await expect(wrapper.invocation({ ...request, mode: "workspace-write" })).rejects.toMatchObject(
+      {
+        code: "NO_SANDBOX",
+        message: expect.stringContaining("danger-full-access"),
+      },
+    );
+  });
+
+  it("refuses confined modes when the chosen backend does not work on this host", async () => {
+    const missing = process.platform === "darwin" ? "bubblewrap" : "seatbelt";
+    const wrapper = createCommandWrapper({ backend: missing });
+    await expect(wrapper.invocation({ ...request, mode: "read-only" })).rejects.toMatchObject({
+      code: "NO_SANDBOX",
+      message: expect.stringMatching(
+        missing === "seatbelt" ? /sandbox-exec/ : /apt-get install bubblewrap/,
+      ),
+    });
+  });
+
+  it("picks the platform's backend by default", () => {
+    const expected =
+      { linux: "bubblewrap", darwin: "seatbelt" }[process.platform as string] ?? "none";
+    expect(createCommandWrapper().backend).toBe(expected);
+  });
+});
