@@ -2,9 +2,10 @@ import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import { type CliIo, main } from "./main.js";
+import { startProgress } from "./progress.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -19,7 +20,11 @@ async function workspace(): Promise<string> {
 
 async function run(
   argv: string[],
-  { cwd = process.cwd(), stdin }: { cwd?: string; stdin?: string } = {},
+  {
+    cwd = process.cwd(),
+    stdin,
+    env = {},
+  }: { cwd?: string; stdin?: string; env?: Record<string, string> } = {},
 ) {
   let stdout = "";
   let stderr = "";
@@ -32,6 +37,7 @@ async function run(
     },
     readStdin: async () => stdin,
     cwd,
+    env,
   };
   const code = await main(argv, io);
   return { code, stdout, stderr };
@@ -122,11 +128,87 @@ describe("pleach call", () => {
       ["help"],
       ["call", "--help"],
       ["tools", "--help"],
+      ["mcp", "--help"],
+      ["mcp", "-h"],
       ["help", "call"],
+      ["help", "mcp"],
     ]) {
       const result = await run(argv);
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/Usage:/);
+    }
+  });
+});
+
+describe("pleach mcp", () => {
+  it("refuses a wrong command line before serving, pointing at its help", async () => {
+    expect(await run(["mcp", "--tools", "read_file,nope"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown tool "nope".*\n.*pleach mcp --help/),
+    });
+    expect(await run(["mcp", "--http", "localhost"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--http takes PORT or HOST:PORT"),
+    });
+    expect(await run(["mcp", "--mode", "yolo"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--mode must be one of"),
+    });
+  });
+
+  it("refuses to serve HTTP without a bearer token and says how to give one", async () => {
+    const result = await run(["mcp", "--http", "0"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      "--http needs a bearer token: pass --token-file FILE or set PLEACH_MCP_TOKEN",
+    );
+    const missing = await run(["mcp", "--http", "0", "--token-file", "/nonexistent/token"]);
+    expect(missing).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("cannot read --token-file"),
+    });
+  });
+});
+
+describe("progress on stderr", () => {
+  it("shows the elapsed time of a long call only when stderr is a terminal", () => {
+    vi.useFakeTimers();
+    try {
+      let terminal = "";
+      const tty = startProgress({
+        label: "git_clone",
+        io: {
+          stdout() {},
+          stderr: (text) => {
+            terminal += text;
+          },
+          readStdin: async () => undefined,
+          cwd: "/",
+          stderrIsTTY: true,
+        },
+      });
+      vi.advanceTimersByTime(2500);
+      tty.stop();
+      expect(terminal).toContain("pleach: git_clone running… 2s");
+      expect(terminal.endsWith("\r\x1b[2K")).toBe(true);
+
+      let piped = "";
+      const pipe = startProgress({
+        label: "git_clone",
+        io: {
+          stdout() {},
+          stderr: (text) => {
+            piped += text;
+          },
+          readStdin: async () => undefined,
+          cwd: "/",
+        },
+      });
+      vi.advanceTimersByTime(5000);
+      pipe.stop();
+      expect(piped).toBe("");
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

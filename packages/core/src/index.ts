@@ -15,6 +15,11 @@ export type { JSONSchema } from "./json-schema.js";
 export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
 export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
 export { renderToolResult } from "./render.js";
+export {
+  removeStrictNulls,
+  toolStrictInputJSONSchema,
+  toStrictJSONSchema,
+} from "./strict-schema.js";
 export type { ToolContext, ToolDef, ToToolDefOptions } from "./tool-def.js";
 export { toToolDef } from "./tool-def.js";
 export type { CappedText, CapTextOptions } from "./truncate.js";

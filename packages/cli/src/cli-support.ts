@@ -1,0 +1,148 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import {
+  CODING_AGENT_TOOL_NAMES,
+  type CodingAgentToolName,
+  type CodingAgentTools,
+  createCodingAgentTools,
+} from "@pleach/coding-agent/tools";
+import { isToolError, type SandboxMode } from "@pleach/core";
+import { createLocalSandbox, type LocalSandbox } from "@pleach/sandbox";
+
+/** Where the CLI reads and writes; injectable so tests can capture it. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** The whole of standard input, or `undefined` when it is a terminal. */
+  readStdin: () => Promise<string | undefined>;
+  cwd: string;
+  /**
+   * Whether stderr is a terminal: progress of long calls is shown only there.
+   * @default false
+   */
+  stderrIsTTY?: boolean;
+  /**
+   * The environment (`PLEACH_MCP_TOKEN`).
+   * @default {}
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** The version `pleach --version` prints and the MCP server reports. */
+export const VERSION = "0.1.0";
+
+/** The sandbox modes `--mode` accepts. */
+export const MODES: readonly SandboxMode[] = ["read-only", "workspace-write", "danger-full-access"];
+
+/** A wrong command line: printed with a pointer to `--help`, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+  /** The command whose help to point at. */
+  readonly command: string | undefined;
+  constructor(message: string, { command }: { command?: string } = {}) {
+    super(message);
+    this.command = command;
+  }
+}
+
+type CommandLineConfig<Options extends NonNullable<ParseArgsConfig["options"]>> = {
+  args: string[];
+  options: Options;
+  allowPositionals: true;
+  strict: true;
+};
+
+/** `node:util` `parseArgs` with positionals allowed and its errors turned into {@link UsageError}s. */
+export function parseCommandLine<Options extends NonNullable<ParseArgsConfig["options"]>>({
+  args,
+  options,
+  command,
+}: {
+  args: readonly string[];
+  options: Options;
+  command: string;
+}): ReturnType<typeof parseArgs<CommandLineConfig<Options>>> {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message, { command });
+  }
+}
+
+/** The options every command that opens a workspace takes. */
+export const WORKSPACE_OPTIONS = {
+  workspace: { type: "string" },
+  mode: { type: "string" },
+  network: { type: "boolean" },
+} as const;
+
+/** Check `--mode`, naming the accepted values when it is wrong. */
+export function parseMode({
+  mode = "workspace-write",
+  command,
+}: {
+  /** @default "workspace-write" */
+  mode?: string | undefined;
+  command: string;
+}): SandboxMode {
+  if (!(MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`--mode must be one of ${MODES.join(", ")}, got ${JSON.stringify(mode)}`, {
+      command,
+    });
+  }
+  return mode as SandboxMode;
+}
+
+/** Check a tool name, listing the tools when it is unknown. */
+export function parseToolName({
+  name,
+  command,
+}: {
+  name: string;
+  command: string;
+}): CodingAgentToolName {
+  if (!(CODING_AGENT_TOOL_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(
+      `unknown tool ${JSON.stringify(name)}; the tools are: ${CODING_AGENT_TOOL_NAMES.join(", ")}`,
+      { command },
+    );
+  }
+  return name as CodingAgentToolName;
+}
+
+/** Open the workspace the options name as a local sandbox. */
+export async function openWorkspace({
+  workspace,
+  mode,
+  network = false,
+  io,
+  command,
+}: {
+  workspace: string | undefined;
+  mode: SandboxMode;
+  /** @default false */
+  network?: boolean | undefined;
+  io: CliIo;
+  /** The command whose help a wrong `--workspace` points at. */
+  command: string;
+}): Promise<LocalSandbox> {
+  const root = workspace ?? io.cwd;
+  try {
+    return await createLocalSandbox({ root, mode, network });
+  } catch (error) {
+    if (isToolError(error) && (error.code === "NOT_FOUND" || error.code === "NOT_A_DIRECTORY")) {
+      throw new UsageError(
+        `the workspace ${root} is not an existing folder (${error.message}); pass --workspace DIR or run pleach in the folder to work on`,
+        { command },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The tools, described without touching any workspace: over a client that refuses everything. */
+export function detachedTools(): CodingAgentTools {
+  const refuse = async (): Promise<never> => {
+    throw new Error("these tools only describe themselves; they do not run");
+  };
+  return createCodingAgentTools({ exec: refuse, readFile: refuse, writeFile: refuse });
+}

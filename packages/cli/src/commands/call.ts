@@ -1,0 +1,116 @@
+import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "@pleach/coding-agent/tools";
+import { isToolError } from "@pleach/core";
+import {
+  type CliIo,
+  openWorkspace,
+  parseCommandLine,
+  parseMode,
+  parseToolName,
+  UsageError,
+  WORKSPACE_OPTIONS,
+} from "../cli-support.js";
+import { startProgress } from "../progress.js";
+
+/** `pleach call --help`. */
+export const CALL_HELP = `Usage: pleach call <tool> ['<json>'] [options]
+
+Run one tool on a workspace. The input is a JSON object, given as an argument or on
+standard input; without either it is {}. The result is printed as JSON on stdout.
+
+Options:
+  --workspace DIR   the workspace folder (default: the current folder)
+  --mode MODE       read-only | workspace-write | danger-full-access
+                    (default: workspace-write)
+  --network         let sandboxed commands reach the network (git_clone of a remote URL)
+  --text            print what a model would see ({ output, error } text) instead of JSON
+  -h, --help        show this help
+
+Exit codes: 0 the tool succeeded; 1 the tool reported an error (a refused path, a failed
+edit, a command that exited non-zero); 2 the command line was wrong.
+
+While a call runs for more than a second, its elapsed time is shown on stderr when stderr
+is a terminal.
+
+Tools: ${CODING_AGENT_TOOL_NAMES.join(", ")} ('pleach tools' shows their inputs)
+
+Example:
+  pleach call list_files '{"dir": "."}'
+  echo '{"path": "README.md"}' | pleach call read_file
+`;
+
+/** `pleach call <tool> ['<json>']`: run one tool and print its result; resolves to the exit code. */
+export async function callCommand({
+  args,
+  io,
+}: {
+  args: readonly string[];
+  io: CliIo;
+}): Promise<number> {
+  const { values, positionals } = parseCommandLine({
+    args,
+    command: "call",
+    options: {
+      ...WORKSPACE_OPTIONS,
+      text: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    io.stdout(CALL_HELP);
+    return 0;
+  }
+  const [toolName, inputText, ...extra] = positionals;
+  if (toolName === undefined) {
+    throw new UsageError("call needs a tool name: pleach call <tool> '<json>'", {
+      command: "call",
+    });
+  }
+  if (extra.length > 0) {
+    throw new UsageError(
+      `unexpected arguments: ${extra.join(" ")} (quote the JSON input as one argument)`,
+      { command: "call" },
+    );
+  }
+  const name = parseToolName({ name: toolName, command: "call" });
+  const mode = parseMode({ mode: values.mode, command: "call" });
+  const input = parseInput(inputText ?? (await io.readStdin()));
+
+  const client = await openWorkspace({
+    workspace: values.workspace,
+    mode,
+    network: values.network,
+    io,
+    command: "call",
+  });
+  const [tool] = createCodingAgentTools(client, { only: [name] });
+  if (tool === undefined) throw new UsageError(`unknown tool ${name}`, { command: "call" });
+  const progress = startProgress({ label: name, io });
+  try {
+    const output = await tool.execute(input, { cwd: client.root, sandbox: client.mode });
+    progress.stop();
+    const rendered = tool.toModelOutput(output);
+    io.stdout(values.text ? `${rendered.output}\n` : `${JSON.stringify(output, null, 2)}\n`);
+    return rendered.error ? 1 : 0;
+  } catch (error) {
+    progress.stop();
+    if (!isToolError(error)) throw error;
+    io.stdout(
+      values.text
+        ? `${error.message}\n`
+        : `${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`,
+    );
+    return 1;
+  }
+}
+
+function parseInput(text: string | undefined): unknown {
+  if (text === undefined || text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(
+      `the input is not valid JSON: ${(error as Error).message}; give one JSON object in single quotes, e.g. '{"path": "README.md"}'`,
+      { command: "call" },
+    );
+  }
+}

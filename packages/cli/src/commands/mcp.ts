@@ -1,0 +1,170 @@
+import { readFile } from "node:fs/promises";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "@pleach/coding-agent/tools";
+import {
+  type CliIo,
+  openWorkspace,
+  parseCommandLine,
+  parseMode,
+  parseToolName,
+  UsageError,
+  VERSION,
+  WORKSPACE_OPTIONS,
+} from "../cli-support.js";
+import { startMcpHttpServer } from "../http-server.js";
+import { createPleachMcpServerFactory } from "../mcp-server.js";
+
+/** `pleach mcp --help`. */
+export const MCP_HELP = `Usage: pleach mcp [options]
+
+Serve the tools to an MCP client (Claude Code, Claude Desktop, Cursor, VS Code, ...) over
+stdio, or over Streamable HTTP with --http. The workspace is fixed when the server starts.
+
+Options:
+  --workspace DIR     the workspace folder (default: the current folder)
+  --mode MODE         read-only | workspace-write | danger-full-access
+                      (default: workspace-write)
+  --network           let sandboxed commands reach the network (git_clone of a remote URL)
+  --tools a,b,...     serve only these tools (default: all)
+  --http [HOST:]PORT  serve Streamable HTTP on /mcp instead of stdio; HOST defaults to
+                      127.0.0.1 (give 0.0.0.0 or another address deliberately)
+  --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
+                      --http refuses to start without one
+  -h, --help          show this help
+
+Tools: ${CODING_AGENT_TOOL_NAMES.join(", ")}
+
+Examples:
+  pleach mcp --workspace ~/src/app --mode read-only
+  PLEACH_MCP_TOKEN=$(openssl rand -hex 32) pleach mcp --http 8931
+`;
+
+/** `pleach mcp`: serve the tools over MCP until the client goes away; resolves to the exit code. */
+export async function mcpCommand({
+  args,
+  io,
+}: {
+  args: readonly string[];
+  io: CliIo;
+}): Promise<number> {
+  const { values, positionals } = parseCommandLine({
+    args,
+    command: "mcp",
+    options: {
+      ...WORKSPACE_OPTIONS,
+      tools: { type: "string" },
+      http: { type: "string" },
+      "token-file": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    io.stdout(MCP_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(`mcp takes no arguments, got ${positionals.join(" ")}`, {
+      command: "mcp",
+    });
+  }
+  const mode = parseMode({ mode: values.mode, command: "mcp" });
+  const only = values.tools === undefined ? undefined : parseToolList(values.tools);
+  const listen = values.http === undefined ? undefined : parseListen(values.http);
+  const token =
+    listen === undefined ? undefined : await readToken({ tokenFile: values["token-file"], io });
+
+  const client = await openWorkspace({
+    workspace: values.workspace,
+    mode,
+    network: values.network,
+    io,
+    command: "mcp",
+  });
+  const tools = createCodingAgentTools(client, only === undefined ? {} : { only });
+  const factory = createPleachMcpServerFactory({
+    tools,
+    context: { cwd: client.root, sandbox: client.mode },
+    serverInfo: { name: "pleach", version: VERSION },
+  });
+  const onerror = (error: Error) => io.stderr(`pleach mcp: ${error.message}\n`);
+  const served = `${tools.length} tools on ${client.root} (${client.mode})`;
+
+  if (listen === undefined || token === undefined) {
+    // stdout belongs to the protocol from here on: everything human goes to stderr.
+    const handle = serveStdio(factory, { onerror });
+    io.stderr(`pleach mcp: serving ${served} over stdio\n`);
+    await new Promise<void>((resolve) => {
+      process.stdin.once("end", resolve);
+      process.stdin.once("close", resolve);
+    });
+    await handle.close();
+    return 0;
+  }
+  const server = await startMcpHttpServer({ factory, token, ...listen, onerror });
+  io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await server.close();
+  return 0;
+}
+
+function parseToolList(text: string) {
+  const names = text
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  if (names.length === 0) {
+    throw new UsageError(
+      "--tools needs at least one tool name, e.g. --tools read_file,list_files",
+      {
+        command: "mcp",
+      },
+    );
+  }
+  return [...new Set(names)].map((name) => parseToolName({ name, command: "mcp" }));
+}
+
+function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65_535) {
+    throw new UsageError(
+      `--http takes PORT or HOST:PORT (e.g. --http 8931 or --http 127.0.0.1:8931), got ${JSON.stringify(text)}`,
+      { command: "mcp" },
+    );
+  }
+  const host = match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1";
+  return { host, port };
+}
+
+async function readToken({
+  tokenFile,
+  io,
+}: {
+  tokenFile: string | undefined;
+  io: CliIo;
+}): Promise<string> {
+  let token = io.env?.PLEACH_MCP_TOKEN;
+  if (tokenFile !== undefined) {
+    try {
+      token = await readFile(tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
+        command: "mcp",
+      });
+    }
+  }
+  token = token?.trim();
+  if (token === undefined || token === "") {
+    throw new UsageError(
+      "--http needs a bearer token: pass --token-file FILE or set PLEACH_MCP_TOKEN (e.g. PLEACH_MCP_TOKEN=$(openssl rand -hex 32))",
+      { command: "mcp" },
+    );
+  }
+  if (/\s/.test(token)) {
+    throw new UsageError("the bearer token may not contain whitespace", { command: "mcp" });
+  }
+  return token;
+}

@@ -1,0 +1,55 @@
+import { toolInputJSONSchema } from "@pleach/core";
+import { type CliIo, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
+
+/** `pleach tools --help`. */
+export const TOOLS_HELP = `Usage: pleach tools [--json]
+
+List the tools: name, description and input JSON Schema.
+
+Options:
+  --json       print one JSON array of { name, description, inputSchema, annotations }
+  -h, --help   show this help
+`;
+
+/** `pleach tools`: list the tools with their input schemas; resolves to the exit code. */
+export async function toolsCommand({
+  args,
+  io,
+}: {
+  args: readonly string[];
+  io: CliIo;
+}): Promise<number> {
+  const { values, positionals } = parseCommandLine({
+    args,
+    command: "tools",
+    options: {
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    io.stdout(TOOLS_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) {
+    throw new UsageError(`tools takes no arguments, got ${positionals.join(" ")}`, {
+      command: "tools",
+    });
+  }
+  const described = detachedTools().map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toolInputJSONSchema(tool),
+    annotations: tool.annotations,
+  }));
+  if (values.json) {
+    io.stdout(`${JSON.stringify(described, null, 2)}\n`);
+    return 0;
+  }
+  for (const tool of described) {
+    io.stdout(
+      `${tool.name}\n  ${tool.description.split("\n")[0]}\n  input: ${JSON.stringify(tool.inputSchema)}\n\n`,
+    );
+  }
+  return 0;
+}

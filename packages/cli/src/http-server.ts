@@ -1,0 +1,176 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createMcpHandler, type McpServerFactory } from "@modelcontextprotocol/server";
+
+/** Options of {@link startMcpHttpServer}. */
+export interface StartMcpHttpServerOptions {
+  /** Makes the MCP server that answers a request. */
+  factory: McpServerFactory;
+  /** The bearer token every request must carry; refused when empty. */
+  token: string;
+  /**
+   * The address to bind.
+   * @default "127.0.0.1"
+   */
+  host?: string;
+  /**
+   * The port; 0 picks a free one.
+   * @default 0
+   */
+  port?: number;
+  /**
+   * The path MCP is served on.
+   * @default "/mcp"
+   */
+  path?: string;
+  /** Reports errors that do not reach a client. */
+  onerror?: (error: Error) => void;
+}
+
+/** A running MCP HTTP server. */
+export interface McpHttpServer {
+  /** The endpoint clients connect to, e.g. `http://127.0.0.1:8931/mcp`. */
+  readonly url: URL;
+  close(): Promise<void>;
+}
+
+/** The largest request body read, like the MCP SDK's own default. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Serve MCP over Streamable HTTP (the v2 SDK's `createMcpHandler`, both protocol eras) on
+ * `host:port`. Every request must carry `Authorization: Bearer <token>`, compared in constant
+ * time; anything else gets 401 before an MCP server is made.
+ */
+export async function startMcpHttpServer({
+  factory,
+  token,
+  host = "127.0.0.1",
+  port = 0,
+  path = "/mcp",
+  onerror,
+}: StartMcpHttpServerOptions): Promise<McpHttpServer> {
+  if (token === "") throw new TypeError("startMcpHttpServer needs a non-empty bearer token");
+  const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
+  const expected = digest(token);
+  const server = createServer((request, response) => {
+    if (!authorized({ header: request.headers.authorization, expected })) {
+      response.writeHead(401, {
+        "content-type": "application/json",
+        "www-authenticate": 'Bearer realm="pleach"',
+      });
+      response.end(JSON.stringify({ error: "missing or wrong bearer token" }));
+      return;
+    }
+    const url = new URL(request.url ?? "/", `http://${request.headers.host ?? "localhost"}`);
+    if (url.pathname !== path) {
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: `MCP is served on ${path}` }));
+      return;
+    }
+    const abort = new AbortController();
+    response.on("close", () => abort.abort());
+    void forward({ request, url, signal: abort.signal, handler })
+      .then(async (answer) => {
+        const headers: Record<string, string> = {};
+        answer.headers.forEach((value, key) => {
+          headers[key] = value;
+        });
+        response.writeHead(answer.status, headers);
+        if (answer.body === null) {
+          response.end();
+          return;
+        }
+        for await (const chunk of answer.body) {
+          if (!response.write(chunk))
+            await new Promise((resolve) => response.once("drain", resolve));
+        }
+        response.end();
+      })
+      .catch((error: unknown) => {
+        onerror?.(error instanceof Error ? error : new Error(String(error)));
+        if (!response.headersSent) response.writeHead(error instanceof BodyTooLarge ? 413 : 500);
+        response.end();
+      });
+  });
+  await listen({ server, host, port });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: new URL(`http://${shownHost}:${address.port}${path}`),
+    async close() {
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+class BodyTooLarge extends Error {}
+
+async function forward({
+  request,
+  url,
+  signal,
+  handler,
+}: {
+  request: IncomingMessage;
+  url: URL;
+  signal: AbortSignal;
+  handler: ReturnType<typeof createMcpHandler>;
+}): Promise<Response> {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(key, item);
+  }
+  const method = request.method ?? "GET";
+  const body = method === "GET" || method === "HEAD" ? undefined : await readBody(request);
+  return handler.fetch(new Request(url, { method, headers, body, signal }));
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`request body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+// Hashing both sides first gives equal lengths, so the comparison leaks neither content nor length.
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+function authorized({
+  header,
+  expected,
+}: {
+  header: string | undefined;
+  expected: Buffer;
+}): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
+}
+
+function listen({
+  server,
+  host,
+  port,
+}: {
+  server: HttpServer;
+  host: string;
+  port: number;
+}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}

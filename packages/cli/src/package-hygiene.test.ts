@@ -1,0 +1,133 @@
+// The packages as users get them: packed into tarballs, installed into a fresh folder, every
+// subpath of every exports map imported and the bin run; publint over each package.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
+
+const run = promisify(execFile);
+const repo = path.resolve(import.meta.dirname, "../../..");
+const packages = ["core", "coding-agent", "sandbox", "cli"];
+/** The frameworks the adapters import, at the versions the repository is tested with. */
+const peers = ["ai", "openai", "@anthropic-ai/sdk"];
+
+interface Manifest {
+  name: string;
+  exports: Record<string, unknown>;
+}
+
+async function manifest(name: string): Promise<Manifest> {
+  return JSON.parse(await readFile(path.join(repo, "packages", name, "package.json"), "utf8"));
+}
+
+describe("the packed packages", { timeout: 300_000 }, () => {
+  let app: string;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    for (const name of packages) {
+      if (!existsSync(path.join(repo, "packages", name, "dist"))) {
+        throw new Error(
+          `packages/${name} is not built: run \`npx tsc -b\` (npm test does it) first`,
+        );
+      }
+    }
+    const tarballs = await makeTempDir("pleach-pack-");
+    const project = await makeTempDir("pleach-install-");
+    cleanups.push(tarballs.cleanup, project.cleanup);
+    app = project.dir;
+    const { stdout } = await run(
+      "npm",
+      ["pack", "--workspaces", "--json", "--pack-destination", tarballs.dir],
+      { cwd: repo },
+    );
+    const packed = (JSON.parse(stdout) as Array<{ filename: string }>).map((entry) =>
+      path.join(tarballs.dir, entry.filename),
+    );
+    expect(packed).toHaveLength(packages.length);
+    const root = JSON.parse(await readFile(path.join(repo, "package.json"), "utf8"));
+    const peerSpecs = peers.map((peer) => `${peer}@${root.devDependencies[peer]}`);
+    await writeFile(
+      path.join(app, "package.json"),
+      JSON.stringify({ name: "pleach-install-check", private: true, type: "module" }),
+    );
+    await run(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packed, ...peerSpecs],
+      { cwd: app, timeout: 240_000 },
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it("imports every subpath of every exports map", async () => {
+    const specifiers: string[] = [];
+    for (const name of packages) {
+      const { name: packageName, exports } = await manifest(name);
+      for (const subpath of Object.keys(exports)) {
+        specifiers.push(subpath === "." ? packageName : `${packageName}/${subpath.slice(2)}`);
+      }
+    }
+    // A child process in the fresh folder, so resolution sees only what was installed.
+    const script = `
+      import { createRequire } from "node:module";
+      const require = createRequire(import.meta.url);
+      const results = {};
+      for (const specifier of ${JSON.stringify(specifiers)}) {
+        try {
+          if (specifier.endsWith("/package.json")) results[specifier] = typeof require(specifier).name;
+          else {
+            await import(specifier);
+            results[specifier] = "ok";
+          }
+        } catch (error) {
+          results[specifier] = String(error.message);
+        }
+      }
+      process.stdout.write(JSON.stringify(results));
+    `;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: app,
+    });
+    const results = JSON.parse(stdout) as Record<string, string>;
+    expect(results).toEqual(
+      Object.fromEntries(
+        specifiers.map((specifier) => [
+          specifier,
+          specifier.endsWith("/package.json") ? "string" : "ok",
+        ]),
+      ),
+    );
+    expect(specifiers).toEqual(
+      expect.arrayContaining([
+        "@pleach/core/ai-sdk",
+        "@pleach/core/openai",
+        "@pleach/core/anthropic",
+      ]),
+    );
+  });
+
+  it("runs `npx pleach --help` from the installed bin", async () => {
+    const { stdout } = await run("npx", ["--no-install", "pleach", "--help"], { cwd: app });
+    expect(stdout).toContain("pleach mcp");
+  });
+
+  it("is publint clean", async () => {
+    for (const name of packages) {
+      const pkgDir = path.join(repo, "packages", name);
+      const { messages } = await publint({ pkgDir, level: "suggestion", strict: true });
+      const packageJson = JSON.parse(await readFile(path.join(pkgDir, "package.json"), "utf8"));
+      expect({
+        name,
+        messages: messages.map((message) => formatMessage(message, packageJson)),
+      }).toEqual({ name, messages: [] });
+    }
+  });
+});
