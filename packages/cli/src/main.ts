@@ -1,7 +1,10 @@
 import { isToolError } from "@pleach/core";
 import { type CliIo, UsageError, VERSION } from "./cli-support.js";
 import { CALL_HELP, callCommand } from "./commands/call.js";
+import { DEMO_HELP, demoCommand } from "./commands/demo.js";
+import { EVAL_HELP, evalCommand } from "./commands/eval.js";
 import { MCP_HELP, mcpCommand } from "./commands/mcp.js";
+import { RUN_HELP, runCommand } from "./commands/run.js";
 import { TOOLS_HELP, toolsCommand } from "./commands/tools.js";
 
 export type { CliIo } from "./cli-support.js";
@@ -12,6 +15,9 @@ Usage:
   pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--text]
   pleach tools [--json]
   pleach mcp [--workspace DIR] [--mode MODE] [--tools a,b] [--http [HOST:]PORT]
+  pleach demo [--keep] [--json]
+  pleach run "<task>" [--workspace DIR] [--model SPEC] [--mode MODE]
+  pleach eval <instances.jsonl> | --dataset mini [--model SPEC] [--concurrency N]
   pleach help [command]
   pleach --version
 
@@ -19,11 +25,23 @@ Commands:
   call    Run one tool on a workspace and print its result as JSON.
   tools   List the tools with their input schemas.
   mcp     Serve the tools to an MCP client over stdio (or Streamable HTTP).
+  demo    Watch a scripted agent fix a sample project's failing tests (no API key needed).
+  run     Run the agent on a workspace with a model (OpenAI, Anthropic or a local server).
+  eval    Evaluate an agent on SWE-bench-style instances (a bundled mini dataset included).
 
 Run 'pleach <command> --help' for a command's options.
 `;
 
-const COMMAND_HELP: Record<string, string> = { call: CALL_HELP, tools: TOOLS_HELP, mcp: MCP_HELP };
+const COMMAND_HELP: Record<string, string> = {
+  call: CALL_HELP,
+  tools: TOOLS_HELP,
+  mcp: MCP_HELP,
+  demo: DEMO_HELP,
+  run: RUN_HELP,
+  eval: EVAL_HELP,
+};
+
+const COMMAND_NAMES = Object.keys(COMMAND_HELP).join(", ");
 
 function defaultIo(): CliIo {
   return {
@@ -55,7 +73,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo()): Pr
         const [topic] = args;
         if (topic !== undefined && COMMAND_HELP[topic] === undefined) {
           throw new UsageError(
-            `no help for ${JSON.stringify(topic)}: the commands are call, tools, mcp`,
+            `no help for ${JSON.stringify(topic)}: the commands are ${COMMAND_NAMES}`,
           );
         }
         io.stdout(topic === undefined ? HELP : (COMMAND_HELP[topic] ?? HELP));
@@ -71,9 +89,15 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo()): Pr
         return await toolsCommand({ args, io });
       case "mcp":
         return await mcpCommand({ args, io });
+      case "demo":
+        return await demoCommand({ args, io });
+      case "run":
+        return await runCommand({ args, io });
+      case "eval":
+        return await evalCommand({ args, io });
       default:
         throw new UsageError(
-          `unknown command ${JSON.stringify(command)}; the commands are call, tools, mcp`,
+          `unknown command ${JSON.stringify(command)}; the commands are ${COMMAND_NAMES}`,
         );
     }
   } catch (error) {

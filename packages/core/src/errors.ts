@@ -29,6 +29,11 @@ export type ToolErrorCode =
   | "AMBIGUOUS_MATCH"
   /** A diff or edit could not be applied as a whole. */
   | "CONFLICT"
+  /**
+   * A write to an existing file the model has not read in this session, or that changed on disk
+   * since it read it; read it again, then redo the change.
+   */
+  | "STALE_FILE"
   /** The file is binary and was asked for as text. */
   | "BINARY_FILE"
   /** Input or output larger than the tool accepts. */

@@ -1,3 +1,9 @@
+export type {
+  LocalSandboxProvider,
+  LocalSandboxProviderOptions,
+  LocalSandboxSession,
+} from "./local-provider.js";
+export { createLocalSandboxProvider } from "./local-provider.js";
 export type { LocalSandbox, LocalSandboxOptions } from "./local-sandbox.js";
 export { createLocalSandbox } from "./local-sandbox.js";
 export type {

@@ -73,12 +73,12 @@ async function files(root: string): Promise<string[]> {
   return (await readdir(root)).sort();
 }
 
-describe("apply_diff", () => {
+describe('apply_diff with engine: "patch" (seed 000\'s protocol)', () => {
   it("applies a clean diff and counts its hunks", async () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const tool = createApplyDiffTool(client);
-    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    const output = await tool.execute({ engine: "patch", path: "numbers.txt", diff: TWO_HUNKS });
     expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
     expect(await files(root)).toEqual(["numbers.txt"]);
@@ -96,6 +96,7 @@ describe("apply_diff", () => {
     const shifted = `x\ny\n${THIRTY.replace("\n10\n", "\nten\n")}`;
     await writeFile(path.join(root, "numbers.txt"), shifted);
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: TWO_HUNKS,
     });
@@ -110,7 +111,7 @@ describe("apply_diff", () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY.replace("\n13\n", "\nXIII\n"));
     const tool = createApplyDiffTool(client);
-    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    const output = await tool.execute({ engine: "patch", path: "numbers.txt", diff: TWO_HUNKS });
     expect(output).toEqual({ hunksApplied: 1, conflicts: ["Hunk #2 FAILED at 10."] });
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(
       THIRTY.replace("\n5\n", "\nfive\n").replace("\n13\n", "\nXIII\n"),
@@ -131,7 +132,7 @@ describe("apply_diff", () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), PATCHED);
     const tool = createApplyDiffTool(client);
-    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    const output = await tool.execute({ engine: "patch", path: "numbers.txt", diff: TWO_HUNKS });
     expect(output.hunksApplied).toBe(0);
     expect(output.conflicts).toEqual([
       "Reversed (or previously applied) patch detected!  Skipping patch.",
@@ -147,6 +148,7 @@ describe("apply_diff", () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY.replaceAll("\n", "\r\n"));
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: TWO_HUNKS,
     });
@@ -160,6 +162,7 @@ describe("apply_diff", () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: TWO_HUNKS.replaceAll("\n", "\r\n"),
     });
@@ -172,6 +175,7 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const hunksOnly = TWO_HUNKS.split("\n").slice(2).join("\n").trimEnd();
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: hunksOnly,
     });
@@ -184,7 +188,11 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     await writeFile(path.join(root, "other.txt"), THIRTY);
     const diff = TWO_HUNKS.replaceAll("numbers.txt", "other.txt");
-    const output = await createApplyDiffTool(client).execute({ path: "numbers.txt", diff });
+    const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
+      path: "numbers.txt",
+      diff,
+    });
     expect(output.hunksApplied).toBe(2);
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
     expect(await readFile(path.join(root, "other.txt"), "utf8")).toBe(THIRTY);
@@ -197,6 +205,7 @@ describe("apply_diff", () => {
     );
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: TWO_HUNKS,
     });
@@ -208,6 +217,7 @@ describe("apply_diff", () => {
     const failing = await workspaceWithPatchShim("echo 'patch: **** something broke' >&2; exit 2");
     await writeFile(path.join(failing.root, "numbers.txt"), THIRTY);
     const output = await createApplyDiffTool(failing.client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: TWO_HUNKS,
     });
@@ -218,6 +228,7 @@ describe("apply_diff", () => {
     await writeFile(path.join(hanging.root, "numbers.txt"), THIRTY);
     await expect(
       createApplyDiffTool(hanging.client, { timeoutMs: 200 }).execute({
+        engine: "patch",
         path: "numbers.txt",
         diff: TWO_HUNKS,
       }),
@@ -229,7 +240,11 @@ describe("apply_diff", () => {
     );
     await writeFile(path.join(missing.root, "numbers.txt"), THIRTY);
     await expect(
-      createApplyDiffTool(missing.client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
+      createApplyDiffTool(missing.client).execute({
+        engine: "patch",
+        path: "numbers.txt",
+        diff: TWO_HUNKS,
+      }),
     ).rejects.toMatchObject({ code: "INTERNAL", message: expect.stringContaining("no `patch`") });
     expect(await files(missing.root)).toEqual(["numbers.txt"]);
   });
@@ -239,7 +254,7 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const controller = new AbortController();
     const call = createApplyDiffTool(client).execute(
-      { path: "numbers.txt", diff: TWO_HUNKS },
+      { engine: "patch", path: "numbers.txt", diff: TWO_HUNKS },
       { abortSignal: controller.signal },
     );
     // Abort once the shim is running, i.e. once the patch file exists.
@@ -256,6 +271,7 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const wrongCounts = "--- numbers.txt\n+++ numbers.txt\n@@ -2,7 +2,7 @@\n 2\n-3\n+three\n 4\n";
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "numbers.txt",
       diff: wrongCounts,
     });
@@ -272,20 +288,24 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     const tool = createApplyDiffTool(client);
     for (const diff of ["", "replace line 5 with five", "--- a\n+++ b\n-5\n+five\n"]) {
-      await expect(tool.execute({ path: "numbers.txt", diff })).rejects.toMatchObject({
+      await expect(
+        tool.execute({ engine: "patch", path: "numbers.txt", diff }),
+      ).rejects.toMatchObject({
         code: "INVALID_INPUT",
         message: expect.stringContaining("@@ -12,4 +12,5 @@"),
       });
     }
     const twoFiles = `${TWO_HUNKS}--- other.txt\n+++ other.txt\n@@ -1,1 +1,1 @@\n-1\n+one\n`;
-    await expect(tool.execute({ path: "numbers.txt", diff: twoFiles })).rejects.toMatchObject({
+    await expect(
+      tool.execute({ engine: "patch", path: "numbers.txt", diff: twoFiles }),
+    ).rejects.toMatchObject({
       code: "INVALID_INPUT",
       message: expect.stringContaining("2 files (numbers.txt, other.txt)"),
     });
     // A removed "-- x" line followed by an added "++ y" line inside a hunk is not a file header.
     await writeFile(path.join(root, "q.sql"), "select 1;\n-- x\nselect 2;\n");
     const sqlDiff = "--- q.sql\n+++ q.sql\n@@ -1,3 +1,3 @@\n select 1;\n--- x\n+-- y\n select 2;\n";
-    expect(await tool.execute({ path: "q.sql", diff: sqlDiff })).toEqual({
+    expect(await tool.execute({ engine: "patch", path: "q.sql", diff: sqlDiff })).toEqual({
       hunksApplied: 1,
       conflicts: [],
     });
@@ -305,7 +325,9 @@ describe("apply_diff", () => {
       path.join(outside.dir, "numbers.txt"),
       "out/numbers.txt",
     ]) {
-      await expect(tool.execute({ path: escaping, diff: TWO_HUNKS })).rejects.toMatchObject({
+      await expect(
+        tool.execute({ engine: "patch", path: escaping, diff: TWO_HUNKS }),
+      ).rejects.toMatchObject({
         code: "PATH_ESCAPE",
       });
     }
@@ -315,13 +337,15 @@ describe("apply_diff", () => {
     await mkdir(inside);
     await writeFile(path.join(inside, "numbers.txt"), THIRTY);
     const viaLink = `out/../${path.basename(outside.dir)}/numbers.txt`;
-    expect(await tool.execute({ path: viaLink, diff: TWO_HUNKS })).toEqual({
+    expect(await tool.execute({ engine: "patch", path: viaLink, diff: TWO_HUNKS })).toEqual({
       hunksApplied: 2,
       conflicts: [],
     });
     expect(await readFile(path.join(inside, "numbers.txt"), "utf8")).toBe(PATCHED);
     expect(await readFile(path.join(outside.dir, "numbers.txt"), "utf8")).toBe(THIRTY);
-    await expect(tool.execute({ path: "missing.txt", diff: TWO_HUNKS })).rejects.toMatchObject({
+    await expect(
+      tool.execute({ engine: "patch", path: "missing.txt", diff: TWO_HUNKS }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
       message: expect.stringContaining("write_file"),
     });
@@ -333,7 +357,7 @@ describe("apply_diff", () => {
     const tool = createApplyDiffTool(client);
     for (const name of ["-rf", "$(touch pwned)", "it's; rm -rf x", "--help"]) {
       await writeFile(path.join(root, name), THIRTY);
-      const output = await tool.execute({ path: name, diff: TWO_HUNKS });
+      const output = await tool.execute({ engine: "patch", path: name, diff: TWO_HUNKS });
       expect(output).toEqual({ hunksApplied: 2, conflicts: [] });
       expect(await readFile(path.join(root, name), "utf8")).toBe(PATCHED);
     }
@@ -345,6 +369,7 @@ describe("apply_diff", () => {
     await writeFile(path.join(root, "real.txt"), THIRTY);
     await symlink("real.txt", path.join(root, "link.txt"));
     const output = await createApplyDiffTool(client).execute({
+      engine: "patch",
       path: "link.txt",
       diff: TWO_HUNKS,
     });
@@ -357,7 +382,11 @@ describe("apply_diff", () => {
     const { root, client } = await workspace("read-only");
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
     await expect(
-      createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
+      createApplyDiffTool(client).execute({
+        engine: "patch",
+        path: "numbers.txt",
+        diff: TWO_HUNKS,
+      }),
     ).rejects.toMatchObject({ code: "READ_ONLY" });
     expect(await files(root)).toEqual(["numbers.txt"]);
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
@@ -367,7 +396,260 @@ describe("apply_diff", () => {
     const { client } = await workspace();
     expect(createApplyDiffTool(client).annotations).toEqual({ destructiveHint: true });
     await expect(
-      createApplyDiffTool(client).execute({ path: "a", diff: "@@ -1 +1 @@\n-a\n+b\n", extra: 1 }),
+      createApplyDiffTool(client).execute({
+        engine: "patch",
+        path: "a",
+        diff: "@@ -1 +1 @@\n-a\n+b\n",
+        extra: 1,
+      }),
     ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+  });
+});
+
+describe("apply_diff with the pleach engine (default)", () => {
+  it("applies a clean diff in-process and reports each hunk", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output).toEqual({
+      hunksApplied: 2,
+      conflicts: [],
+      hunks: [
+        { file: "numbers.txt", hunk: 1, status: "applied", line: 2, offset: 0, tolerance: "exact" },
+        {
+          file: "numbers.txt",
+          hunk: 2,
+          status: "applied",
+          line: 10,
+          offset: 0,
+          tolerance: "exact",
+        },
+      ],
+      files: [{ path: "numbers.txt", action: "modified" }],
+    });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await files(root)).toEqual(["numbers.txt"]);
+    expect(tool.toModelOutput(output)).toEqual({ output: "applied 2 hunk(s)", error: false });
+  });
+
+  it("accepts what models send: a fence, prose, git headers, wrong numbers and counts", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), `x\ny\n${THIRTY}`);
+    const sloppy = [
+      "Here is the change:",
+      "```diff",
+      "diff --git a/numbers.txt b/numbers.txt",
+      "index 1234567..89abcde 100644",
+      "--- a/numbers.txt\t2024-05-01 10:00:00.000000000 +0000",
+      "+++ b/numbers.txt\t2024-05-01 10:00:01.000000000 +0000",
+      "@@ -2,9 +2,4 @@ wrong counts",
+      " 3",
+      " 4",
+      "-5",
+      "+five",
+      " 6",
+      "@@ @@",
+      " 12",
+      "-13",
+      "+thirteen",
+      "",
+      "```",
+      "This renames the numbers.",
+    ].join("\n");
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: sloppy });
+    expect(output.conflicts).toEqual([]);
+    expect(output.hunks?.map(({ line, offset }) => ({ line, offset }))).toEqual([
+      { line: 5, offset: 3 },
+      { line: 14, offset: undefined },
+    ]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(`x\ny\n${PATCHED}`);
+    expect(tool.toModelOutput(output)).toMatchInlineSnapshot(`
+      {
+        "error": false,
+        "output": "applied 2 hunk(s)
+      Hunk #1 applied at line 5 (offset +3 lines).",
+      }
+    `);
+  });
+
+  it("reports and applies a hunk found only with tolerances, keeping the file's bytes", async () => {
+    const { root, client } = await workspace();
+    const source = "\uFEFFconst a = “x”;  \r\nconst b = 2;\r\nconst c = 3;\r\n";
+    await writeFile(path.join(root, "q.js"), source);
+    const diff = '@@ -1,3 +1,3 @@\n const a = "x";\n-const b = 2;\n+const b = 20;\n const c = 3;\n';
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "q.js", diff });
+    expect(output.hunks?.[0]?.tolerance).toBe("unicode-punctuation");
+    expect(await readFile(path.join(root, "q.js"), "utf8")).toBe(
+      "\uFEFFconst a = “x”;  \r\nconst b = 20;\r\nconst c = 3;\r\n",
+    );
+    expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
+      "applied 1 hunk(s)
+      Hunk #1 applied at line 1 (Unicode quotes/dashes/spaces read as ASCII)."
+    `);
+  });
+
+  it("refuses an ambiguous hunk listing the candidates, and writes nothing", async () => {
+    const { root, client } = await workspace();
+    const block = "function f() {\n  return 1;\n}\n";
+    const original = `${block}\n// middle\n\n${block}`;
+    await writeFile(path.join(root, "dup.js"), original);
+    const diff =
+      "@@ -40,3 +40,3 @@\n function f() {\n-  return 1;\n+  return 2;\n }\n@@ -5,1 +5,1 @@\n-// middle\n+// centre\n";
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "dup.js", diff });
+    expect(output.hunksApplied).toBe(0);
+    expect(output.hunks?.map((hunk) => hunk.status)).toEqual(["conflict", "skipped"]);
+    expect(await readFile(path.join(root, "dup.js"), "utf8")).toBe(original);
+    expect(tool.toModelOutput(output)).toMatchInlineSnapshot(`
+      {
+        "error": true,
+        "output": "applied 0 hunk(s); 1 conflict(s):
+      Hunk #1 FAILED at 40: the hunk's old lines match at lines 1 and 7 and its @@ line number does not single one out; add context lines that occur only at the place you mean, or correct the @@ line number
+      Nothing was written: apply_diff applies every hunk or none. Read the file again, fix the failed hunks and send the whole diff again (or pass partial: true to apply the others), or use edit_file.",
+      }
+    `);
+    // Line 4 is as near to one copy as to the other; partial application writes the other hunk.
+    const partial = await tool.execute({
+      path: "dup.js",
+      diff: diff.replace("@@ -40,3 +40,3 @@", "@@ -4,3 +4,3 @@"),
+      partial: true,
+    });
+    expect(partial.hunksApplied).toBe(1);
+    expect(await readFile(path.join(root, "dup.js"), "utf8")).toBe(
+      original.replace("// middle", "// centre"),
+    );
+    const hinted = await tool.execute({
+      path: "dup.js",
+      diff: diff.replace("@@ -40,3 +40,3 @@", "@@ -7,3 +7,3 @@"),
+    });
+    expect(hinted.hunks?.map((hunk) => [hunk.status, hunk.chosenByHint])).toEqual([
+      ["applied", true],
+      ["already-applied", undefined],
+    ]);
+    expect(await readFile(path.join(root, "dup.js"), "utf8")).toBe(
+      `${block}\n// centre\n\n${block.replace("return 1", "return 2")}`,
+    );
+  });
+
+  it("reports an already-applied diff without applying it twice", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), PATCHED);
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output.conflicts).toEqual([]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(tool.toModelOutput(output)).toMatchInlineSnapshot(`
+      {
+        "error": false,
+        "output": "applied 0 hunk(s)
+      Hunk #1 is already applied (at line 2); left as is.
+      Hunk #2 is already applied (at line 10); left as is.",
+      }
+    `);
+  });
+
+  it("says where a hunk's old lines differ from the file", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY.replace("\n13\n", "\nXIII\n"));
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: "numbers.txt", diff: TWO_HUNKS });
+    expect(output.conflicts).toMatchInlineSnapshot(`
+      [
+        "Hunk #2 FAILED at 10: the hunk's old lines are not in the file; the closest region is lines 10-16, where line 13 reads "XIII" and the diff has "13". Read those lines and send a diff of the current content",
+      ]
+    `);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(
+      THIRTY.replace("\n13\n", "\nXIII\n"),
+    );
+  });
+
+  it("applies a multi-file diff with path '.', creating and deleting files, all or nothing", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    await writeFile(path.join(root, "old.txt"), "gone\n");
+    const diff = [
+      "diff --git a/numbers.txt b/numbers.txt",
+      TWO_HUNKS.replace("--- numbers.txt", "--- a/numbers.txt").replace(
+        "+++ numbers.txt",
+        "+++ b/numbers.txt",
+      ),
+      "diff --git a/src/new.txt b/src/new.txt",
+      "new file mode 100644",
+      "--- /dev/null",
+      "+++ b/src/new.txt",
+      "@@ -0,0 +1,2 @@",
+      "+hello",
+      "+world",
+      "diff --git a/old.txt b/old.txt",
+      "deleted file mode 100644",
+      "--- a/old.txt",
+      "+++ /dev/null",
+      "@@ -1 +0,0 @@",
+      "-gone",
+      "",
+    ].join("\n");
+    const tool = createApplyDiffTool(client);
+    await expect(tool.execute({ path: "numbers.txt", diff })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      message: expect.stringContaining('pass path "."'),
+    });
+    // A conflict in one file keeps every file as it was.
+    await writeFile(path.join(root, "old.txt"), "gone\nbut not forgotten\n");
+    const refused = await tool.execute({ path: ".", diff });
+    expect(refused.conflicts).toEqual([
+      "Hunk #1 FAILED at 1 in old.txt: the diff deletes the file, but the file holds more than the diff removes; read it and send a diff of its whole content",
+    ]);
+    expect(await files(root)).toEqual(["numbers.txt", "old.txt"]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+
+    await writeFile(path.join(root, "old.txt"), "gone\n");
+    const output = await tool.execute({ path: ".", diff });
+    expect(output.files).toEqual([
+      { path: "numbers.txt", action: "modified" },
+      { path: "src/new.txt", action: "created" },
+      { path: "old.txt", action: "deleted" },
+    ]);
+    expect(tool.toModelOutput(output).output).toBe(
+      "applied 4 hunk(s) (modified numbers.txt, created src/new.txt, deleted old.txt)",
+    );
+    expect(await readFile(path.join(root, "src/new.txt"), "utf8")).toBe("hello\nworld\n");
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(PATCHED);
+    expect(await files(root)).toEqual(["numbers.txt", "src"]);
+  });
+
+  it("refuses diffs without hunks, missing files and escaping paths", async () => {
+    const { root, client } = await workspace();
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const tool = createApplyDiffTool(client);
+    for (const diff of ["", "replace line 5 with five", "--- a\n+++ b\n-5\n+five\n"]) {
+      await expect(tool.execute({ path: "numbers.txt", diff })).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("@@ -12,4 +12,5 @@"),
+      });
+    }
+    await expect(tool.execute({ path: "missing.txt", diff: TWO_HUNKS })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: expect.stringContaining("write_file"),
+    });
+    await expect(tool.execute({ path: "../numbers.txt", diff: TWO_HUNKS })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    const escaping = TWO_HUNKS.replaceAll("numbers.txt", "../numbers.txt");
+    await expect(tool.execute({ path: ".", diff: escaping })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+  });
+
+  it("is refused by a read-only sandbox and leaves the file alone", async () => {
+    const { root, client } = await workspace("read-only");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    await expect(
+      createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
+    ).rejects.toMatchObject({ code: "READ_ONLY" });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
   });
 });

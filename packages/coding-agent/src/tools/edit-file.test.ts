@@ -119,6 +119,7 @@ describe("edit_file", () => {
       2	  let sum = 0;
       3	  for (const item of items) {
       Copy those lines exactly, with their whitespace, into \`old\`.
+      It matches lines 2-3 uniquely if indentation and other whitespace are ignored: copy those lines exactly, or pass \`tolerant: true\` to replace them.
       Nothing was changed."
     `);
   });
@@ -136,6 +137,7 @@ describe("edit_file", () => {
       5	  }
       6	  return sum;
       Send \`old\` (and \`new\`) with the file's line endings; the edit is not applied with different ones.
+      It matches lines 5-6 uniquely if line endings (\\r\\n against \\n) are ignored: copy those lines exactly, or pass \`tolerant: true\` to replace them.
       Nothing was changed."
     `);
     expect(await bytes("cart.js")).toEqual(Buffer.from(crlf));
@@ -159,6 +161,48 @@ describe("edit_file", () => {
       `"\`old\` was not found in cart.js. It matches line 9 except for line endings: the file uses LF (\\n), \`old\` uses CRLF (\\r\\n)."`,
     );
     expect(await text("cart.js")).toBe(SOURCE);
+  });
+
+  it("applies a unique tolerant match only with `tolerant: true`, and says so", async () => {
+    const { tool, put, bytes } = await setup();
+    const crlf = SOURCE.replaceAll("\n", "\r\n");
+    await put("cart.js", crlf);
+    const output = await tool.execute({
+      path: "cart.js",
+      old: "  }\n  return sum;\n",
+      new: "  }\n  return sum * 2;\n",
+      tolerant: true,
+    });
+    expect(output.tolerances).toEqual([
+      { edit: 0, tolerance: "line-endings", startLine: 5, endLine: 6 },
+    ]);
+    expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
+      "edited cart.js (1 replacement at line 5)
+      \`old\` was not found exactly; it matched lines 5-6 if line endings (\\r\\n against \\n) are ignored, and was replaced there."
+    `);
+    expect(await bytes("cart.js")).toEqual(
+      Buffer.from(crlf.replace("return sum;", "return sum * 2;")),
+    );
+    // Indentation: the replacement takes the file's indentation.
+    await put("b.py", "def f():\n    if x:\n        return 1\n    return 2\n");
+    await tool.execute({
+      path: "b.py",
+      old: "if x:\n    return 1",
+      new: "if x:\n    return 10",
+      tolerant: true,
+    });
+    expect((await bytes("b.py")).toString()).toBe(
+      "def f():\n    if x:\n        return 10\n    return 2\n",
+    );
+    // Several tolerant matches: refused, with the lines.
+    await put("c.txt", "a  \nb\na\nb \n");
+    const message = await refusal(
+      tool.execute({ path: "c.txt", old: "a\nb\n", new: "x\n", tolerant: true }),
+      "NO_MATCH",
+    );
+    expect(message.split("\n").at(-2)).toMatchInlineSnapshot(
+      `"Even if whitespace at the ends of lines is ignored, it matches several places (starting at lines 1, 3)."`,
+    );
   });
 
   it("says when nothing in the file resembles `old`", async () => {

@@ -1,10 +1,12 @@
-import { Buffer } from "node:buffer";
-import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
+import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { type ClosestRegion, findClosestRegion } from "./closest-region.js";
+import { TOLERANCE_PHRASES } from "./diff/locate.js";
+import { locateTolerantly, type TolerantMatch } from "./diff/locate-text.js";
 import { formatNumberedLines, LineIndex } from "./line-numbers.js";
-import { binaryReason, decodeUtf8, detectLineEnding, type LineEnding } from "./text-format.js";
+import { readTextFile } from "./read-text-file.js";
+import { detectLineEnding, type LineEnding } from "./text-format.js";
 
 const editSchema = z
   .object({
@@ -36,6 +38,12 @@ export const editFileInputSchema = z
       .optional()
       .describe(
         "Instead of `old` and `new`: several replacements in one file. Each `old` must occur exactly once in the ORIGINAL file and the edits must not overlap; either all are applied or none.",
+      ),
+    tolerant: z
+      .boolean()
+      .optional()
+      .describe(
+        "When an `old` is not found exactly but matches whole lines at exactly one place once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, replace there (the output says which). Default false: such a match is only reported.",
       ),
   })
   .strict()
@@ -100,6 +108,24 @@ export const editFileOutputSchema = z.object({
     .describe(
       "The 1-based line where the first change starts (1 when the whole file was written).",
     ),
+  tolerances: z
+    .array(
+      z.object({
+        edit: z.number().int().nonnegative().describe("Index of the edit (0 for `old`/`new`)."),
+        tolerance: z.enum([
+          "line-endings",
+          "trailing-whitespace",
+          "unicode-punctuation",
+          "indentation",
+        ]),
+        startLine: z.number().int().min(1),
+        endLine: z.number().int().min(1),
+      }),
+    )
+    .optional()
+    .describe(
+      "With `tolerant: true`: the edits whose `old` matched only under a tolerance, and where.",
+    ),
 });
 
 /** What `edit_file` accepts. */
@@ -145,7 +171,8 @@ export function createEditFileTool(
       "Copy `old` exactly from the file (indentation, blank lines, line endings) and include enough surrounding lines to make it unique.",
       "For several changes to one file pass `edits: [{ old, new }, ...]` instead: each `old` must occur exactly once in the original file, edits must not overlap, and either all apply or none.",
       "Everything outside the replaced text is kept byte for byte.",
-      "If `old` is not found the error quotes the closest region of the file with line numbers; if it is found several times the error lists the lines.",
+      "If `old` is not found the error quotes the closest region of the file with line numbers, and says if it matches whole lines at one place once whitespace, line endings or Unicode punctuation are ignored; pass `tolerant: true` to apply such a match (the output says so).",
+      "If `old` is found several times the error lists the lines.",
     ].join(" "),
     inputSchema: editFileInputSchema,
     outputSchema: editFileOutputSchema,
@@ -157,7 +184,10 @@ export function createEditFileTool(
         return { path, action: "wrote" as const, replacements: 0, firstChangedLine: 1 };
       }
       const edits = input.edits ?? [{ old: input.old ?? "", new: input.new ?? "" }];
-      const text = await readText(client, path);
+      const text = await readTextFile(client, path, {
+        toolName: "edit_file",
+        missingHint: "To create the file, call edit_file with an empty `old` (or use write_file).",
+      });
       const failure = (index: number, message: string) =>
         edits.length === 1
           ? `${message}\nNothing was changed.`
@@ -168,29 +198,52 @@ export function createEditFileTool(
         return lineIndex.lineAt(offset);
       };
 
+      const tolerances: NonNullable<EditFileOutput["tolerances"]> = [];
       const located: Located[] = edits.map((edit, index) => {
         const occurrences = findOccurrences(text, edit.old, 1_000);
         const [first] = occurrences;
         if (first === undefined) {
+          const tolerant = locateTolerantly(text, edit.old, edit.new);
+          if (
+            input.tolerant === true &&
+            tolerant.status === "unique" &&
+            tolerant.tolerance !== "exact"
+          ) {
+            tolerances.push({
+              edit: index,
+              tolerance: tolerant.tolerance,
+              startLine: tolerant.startLine,
+              endLine: tolerant.endLine,
+            });
+            return {
+              index,
+              start: tolerant.start,
+              end: tolerant.end,
+              replacement: tolerant.replacement,
+            };
+          }
           const region = findClosestRegion(text, edit.old, { maxComparisons });
-          throw new ToolError(
-            "NO_MATCH",
-            failure(index, describeNoMatch(path, edit.old, text, region, maxQuotedLines)),
-            {
-              details: {
-                editIndex: index,
-                closest:
-                  region === undefined
-                    ? undefined
-                    : {
-                        startLine: region.startLine,
-                        endLine: region.endLine,
-                        difference: region.difference,
-                        similarity: region.similarity,
-                      },
-              },
+          const message = [
+            describeNoMatch(path, edit.old, text, region, maxQuotedLines),
+            describeTolerantMatch(tolerant),
+          ]
+            .filter((part) => part !== "")
+            .join("\n");
+          throw new ToolError("NO_MATCH", failure(index, message), {
+            details: {
+              editIndex: index,
+              closest:
+                region === undefined
+                  ? undefined
+                  : {
+                      startLine: region.startLine,
+                      endLine: region.endLine,
+                      difference: region.difference,
+                      similarity: region.similarity,
+                    },
+              tolerantMatch: tolerant.status === "none" ? undefined : tolerant,
             },
-          );
+          });
         }
         if (occurrences.length > 1) {
           const lines = occurrences.map(lineAt);
@@ -233,44 +286,22 @@ export function createEditFileTool(
         action: "edited" as const,
         replacements: located.length,
         firstChangedLine: lineAt(located[0]?.start ?? 0),
+        ...(tolerances.length > 0 ? { tolerances } : {}),
       };
     },
-    toModelOutput({ path, action, replacements, firstChangedLine }) {
+    toModelOutput({ path, action, replacements, firstChangedLine, tolerances = [] }) {
       if (action === "wrote") return { output: `wrote ${path}`, error: false };
       const detail =
         replacements === 1
           ? `1 replacement at line ${firstChangedLine}`
           : `${replacements} replacements, the first at line ${firstChangedLine}`;
-      return { output: `edited ${path} (${detail})`, error: false };
+      const notes = tolerances.map(
+        ({ edit, tolerance, startLine, endLine }) =>
+          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${TOLERANCE_PHRASES[tolerance]}, and was replaced there.`,
+      );
+      return { output: [`edited ${path} (${detail})`, ...notes].join("\n"), error: false };
     },
   });
-}
-
-/** The file's text, refused when it is not UTF-8 (a round trip through a string would corrupt it). */
-async function readText(client: SandboxClient, path: string): Promise<string> {
-  let encoded: string;
-  try {
-    encoded = await client.readFile(path, { encoding: "base64" });
-  } catch (error) {
-    if (isToolError(error) && error.code === "NOT_FOUND") {
-      throw new ToolError(
-        "NOT_FOUND",
-        `${error.message}. To create the file, call edit_file with an empty \`old\` (or use write_file).`,
-        { cause: error, details: error.details },
-      );
-    }
-    throw error;
-  }
-  const bytes = Buffer.from(encoded, "base64");
-  const binary = binaryReason(bytes);
-  if (binary !== undefined) {
-    throw new ToolError(
-      "BINARY_FILE",
-      `${path} is not UTF-8 text (${binary.description}), so edit_file cannot change it without corrupting it. Replace it whole with write_file and encoding "base64".`,
-      { details: { byteOffset: binary.byteOffset } },
-    );
-  }
-  return decodeUtf8(bytes);
 }
 
 /** Start offsets of `needle` in `text`, overlapping ones included, at most `limit` of them. */
@@ -346,6 +377,16 @@ function describeNoMatch(
       return parts.join("\n");
     }
   }
+}
+
+/** The line telling the model that a tolerance would locate `old`, or "" when none would. */
+function describeTolerantMatch(match: TolerantMatch): string {
+  if (match.status === "none" || match.tolerance === "exact") return "";
+  if (match.status === "ambiguous") {
+    const lines = match.lines.slice(0, 10).join(", ");
+    return `Even ${TOLERANCE_PHRASES[match.tolerance]}, it matches several places (starting at lines ${lines}).`;
+  }
+  return `It matches ${lineSpan(match.startLine, match.endLine)} uniquely ${TOLERANCE_PHRASES[match.tolerance]}: copy those lines exactly, or pass \`tolerant: true\` to replace them.`;
 }
 
 function lineSpan(first: number, last: number): string {

@@ -1,11 +1,35 @@
-export type { ApplyDiffInput, ApplyDiffOutput, ApplyDiffToolOptions } from "./apply-diff.js";
-export { applyDiffInputSchema, applyDiffOutputSchema, createApplyDiffTool } from "./apply-diff.js";
+export type {
+  ApplyDiffHunkReport,
+  ApplyDiffInput,
+  ApplyDiffOutput,
+  ApplyDiffToolOptions,
+} from "./apply-diff.js";
+export {
+  APPLY_DIFF_PATCH_FILE,
+  applyDiffInputSchema,
+  applyDiffOutputSchema,
+  createApplyDiffTool,
+} from "./apply-diff.js";
 export type { BashInput, BashOutput, BashToolOptions } from "./bash.js";
 export { bashInputSchema, bashOutputSchema, createBashTool } from "./bash.js";
-export type { CodingAgentToolName, CodingAgentTools } from "./coding-agent-tools.js";
+export type {
+  CodingAgentToolName,
+  CodingAgentTools,
+  CodingAgentToolsOptions,
+} from "./coding-agent-tools.js";
 export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
+export type {
+  ApplyFilePatchOptions,
+  ApplyFilePatchResult,
+  FilePatch,
+  HunkReport,
+  TolerantMatch,
+} from "./diff/index.js";
+export { applyFilePatch, locateTolerantly, parseUnifiedDiff } from "./diff/index.js";
 export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file.js";
 export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file.js";
+export type { FileRecord, FileState, WithFileStateOptions } from "./file-state.js";
+export { createFileState, diffFileNames, withFileState } from "./file-state.js";
 export type { GitCloneInput, GitCloneOutput, GitCloneToolOptions } from "./git-clone.js";
 export { createGitCloneTool, gitCloneInputSchema, gitCloneOutputSchema } from "./git-clone.js";
 export type { GitDiffInput, GitDiffOutput, GitDiffToolOptions } from "./git-diff.js";

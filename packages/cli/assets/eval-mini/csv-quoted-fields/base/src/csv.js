@@ -1,0 +1,4 @@
+/** Split one CSV line into its fields. */
+export function parseLine(line) {
+  return line.split(",");
+}

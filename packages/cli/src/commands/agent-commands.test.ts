@@ -1,0 +1,237 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
+import { type CliIo, main } from "../main.js";
+import { type EvalReport, parseTestStatuses } from "./eval.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function run(argv: string[], { cwd = process.cwd(), env = {} } = {}) {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    readStdin: async () => undefined,
+    cwd,
+    env,
+  };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
+
+describe("pleach demo", () => {
+  it("fixes the sample project with a scripted model: red, then green", async () => {
+    const { code, stdout } = await run(["demo"]);
+    expect(code).toBe(0);
+    const calls = [...stdout.matchAll(/→ (\w+)/g)].map((match) => match[1]);
+    expect(calls).toEqual([
+      "list_files",
+      "run_tests",
+      "search_files",
+      "read_file",
+      "edit_file",
+      "read_file",
+      "apply_diff",
+      "run_tests",
+    ]);
+    expect(stdout).toContain("← error: exit code 1");
+    expect(stdout).toMatch(/← ok: exit code 0 .* 5 passed, 0 failed/);
+    expect(stdout).toContain("The tests went from red to green.");
+  });
+
+  it("runs from the built bin, finding its sample project beside the package", async () => {
+    const bin = fileURLToPath(new URL("../../bin/pleach.js", import.meta.url));
+    if (!existsSync(fileURLToPath(new URL("../../dist/main.js", import.meta.url)))) {
+      throw new Error("packages/cli is not built: run `npx tsc -b` first");
+    }
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, "demo", "--json"]);
+    const events = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.at(-1)).toMatchObject({ type: "done", result: { stopReason: "final-answer" } });
+  });
+});
+
+describe("pleach eval", () => {
+  it("resolves the whole mini dataset with the gold patches", async () => {
+    const temp = await makeTempDir("pleach-eval-out-");
+    cleanups.push(temp.cleanup);
+    const output = path.join(temp.dir, "report.json");
+    const { code, stdout, stderr } = await run([
+      "eval",
+      "--dataset",
+      "mini",
+      "--model",
+      "gold",
+      "--output",
+      output,
+    ]);
+    expect(stderr).toContain("[5/5]");
+    expect(code).toBe(0);
+    expect(stdout).toContain("model gold: resolved 5 of 5 (100%), unresolved 0, errors 0");
+    const report = JSON.parse(await readFile(output, "utf8")) as EvalReport;
+    expect(report).toMatchObject({ total: 5, resolved: 5, errors: 0 });
+    for (const instance of report.instances) {
+      expect(instance.FAIL_TO_PASS.failed).toEqual([]);
+      expect(instance.FAIL_TO_PASS.passed.length).toBeGreaterThan(0);
+      expect(instance.PASS_TO_PASS.failed).toEqual([]);
+    }
+  });
+
+  it("resolves none of it with an empty patch", async () => {
+    const { code, stdout } = await run(["eval", "--dataset", "mini", "--model", "empty", "--json"]);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as EvalReport;
+    expect(report).toMatchObject({ total: 5, resolved: 0, unresolved: 5, errors: 0 });
+    for (const instance of report.instances) {
+      expect(instance.FAIL_TO_PASS.passed).toEqual([]);
+      expect(instance.PASS_TO_PASS.failed).toEqual([]);
+    }
+  });
+
+  it("reports an instance whose repository cannot be cloned as an error", async () => {
+    const temp = await makeTempDir("pleach-eval-bad-");
+    cleanups.push(temp.cleanup);
+    const file = path.join(temp.dir, "instances.jsonl");
+    await writeFile(
+      file,
+      `${JSON.stringify({
+        instance_id: "missing",
+        repo: "file:///nonexistent/repo",
+        base_commit: "0".repeat(40),
+        problem_statement: "x",
+        test_patch: "",
+        FAIL_TO_PASS: '["a"]',
+        PASS_TO_PASS: "[]",
+        test_command: "true",
+      })}\n`,
+    );
+    const { code, stdout } = await run(["eval", file, "--model", "empty"]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/missing\s+error/);
+    expect(stdout).toContain("COMMAND_FAILED");
+  });
+
+  it("says what is wrong with the command line", async () => {
+    expect((await run(["eval", "--model", "gold"])).code).toBe(2);
+    expect((await run(["eval", "--dataset", "huge", "--model", "gold"])).stderr).toContain(
+      "--dataset must be mini",
+    );
+  });
+
+  it("reads test names from TAP and pytest output", () => {
+    const statuses = parseTestStatuses(
+      [
+        "ok 1 - adds numbers",
+        "not ok 2 - subtracts numbers",
+        "    ok 1 - nested one",
+        "ok 3 - skipped one # SKIP",
+        "PASSED tests/test_a.py::test_one",
+        "tests/test_a.py::test_two FAILED",
+      ].join("\n"),
+    );
+    expect(Object.fromEntries(statuses)).toEqual({
+      "adds numbers": "pass",
+      "subtracts numbers": "fail",
+      "nested one": "pass",
+      "tests/test_a.py::test_one": "pass",
+      "tests/test_a.py::test_two": "fail",
+    });
+  });
+});
+
+describe("pleach run", () => {
+  it("drives an OpenAI-compatible server through the tools until its final answer", async () => {
+    const temp = await makeTempDir("pleach-run-");
+    cleanups.push(temp.cleanup);
+    await writeFile(path.join(temp.dir, "greeting.txt"), "hello world\n");
+    const replies = [
+      { tool_calls: [{ name: "read_file", arguments: { path: "greeting.txt" } }] },
+      {
+        tool_calls: [
+          { name: "edit_file", arguments: { path: "greeting.txt", old: "world", new: "pleach" } },
+        ],
+      },
+      { content: "Changed the greeting." },
+    ];
+    const received: Array<{ messages: Array<{ role: string; content: unknown }> }> = [];
+    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        received.push(JSON.parse(body));
+        const reply = replies.shift() ?? { content: "done" };
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({
+            choices: [
+              {
+                message: {
+                  role: "assistant",
+                  content: reply.content ?? null,
+                  tool_calls: reply.tool_calls?.map((call, index) => ({
+                    id: `call_${received.length}_${index}`,
+                    type: "function",
+                    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+                  })),
+                },
+                finish_reason: reply.tool_calls === undefined ? "stop" : "tool_calls",
+              },
+            ],
+            usage: { prompt_tokens: 10, completion_tokens: 5 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+
+    const { code, stdout } = await run([
+      "run",
+      "Greet pleach instead of the world",
+      "--workspace",
+      temp.dir,
+      "--model",
+      `http://127.0.0.1:${port}/v1`,
+      "--model-name",
+      "local-model",
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("→ edit_file");
+    expect(stdout).toContain("Changed the greeting.");
+    expect(await readFile(path.join(temp.dir, "greeting.txt"), "utf8")).toBe("hello pleach\n");
+    expect(received).toHaveLength(3);
+    expect(received[2]?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: expect.stringMatching(/^<tool_output tool="edit_file">\nedited greeting\.txt/),
+    });
+  });
+
+  it("needs a model and the provider's key", async () => {
+    const noModel = await run(["run", "do it"]);
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toContain("pleach demo");
+    const noKey = await run(["run", "do it", "--model", "anthropic:claude-x"]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("ANTHROPIC_API_KEY");
+  });
+});

@@ -1,0 +1,243 @@
+import {
+  createAnthropicModel,
+  createCodingAgentRuntime,
+  createOpenAIChatModel,
+  type ModelAdapter,
+} from "@pleach/coding-agent/runtime";
+import { createLocalSandboxProvider } from "@pleach/sandbox";
+import {
+  type CliIo,
+  openWorkspace,
+  parseCommandLine,
+  parseMode,
+  UsageError,
+  WORKSPACE_OPTIONS,
+} from "../cli-support.js";
+import { printAgentRun } from "./demo.js";
+
+/** `pleach run --help`. */
+export const RUN_HELP = `Usage: pleach run "<task>" [options]
+
+Run the agent on a workspace: the model gets the task and the tools, and works until it
+gives a final answer or a limit is reached. Every tool call and a short result is printed.
+Commands run sandboxed (workspace-write) unless --mode says otherwise.
+
+Options:
+  --model SPEC        openai:<name>       OpenAI Chat Completions (OPENAI_API_KEY;
+                                          OPENAI_BASE_URL for another endpoint)
+                      anthropic:<name>    Anthropic Messages (ANTHROPIC_API_KEY)
+                      <base-url>          any OpenAI-compatible server, such as
+                                          http://127.0.0.1:8080/v1 (with --model-name)
+                      (default: $PLEACH_MODEL)
+  --model-name NAME   the model name to send to a <base-url> server (default: "default")
+  --workspace DIR     the workspace folder (default: the current folder)
+  --mode MODE         read-only | workspace-write | danger-full-access
+                      (default: workspace-write)
+  --network           let sandboxed commands reach the network
+  --max-steps N       the most model calls (default: 50)
+  --json              print each event as one JSON line instead of the transcript
+  -h, --help          show this help
+
+Exit codes: 0 the model gave a final answer; 1 the run stopped otherwise (step limit,
+model error, interrupt); 2 the command line was wrong.
+
+Example:
+  OPENAI_API_KEY=... pleach run "make the failing test in test/cart.test.js pass" --model openai:gpt-4.1
+`;
+
+/** Environment variables the model specs read. */
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Make the model a `--model` spec names: `openai:<name>`, `anthropic:<name>` or the base URL of an
+ * OpenAI-compatible server. Keys come from the environment.
+ */
+export function modelFromSpec({
+  spec,
+  env,
+  modelName,
+  command,
+}: {
+  spec: string | undefined;
+  env: Environment;
+  /** The model name sent to a base-URL server. */
+  modelName?: string | undefined;
+  command: string;
+}): ModelAdapter {
+  if (spec === undefined || spec === "") {
+    throw new UsageError(
+      "no model: pass --model openai:<name>, anthropic:<name> or an OpenAI-compatible base URL (or set PLEACH_MODEL); to watch without a key, run 'pleach demo'",
+      { command },
+    );
+  }
+  if (/^https?:\/\//.test(spec)) {
+    const apiKey = env.OPENAI_API_KEY;
+    return createOpenAIChatModel({
+      baseURL: spec,
+      model: modelName ?? env.PLEACH_MODEL_NAME ?? "default",
+      ...(apiKey === undefined ? {} : { apiKey }),
+    });
+  }
+  const separator = spec.indexOf(":");
+  const provider = separator === -1 ? spec : spec.slice(0, separator);
+  const name = separator === -1 ? "" : spec.slice(separator + 1);
+  if (name === "" && (provider === "openai" || provider === "anthropic")) {
+    throw new UsageError(`--model ${spec} names no model; write ${provider}:<model name>`, {
+      command,
+    });
+  }
+  if (provider === "openai") {
+    const apiKey = env.OPENAI_API_KEY;
+    const baseURL = env.OPENAI_BASE_URL;
+    if (apiKey === undefined && baseURL === undefined) {
+      throw new UsageError("--model openai:... needs OPENAI_API_KEY in the environment", {
+        command,
+      });
+    }
+    return createOpenAIChatModel({
+      model: name,
+      ...(apiKey === undefined ? {} : { apiKey }),
+      ...(baseURL === undefined ? {} : { baseURL }),
+    });
+  }
+  if (provider === "anthropic") {
+    const apiKey = env.ANTHROPIC_API_KEY;
+    if (apiKey === undefined) {
+      throw new UsageError("--model anthropic:... needs ANTHROPIC_API_KEY in the environment", {
+        command,
+      });
+    }
+    const baseURL = env.ANTHROPIC_BASE_URL;
+    return createAnthropicModel({
+      model: name,
+      apiKey,
+      ...(baseURL === undefined ? {} : { baseURL }),
+    });
+  }
+  throw new UsageError(
+    `unknown model ${JSON.stringify(spec)}: write openai:<name>, anthropic:<name> or an http(s) base URL`,
+    { command },
+  );
+}
+
+/** Parse a positive whole number option. */
+export function parseCount({
+  value,
+  option,
+  command,
+  fallback,
+}: {
+  value: string | undefined;
+  option: string;
+  command: string;
+  fallback: number;
+}): number {
+  if (value === undefined) return fallback;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1) {
+    throw new UsageError(
+      `${option} must be a whole number of at least 1, got ${JSON.stringify(value)}`,
+      {
+        command,
+      },
+    );
+  }
+  return count;
+}
+
+/** Stop on Ctrl-C: the first interrupt aborts the run, which then reports where it stopped. */
+export function abortOnInterrupt(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort();
+  process.once("SIGINT", onInterrupt);
+  return { signal: controller.signal, dispose: () => process.off("SIGINT", onInterrupt) };
+}
+
+/** `pleach run "<task>"`: the agent on a workspace; resolves to the exit code. */
+export async function runCommand({
+  args,
+  io,
+}: {
+  args: readonly string[];
+  io: CliIo;
+}): Promise<number> {
+  const { values, positionals } = parseCommandLine({
+    args,
+    command: "run",
+    options: {
+      ...WORKSPACE_OPTIONS,
+      model: { type: "string" },
+      "model-name": { type: "string" },
+      "max-steps": { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    io.stdout(RUN_HELP);
+    return 0;
+  }
+  const [task, ...extra] = positionals;
+  if (task === undefined || task.trim() === "") {
+    throw new UsageError('run needs a task: pleach run "<what to do>"', { command: "run" });
+  }
+  if (extra.length > 0) {
+    throw new UsageError(
+      `unexpected arguments: ${extra.join(" ")} (quote the task as one argument)`,
+      {
+        command: "run",
+      },
+    );
+  }
+  const env = io.env ?? {};
+  const model = modelFromSpec({
+    spec: values.model ?? env.PLEACH_MODEL,
+    env,
+    modelName: values["model-name"],
+    command: "run",
+  });
+  const mode = parseMode({ mode: values.mode, command: "run" });
+  const maxSteps = parseCount({
+    value: values["max-steps"],
+    option: "--max-steps",
+    command: "run",
+    fallback: 50,
+  });
+  // Opening the workspace first checks it exists and reports a wrong --workspace clearly.
+  const client = await openWorkspace({
+    workspace: values.workspace,
+    mode,
+    network: values.network,
+    io,
+    command: "run",
+  });
+  if (!values.json) {
+    io.stdout(`pleach run: ${model.name} on ${client.root} (sandbox mode ${mode})\n`);
+  }
+  const runtime = createCodingAgentRuntime({
+    sandboxProvider: createLocalSandboxProvider({
+      root: client.root,
+      mode,
+      network: values.network ?? false,
+    }),
+    model,
+    maxSteps,
+  });
+  const interrupt = abortOnInterrupt();
+  try {
+    const result = await printAgentRun({
+      run: runtime.run({ task, abortSignal: interrupt.signal }),
+      io,
+      json: values.json,
+    });
+    if (!values.json) {
+      if (result.error !== undefined) io.stderr(`pleach: ${result.error.message}\n`);
+      if (result.stopReason === "final-answer" && result.finalText !== "") {
+        io.stdout(`\n${result.finalText}\n`);
+      }
+    }
+    return result.stopReason === "final-answer" ? 0 : 1;
+  } finally {
+    interrupt.dispose();
+  }
+}
