@@ -1,36 +1,60 @@
 // Benchmark: search_files against raw `rg`, and list_files against raw `find`, on real trees.
 //
-//   npx tsc -b && node bench/search-list.mjs [--runs 15]
+//   npx tsc -b && node bench/search-list.mjs [--runs 15] [--warmups 3] [--only <text in a case name>]
+//     [--before <a copy of an older packages/coding-agent/dist, to time it in the same rounds>]
 //
 // The trees are made at run time from npm packages (`npm pack`, unpacked into bench/.cache, which
 // git ignores; no third-party source is committed). The tools run through a local sandbox client
-// in danger-full-access mode, so both sides are unsandboxed spawns; the raw baselines get the very
-// arguments the tools pass, so the ratio is the tools' own overhead (shell, `head`, parsing,
-// sorting, schema validation). maxMatches / maxEntries are set above the trees' totals so both
-// sides do the same work; the script checks the counts agree. Runs are interleaved (the order
-// alternates) and medians reported.
+// in danger-full-access mode, so both sides are unsandboxed spawns. A baseline is the program the
+// tool runs, spawned straight from node with no shell: the tool's own argv (the script checks the
+// tool's command holds it word for word), its output read whole into a string as the sandbox
+// client does. Where the tool caps the output, the baseline stops reading after as many records
+// and closes the pipe, as `| head` would, without a `head` or a shell.
+//
+// Two kinds of case:
+// - same work: maxMatches / maxEntries above the trees' totals, so both sides print everything;
+//   the script checks the two sides found the same records.
+// - defaults (maxMatches 100, maxEntries 5,000), what a model gets when it passes no limit. A
+//   search that has more matches than that runs twice (see search-files.ts: the cut must not
+//   depend on thread timing), so those cases have three baselines: the parallel `rg` cut after 100
+//   lines (the fastest way to get *some* 100 matches, a different set from run to run);
+//   `rg --sort=path` cut after 100 lines (the fastest way to get the answer the tool gives, which
+//   the script checks it does, if one knew beforehand that the search would be cut); and both
+//   one after the other (the work the tool does, so that ratio is its own overhead).
+//
+// Sides run interleaved (the order rotates every round) after warm-up rounds; medians and p90s
+// are reported, ratio = tool median / baseline median. The machine's load is printed: on a shared
+// machine, rerun before trusting a ratio.
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.dirname(here);
 const cache = path.join(here, ".cache");
 const packages = ["typescript@5.9.3", "rxjs@7.8.2", "lodash@4.17.21", "date-fns@4.1.0"];
 const listCopies = 6;
-const runsArgument = process.argv.indexOf("--runs");
-const runs = runsArgument === -1 ? 15 : Number(process.argv[runsArgument + 1]);
-const warmups = 2;
+const option = (name, fallback) => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? fallback : process.argv[index + 1];
+};
+const runs = Number(option("--runs", 15));
+const warmups = Number(option("--warmups", 3));
+const dist = path.join(repoRoot, "packages/coding-agent/dist");
+const beforeDist = option("--before", undefined);
+const only = option("--only", "");
 
-const distTools = path.join(repoRoot, "packages/coding-agent/dist/tools");
-if (!existsSync(path.join(distTools, "search-files.js"))) {
+if (!existsSync(path.join(dist, "tools/search-files.js"))) {
   console.error("Build first: npx tsc -b");
   process.exit(1);
 }
-const { createSearchFilesTool } = await import(path.join(distTools, "search-files.js"));
-const { createListFilesTool } = await import(path.join(distTools, "list-files.js"));
-const { createLocalSandbox } = await import(path.join(repoRoot, "packages/sandbox/dist/index.js"));
+const load = async (folder, file) => import(pathToFileURL(path.resolve(folder, file)).href);
+const { shellJoin } = await load(dist, "tools/shell-quote.js");
+const { createLocalSandbox } = await import(
+  pathToFileURL(path.join(repoRoot, "packages/sandbox/dist/index.js")).href
+);
 
 /** Unpack each package once into bench/.cache/work/search, and copies of it into .../list. */
 function prepareTrees() {
@@ -62,58 +86,93 @@ function prepareTrees() {
   return { work, search, list };
 }
 
-/** Spawn argv in cwd, collect stdout whole, resolve with its byte length and duration. */
-function runRaw(argv, cwd) {
+/**
+ * Spawn argv in cwd and read its stdout into one string. With `limit`, stop after that many
+ * `separator`-terminated records and close the pipe (what `| head` does), keeping those records.
+ */
+function runRaw(argv, cwd, { separator, limit = Number.POSITIVE_INFINITY }) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(argv[0], argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] });
     const chunks = [];
-    child.stdout.on("data", (chunk) => chunks.push(chunk));
+    const byte = separator.charCodeAt(0);
+    let records = 0;
+    let done = false;
+    child.stdout.on("data", (chunk) => {
+      if (done) return;
+      if (limit !== Number.POSITIVE_INFINITY) {
+        for (
+          let index = chunk.indexOf(byte);
+          index !== -1;
+          index = chunk.indexOf(byte, index + 1)
+        ) {
+          records += 1;
+          if (records === limit) {
+            chunks.push(chunk.subarray(0, index + 1));
+            done = true;
+            child.stdout.destroy();
+            return;
+          }
+        }
+      }
+      chunks.push(chunk);
+    });
     child.stderr.resume();
     child.on("error", reject);
-    child.on("close", (code) => {
+    child.on("close", () => {
       const stdout = Buffer.concat(chunks).toString("utf8");
-      resolve({ ms: performance.now() - started, stdout, code });
+      resolve({ ms: performance.now() - started, stdout });
     });
   });
 }
 
-async function timeTool(run) {
-  const started = performance.now();
-  const output = await run();
-  return { ms: performance.now() - started, output };
-}
+/** `path:line` of each `./path\0line:content\n` record, workspace-relative. */
+const rgKeys = (stdout, folder) =>
+  stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((record) => {
+      const nul = record.indexOf("\0");
+      const line = record.slice(nul + 1, record.indexOf(":", nul));
+      return `${folder}/${record.slice(2, nul)}:${line}`;
+    });
+/** The path of each `./path\tkind\tsize\0` record, workspace-relative. */
+const findKeys = (stdout, folder) =>
+  stdout
+    .split("\0")
+    .filter(Boolean)
+    .map((record) => `${folder}/${record.slice(2, record.lastIndexOf("\t") - 2)}`);
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+const quantile = (values, fraction) => {
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
 };
 
-/** Alternate which side goes first, discard warm-ups, return both sides' timings. */
-async function interleave(tool, raw) {
-  const times = { tool: [], raw: [] };
-  let toolCount;
-  let rawCount;
-  for (let index = 0; index < warmups + runs; index++) {
-    const order = index % 2 === 0 ? ["tool", "raw"] : ["raw", "tool"];
-    for (const side of order) {
-      const result = side === "tool" ? await tool() : await raw();
-      if (index >= warmups) times[side].push(result.ms);
-      if (side === "tool") toolCount = result.count;
-      else rawCount = result.count;
-    }
-  }
-  return { tool: median(times.tool), raw: median(times.raw), toolCount, rawCount };
-}
-
 const trees = prepareTrees();
-const client = await createLocalSandbox({ root: trees.work, mode: "danger-full-access" });
-const searchTool = createSearchFilesTool(client, { searchBackend: "rg" });
-const listTool = createListFilesTool(client);
+const sandbox = await createLocalSandbox({ root: trees.work, mode: "danger-full-access" });
+// Record the commands the tools run, to check each baseline's argv is in them word for word.
+const commands = [];
+const client = {
+  ...sandbox,
+  exec(command, options) {
+    commands.push(command);
+    return sandbox.exec(command, options);
+  },
+};
+/** search_files and list_files built from `folder` (a coding-agent dist). */
+async function toolsFrom(folder) {
+  const { createSearchFilesTool } = await load(folder, "tools/search-files.js");
+  const { createListFilesTool } = await load(folder, "tools/list-files.js");
+  return {
+    search: createSearchFilesTool(client, { searchBackend: "rg" }),
+    list: createListFilesTool(client),
+  };
+}
+const toolsets = [await toolsFrom(dist)];
+if (beforeDist !== undefined) toolsets.push(await toolsFrom(beforeDist));
 
-// The exact ripgrep argv search_files builds (see search-files.ts), without the `| head`.
-const rgArgv = (pattern) => [
+// The ripgrep argv search_files builds (see search-files.ts), without the shell around it.
+const rgArgv = (pattern, { sorted = false } = {}) => [
   "rg",
   "--no-config",
   "--null",
@@ -125,12 +184,11 @@ const rgArgv = (pattern) => [
   "--glob=!.git",
   "--max-columns=4096",
   "--max-columns-preview",
+  ...(sorted ? ["--sort=path"] : []),
   `--regexp=${pattern}`,
   "--",
   ".",
 ];
-// A selective pattern (about 1,300 matches) and a broad one (about 60,000: parsing dominates).
-const patterns = ["export (declare )?function \\w+", "return"];
 const findArgv = [
   "find",
   ".",
@@ -150,54 +208,259 @@ const findArgv = [
   "-printf",
   "%p\\t%y\\t%s\\0",
 ];
-const countRecords = (text, separator) => text.split(separator).filter(Boolean).length;
 
-const searches = [];
-for (const pattern of patterns) {
-  const result = await interleave(
-    async () => {
-      const { ms, output } = await timeTool(() =>
-        searchTool.execute({ pattern, path: "search", maxMatches: 100_000 }),
+const problems = [];
+const rows = [];
+
+/**
+ * Time the tool (and the `--before` build of it) and its baselines interleaved. `tool(tools)` calls
+ * the tool, `keysOf(output)` gives its records as comparable keys; each baseline says how to read
+ * its stdout into keys and whether its records must equal the tool's (`same`) or only be as many
+ * (`count`). Only the current build is checked.
+ */
+async function measure(name, { tool, keysOf, baselines }) {
+  if (!name.includes(only)) return;
+  const sides = [
+    ...toolsets.map((tools) => ({ run: () => tool(tools), isTool: true })),
+    ...baselines,
+  ];
+  const times = sides.map(() => []);
+  const lastKeys = sides.map(() => []);
+  for (let round = 0; round < warmups + runs; round++) {
+    for (let step = 0; step < sides.length; step++) {
+      const index = (round + step) % sides.length;
+      const side = sides[index];
+      commands.length = 0;
+      const started = performance.now();
+      const result = await side.run();
+      const ms = side.isTool ? performance.now() - started : result.ms;
+      if (round >= warmups) times[index].push(ms);
+      lastKeys[index] = side.isTool ? keysOf(result) : side.keys(result.stdout);
+      if (index === 0 && round === 0) {
+        for (const argv of baselines.flatMap((baseline) => baseline.argvs)) {
+          const words = shellJoin(argv);
+          if (!commands.some((command) => command.includes(words))) {
+            problems.push(`${name}: the tool did not run the baseline's argv: ${words}`);
+          }
+        }
+      }
+    }
+  }
+  const timesOf = (index) => ({
+    median: quantile(times[index], 0.5),
+    p90: quantile(times[index], 0.9),
+  });
+  baselines.forEach((baseline, offset) => {
+    const index = offset + toolsets.length;
+    const toolKeys = lastKeys[0];
+    const rawKeys = lastKeys[index];
+    if (toolKeys.length !== rawKeys.length) {
+      problems.push(
+        `${name} vs ${baseline.label}: ${toolKeys.length} vs ${rawKeys.length} records`,
       );
-      return { ms, count: output.length };
-    },
-    async () => {
-      const { ms, stdout } = await runRaw(rgArgv(pattern), trees.search);
-      return { ms, count: countRecords(stdout, "\n") };
-    },
-  );
-  searches.push({ pattern, result });
+    } else if (baseline.check === "same") {
+      const differs =
+        baseline.order === "sorted"
+          ? toolKeys.some((key, at) => key !== rawKeys[at])
+          : [...toolKeys].sort().join("\n") !== [...rawKeys].sort().join("\n");
+      if (differs) problems.push(`${name} vs ${baseline.label}: different records`);
+    }
+    rows.push({
+      name: offset === 0 ? name : "",
+      baseline,
+      tool: timesOf(0),
+      before: toolsets.length > 1 ? timesOf(1) : undefined,
+      raw: timesOf(index),
+      count: toolKeys.length,
+    });
+  });
 }
-const list = await interleave(
-  async () => {
-    const { ms, output } = await timeTool(() =>
-      listTool.execute({ dir: "list", recursive: true, maxEntries: 1_000_000 }),
-    );
-    return { ms, count: output.length };
-  },
-  async () => {
-    const { ms, stdout } = await runRaw(findArgv, trees.list);
-    return { ms, count: countRecords(stdout, "\0") };
-  },
-);
 
-const row = (name, baseline, result) =>
-  `| ${name.padEnd(40)} | ${baseline.padEnd(24)} | ${String(result.toolCount).padStart(7)} | ${String(result.rawCount).padStart(7)} | ${result.tool.toFixed(1).padStart(8)} | ${result.raw.toFixed(1).padStart(8)} | ${(result.tool / result.raw).toFixed(2).padStart(5)}x |`;
+const searchKeys = (output) => output.map((match) => `${match.path}:${match.line}`);
+const listKeys = (output) => output.map((entry) => entry.path);
+
+// A selective pattern (about 1,300 matches), a broad one (about 60,000: parsing dominates), a rare
+// one (8 matches: the whole tree is searched and nothing is cut), and a sparse one just over the
+// default cap (119 matches: the worst case for a cut, both searches walk most of the tree).
+const selective = "export (declare )?function \\w+";
+const broad = "return";
+const rare = "function createSourceFile";
+const sparse = "TODO";
+
+for (const pattern of [selective, broad]) {
+  await measure(`search /${pattern}/ maxMatches 100k`, {
+    tool: ({ search }) => search.execute({ pattern, path: "search", maxMatches: 100_000 }),
+    keysOf: searchKeys,
+    baselines: [
+      {
+        label: "rg (all cores)",
+        argvs: [rgArgv(pattern)],
+        check: "same",
+        run: () => runRaw(rgArgv(pattern), trees.search, { separator: "\n" }),
+        keys: (stdout) => rgKeys(stdout, "search"),
+      },
+    ],
+  });
+}
+await measure(`search /${rare}/ default (not cut)`, {
+  tool: ({ search }) => search.execute({ pattern: rare, path: "search" }),
+  keysOf: searchKeys,
+  baselines: [
+    {
+      label: "rg (all cores)",
+      argvs: [rgArgv(rare)],
+      check: "same",
+      run: () => runRaw(rgArgv(rare), trees.search, { separator: "\n" }),
+      keys: (stdout) => rgKeys(stdout, "search"),
+    },
+  ],
+});
+for (const pattern of [selective, broad, sparse]) {
+  await measure(`search /${pattern}/ default (cut at 100)`, {
+    tool: ({ search }) => search.execute({ pattern, path: "search" }),
+    keysOf: searchKeys,
+    baselines: [
+      {
+        label: "rg, first 100 lines",
+        argvs: [rgArgv(pattern)],
+        check: "count",
+        run: () => runRaw(rgArgv(pattern), trees.search, { separator: "\n", limit: 100 }),
+        keys: (stdout) => rgKeys(stdout, "search"),
+      },
+      {
+        label: "rg --sort=path, first 100",
+        argvs: [rgArgv(pattern, { sorted: true })],
+        check: "same",
+        order: "sorted",
+        run: () =>
+          runRaw(rgArgv(pattern, { sorted: true }), trees.search, { separator: "\n", limit: 100 }),
+        keys: (stdout) => rgKeys(stdout, "search"),
+      },
+      {
+        label: "both of those, one after the other",
+        argvs: [rgArgv(pattern), rgArgv(pattern, { sorted: true })],
+        check: "same",
+        order: "sorted",
+        run: async () => {
+          const all = await runRaw(rgArgv(pattern), trees.search, { separator: "\n", limit: 100 });
+          const sorted = await runRaw(rgArgv(pattern, { sorted: true }), trees.search, {
+            separator: "\n",
+            limit: 100,
+          });
+          return { ms: all.ms + sorted.ms, stdout: sorted.stdout };
+        },
+        keys: (stdout) => rgKeys(stdout, "search"),
+      },
+    ],
+  });
+}
+
+await measure("list_files list/, recursive, maxEntries 1M", {
+  tool: ({ list }) => list.execute({ dir: "list", recursive: true, maxEntries: 1_000_000 }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find",
+      argvs: [findArgv],
+      check: "same",
+      run: () => runRaw(findArgv, trees.list, { separator: "\0" }),
+      keys: (stdout) => findKeys(stdout, "list"),
+    },
+  ],
+});
+const oneFolder = "list/copy-0/typescript/lib";
+await measure(`list_files ${oneFolder}/ (its children)`, {
+  tool: ({ list }) => list.execute({ dir: oneFolder }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find -maxdepth 1",
+      argvs: [[...findArgv.slice(0, 4), "-maxdepth", "1", ...findArgv.slice(4)]],
+      check: "same",
+      run: () =>
+        runRaw(
+          [...findArgv.slice(0, 4), "-maxdepth", "1", ...findArgv.slice(4)],
+          path.join(trees.work, oneFolder),
+          { separator: "\0" },
+        ),
+      keys: (stdout) => findKeys(stdout, oneFolder),
+    },
+  ],
+});
+const onePackage = "list/copy-0/lodash";
+await measure(`list_files ${onePackage}/, recursive, default (not cut)`, {
+  tool: ({ list }) => list.execute({ dir: onePackage, recursive: true }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find",
+      argvs: [findArgv],
+      check: "same",
+      run: () => runRaw(findArgv, path.join(trees.work, onePackage), { separator: "\0" }),
+      keys: (stdout) => findKeys(stdout, onePackage),
+    },
+  ],
+});
+await measure("list_files list/, recursive, default (cut at 5,000)", {
+  tool: ({ list }) => list.execute({ dir: "list", recursive: true }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find, first 5,000 records",
+      argvs: [findArgv],
+      check: "count",
+      run: () => runRaw(findArgv, trees.list, { separator: "\0", limit: 5_000 }),
+      keys: (stdout) => findKeys(stdout, "list"),
+    },
+  ],
+});
+
+const version = (argv) => execFileSync(argv[0], argv.slice(1), { encoding: "utf8" }).split("\n")[0];
 console.log(
   `search tree: ${readdirSync(trees.search).join(", ")}; list tree: ${listCopies} copies of it`,
 );
-console.log(`medians of ${runs} interleaved runs after ${warmups} warm-ups each\n`);
 console.log(
-  "| tool call (maxMatches 100k, maxEntries 1M) | baseline         | results |     raw | tool ms  |  raw ms  | ratio  |",
+  `${version(["rg", "--version"])}; ${version(["find", "--version"])}; node ${process.version}; ${availableParallelism()} CPUs; load average after: ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(" ")}`,
 );
+if (beforeDist !== undefined) console.log(`"before" columns: the build in ${beforeDist}`);
+console.log(`${runs} interleaved runs per side after ${warmups} warm-up rounds; times in ms\n`);
+const header = [
+  "case",
+  "baseline",
+  "results",
+  "tool med",
+  "tool p90",
+  "raw med",
+  "raw p90",
+  "ratio",
+  ...(beforeDist === undefined ? [] : ["before med", "before ratio"]),
+];
+const table = rows.map(({ name, baseline, tool, before, raw, count }) => [
+  name,
+  baseline.label,
+  String(count),
+  tool.median.toFixed(1),
+  tool.p90.toFixed(1),
+  raw.median.toFixed(1),
+  raw.p90.toFixed(1),
+  `${(tool.median / raw.median).toFixed(2)}x`,
+  ...(before === undefined
+    ? []
+    : [before.median.toFixed(1), `${(before.median / raw.median).toFixed(2)}x`]),
+]);
+const widths = header.map((title, column) =>
+  Math.max(title.length, ...table.map((cells) => cells[column].length)),
+);
+const line = (cells) =>
+  `| ${cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(" | ")} |`;
+console.log(line(header));
 console.log(
-  "| ---------------------------------------- | ------------------------ | ------: | ------: | -------: | -------: | -----: |",
+  `| ${widths.map((width, column) => (column < 2 ? "-".repeat(width) : `${"-".repeat(width - 1)}:`)).join(" | ")} |`,
 );
-for (const { pattern, result } of searches) {
-  console.log(row(`search_files /${pattern}/`, "rg, same argv, no head", result));
-}
-console.log(row("list_files recursive", "find, same argv, no sort", list));
-const results = [...searches.map((search) => search.result), list];
-if (results.some((result) => result.toolCount !== result.rawCount)) {
-  console.log("\nwarning: the tool and the baseline returned different counts");
+for (const cells of table) console.log(line(cells));
+if (problems.length > 0) {
+  console.log(`\nthe sides did not do the same work:\n${problems.join("\n")}`);
+  process.exitCode = 1;
 }

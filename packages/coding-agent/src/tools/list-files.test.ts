@@ -125,6 +125,21 @@ describe("list_files", () => {
     `);
   });
 
+  it("sorts by the bytes of the names, listing one folder or a tree", async () => {
+    // U+FF21 is three UTF-8 bytes starting 0xEF, U+1F600 four starting 0xF0, so byte order puts
+    // the fullwidth letter first; JavaScript's UTF-16 order would put the emoji first.
+    const names = ["b", "B", "a-b", "a.b", "_x", "\u{1F600}", "\uFF21", "é"];
+    await plant(Object.fromEntries(names.map((name) => [`d/${name}`, ""])));
+    const tool = await listTool();
+    const expected = ["B", "_x", "a-b", "a.b", "b", "é", "\uFF21", "\u{1F600}"].map(
+      (name) => `d/${name}`,
+    );
+    expect((await tool.execute({ dir: "d" })).map((entry) => entry.path)).toEqual(expected);
+    expect((await tool.execute({ dir: "d", recursive: true })).map((entry) => entry.path)).toEqual(
+      expected,
+    );
+  });
+
   it("caps the listing at maxEntries and marks the cut", async () => {
     await plant(Object.fromEntries([1, 2, 3, 4, 5].map((index) => [`f${index}`, ""])));
     const tool = await listTool();
@@ -137,6 +152,25 @@ describe("list_files", () => {
     const exact = await tool.execute({ dir: ".", maxEntries: 5 });
     expect(exact.map((entry) => entry.path)).toEqual(["f1", "f2", "f3", "f4", "f5"]);
     expect(exact.some((entry) => entry.truncatedAfter)).toBe(false);
+  });
+
+  it("cuts a long recursive listing the same way call after call, sorted", async () => {
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 60; index++) files[`d${index % 5}/e${index % 3}/f${index}`] = "";
+    await plant(files);
+    const tool = await listTool();
+    const everything = await tool.execute({ dir: ".", recursive: true });
+    expect(everything).toHaveLength(5 + 15 + 60);
+    const cut = await tool.execute({ dir: ".", recursive: true, maxEntries: 25 });
+    expect(cut).toHaveLength(25);
+    expect(cut[24]?.truncatedAfter).toBe(true);
+    const paths = cut.map((entry) => entry.path);
+    expect(paths).toEqual([...paths].sort());
+    const listed = new Set(everything.map((entry) => entry.path));
+    expect(paths.every((entryPath) => listed.has(entryPath))).toBe(true);
+    for (let call = 0; call < 3; call++) {
+      expect(await tool.execute({ dir: ".", recursive: true, maxEntries: 25 })).toEqual(cut);
+    }
   });
 
   it("says so when a folder is empty", async () => {

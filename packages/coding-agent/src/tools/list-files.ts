@@ -2,6 +2,7 @@ import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { displayPath } from "./control-characters.js";
+import { compareTreePaths } from "./path-order.js";
 import { reportExitStatus, takeExitStatus } from "./piped-exit-status.js";
 import {
   GIT_DIR_GUARD,
@@ -58,12 +59,16 @@ export const listEntrySchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      "Present on the last entry only, when more entries exist than `maxEntries`: the list was cut after it (the first paths in order are kept).",
+      "Present on the last entry only, when more entries exist than `maxEntries`: the list was cut after it (it holds entries `find` reached first, sorted; the same tree gives the same cut).",
     ),
 });
 
-/** The output of `list_files`: files and folders, sorted by path bytes (seed 000's shape). */
-export const listFilesOutputSchema = z.array(listEntrySchema);
+/**
+ * The output of `list_files`: files and folders, sorted by path bytes (seed 000's shape).
+ * Compiled (`z.compile`): `defineTool` validates every output, and the compiled check of a long
+ * list is about ten times faster than zod's interpreter, with the same result and the same issues.
+ */
+export const listFilesOutputSchema = z.compile(z.array(listEntrySchema));
 
 /** What `list_files` accepts. */
 export type ListFilesInput = z.input<typeof listFilesInputSchema>;
@@ -91,6 +96,11 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * NUL-terminated so any file name parses), its immediate children or, with `recursive`, everything
  * below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
  * dropped, and `.git` is neither listed nor entered.
+ *
+ * Order and cuts: entries come sorted by path bytes. A listing longer than maxEntries is cut before
+ * it is sorted, so `find` stops early rather than walking a whole `node_modules` to sort it: a cut
+ * listing holds entries `find` reached first (depth first, in the file system's directory order),
+ * which is the same from call to call on an unchanged tree, but is not the first paths by name.
  */
 export function createListFilesTool(
   client: SandboxClient,
@@ -101,7 +111,7 @@ export function createListFilesTool(
     description: [
       "List the files and folders in a workspace folder: its immediate children, or everything below it with `recursive: true`.",
       "Paths come back relative to the workspace root, sorted, with file sizes in bytes.",
-      `Returns at most maxEntries entries (default ${DEFAULT_MAX_ENTRIES.toLocaleString("en-US")}); a cut listing says so. Filter by name with \`glob\` (e.g. \`*.ts\`).`,
+      `Returns at most maxEntries entries (default ${DEFAULT_MAX_ENTRIES.toLocaleString("en-US")}); a cut listing says so, and holds the entries found first rather than the first by name. Filter by name with \`glob\` (e.g. \`*.ts\`).`,
       "Symlinks, devices and the .git folder are not listed. To find text inside files, use search_files.",
     ].join(" "),
     inputSchema: listFilesInputSchema,
@@ -134,10 +144,13 @@ export function createListFilesTool(
         "-printf",
         "%p\\t%y\\t%s\\0",
       ]);
-      // Records start with the path, so a byte-wise `sort` orders them by path, and a cut listing
-      // keeps the first paths rather than whichever the directory order gave first. One record more
-      // than asked for tells "exactly maxEntries" from "more than maxEntries".
-      const command = `${GIT_DIR_GUARD}${reportExitStatus(find)} | LC_ALL=C sort -z | head -z -n ${maxEntries + 1}`;
+      // `head` before sorting: find stops once it has printed maxEntries + 1 records (one more
+      // than asked for tells "exactly maxEntries" from "more"), and only those are sorted. A tree
+      // can hold tens of thousands of entries, which `sort -z` orders in about a third of the time
+      // Array.prototype.sort takes (records start with the path, so byte order is path order); one
+      // folder's children are few, and sorting them here saves starting `sort` (about a millisecond).
+      const cut = `${GIT_DIR_GUARD}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
+      const command = recursive ? `${cut} | LC_ALL=C sort -z` : cut;
       let result: Awaited<ReturnType<SandboxClient["exec"]>>;
       try {
         result = await client.exec(command, {
@@ -176,6 +189,8 @@ export function createListFilesTool(
         );
       }
       const { entries, truncated } = parseFindOutput(result.stdout, { prefix: folder, maxEntries });
+      // Within one folder, this order is the byte order `sort -z` gives.
+      if (!recursive) entries.sort((left, right) => compareTreePaths(left.path, right.path));
       // find exits 1 when some folder could not be read; what it did list is still worth returning.
       if (entries.length === 0 && status !== 0) {
         throw new ToolError(
@@ -221,9 +236,9 @@ interface ParseFindOptions {
 }
 
 /**
- * Parse `./path\tkind\tsize\0` records, already sorted by path; kinds other than file and folder
- * are dropped. The kind and size never hold a tab, so the last two tabs split a record even when
- * the file name has tabs of its own.
+ * Parse `./path\tkind\tsize\0` records in one pass over the text; kinds other than file and
+ * folder are dropped. The kind and size never hold a tab, so the last two tabs
+ * split a record even when the file name has tabs of its own.
  */
 function parseFindOutput(
   stdout: string,
@@ -231,27 +246,33 @@ function parseFindOutput(
 ): { entries: ListEntry[]; truncated: boolean } {
   const entries: ListEntry[] = [];
   const pathPrefix = prefix === "" ? "" : `${prefix}/`;
+  // `head -z -n` counts records, kept or dropped.
   let records = 0;
   let position = 0;
   while (position < stdout.length && records < maxEntries) {
     let end = stdout.indexOf("\0", position);
     if (end === -1) end = stdout.length;
     records += 1;
+    const recordStart = position;
+    position = end + 1;
     const sizeTab = stdout.lastIndexOf("\t", end);
     const kindTab = sizeTab - 2;
     // `%p` of `find .` starts with `./`, which the workspace-relative path does not keep.
-    const name = stdout.slice(position + 2, kindTab);
+    if (kindTab <= recordStart + 2) continue;
     const kind = stdout.charCodeAt(kindTab + 1);
     if (kind === 0x66 /* f */) {
+      let size = 0;
+      for (let index = sizeTab + 1; index < end; index++) {
+        size = size * 10 + (stdout.charCodeAt(index) - 0x30);
+      }
       entries.push({
-        path: pathPrefix + name,
+        path: pathPrefix + stdout.slice(recordStart + 2, kindTab),
         kind: "file",
-        size: Number(stdout.slice(sizeTab + 1, end)),
+        size,
       });
     } else if (kind === 0x64 /* d */) {
-      entries.push({ path: pathPrefix + name, kind: "dir" });
+      entries.push({ path: pathPrefix + stdout.slice(recordStart + 2, kindTab), kind: "dir" });
     }
-    position = end + 1;
   }
   return { entries, truncated: position < stdout.length };
 }

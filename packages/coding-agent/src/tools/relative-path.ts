@@ -55,10 +55,11 @@ export function isInsideGitDir(relative: string): boolean {
 /**
  * Shell text that stops a command (exit {@link GIT_DIR_GUARD_STATUS}) when its working folder
  * really is inside a `.git` folder, for instance reached through a symlink the lexical check of
- * {@link isInsideGitDir} cannot see.
+ * {@link isInsideGitDir} cannot see. `cd -P .` makes `$PWD` the physical path without the fork
+ * that `$(pwd -P)` costs (about half a millisecond a call).
  */
 export const GIT_DIR_GUARD =
-  'case "$(pwd -P)/" in */.git/*) echo "refusing to look inside a .git folder" >&2; exit 97;; esac; ';
+  'cd -P . 2>/dev/null; case "$PWD/" in */.git/*) echo "refusing to look inside a .git folder" >&2; exit 97;; esac; ';
 
 /** The exit status of {@link GIT_DIR_GUARD} when it refuses. */
 export const GIT_DIR_GUARD_STATUS = 97;

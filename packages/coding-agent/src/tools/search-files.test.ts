@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { toolInputJSONSchema } from "@pleach/core";
@@ -106,6 +107,38 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
     expect(exact.some((match) => match.truncatedAfter)).toBe(false);
   });
 
+  it("orders paths folder by folder: a folder's files before its longer-named siblings", async () => {
+    await plant({
+      "a.txt": "needle\n",
+      "a-b.txt": "needle\n",
+      "a/b.txt": "needle\n",
+      "B.txt": "needle\n",
+    });
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "needle" });
+    expect(found.map((match) => match.path)).toEqual(["B.txt", "a/b.txt", "a-b.txt", "a.txt"]);
+  });
+
+  it("orders names by their UTF-8 bytes, as the file system does", async () => {
+    await plant({ "\u{1F600}.txt": "needle\n", "\uFF21.txt": "needle\n", "z.txt": "needle\n" });
+    const tool = await searchTool(backend);
+    const found = await tool.execute({ pattern: "needle" });
+    expect(found.map((match) => match.path)).toEqual(["z.txt", "\uFF21.txt", "\u{1F600}.txt"]);
+    const cut = await tool.execute({ pattern: "needle", maxMatches: 2 });
+    if (backend === "rg") expect(cut.map((match) => match.path)).toEqual(["z.txt", "\uFF21.txt"]);
+  });
+
+  it("counts a newline in a file name as a line for head, and reports the cut there", async () => {
+    await plant({ "new\nline.txt": "needle\n".repeat(3) });
+    const tool = await searchTool(backend);
+    // `head -n 4` lets two records of two lines each through: the third match was cut.
+    const found = await tool.execute({ pattern: "needle", maxMatches: 3 });
+    expect(found).toEqual([
+      { path: "new\nline.txt", line: 1, snippet: "needle" },
+      { path: "new\nline.txt", line: 2, snippet: "needle", truncatedAfter: true },
+    ]);
+  });
+
   it("cuts long lines with a marker", async () => {
     await plant({
       "min.js": `${"x".repeat(300)}needle${"y".repeat(20_000)}\n`,
@@ -206,6 +239,76 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
 });
 
 describe("search_files", () => {
+  it("with rg, a cut result is the first maxMatches matches in path order, call after call", async () => {
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 40; index++) {
+      files[`dir-${index % 4}/file-${String(index).padStart(2, "0")}.txt`] =
+        "needle\nhay\nneedle\n";
+    }
+    await plant(files);
+    const tool = await searchTool("rg");
+    const everything = await tool.execute({ pattern: "needle", maxMatches: 1_000 });
+    expect(everything).toHaveLength(80);
+    expect(everything.some((match) => match.truncatedAfter)).toBe(false);
+    const firstTen = everything.slice(0, 10).map((match) => ({ ...match }));
+    const last = firstTen[9];
+    if (last !== undefined) last.truncatedAfter = true;
+    for (let call = 0; call < 3; call++) {
+      expect(await tool.execute({ pattern: "needle", maxMatches: 10 })).toEqual(firstTen);
+    }
+  });
+
+  it("keeps the first cut when the search in path order runs out of time", async () => {
+    await plant({ "a.txt": "needle\n", "b.txt": "needle\n", "c.txt": "needle\n" });
+    const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
+    const commands: string[] = [];
+    const client: typeof sandbox = {
+      ...sandbox,
+      async exec(command, options) {
+        commands.push(command);
+        const result = await sandbox.exec(command, options);
+        return command.includes("--sort=path") ? { ...result, timedOut: true } : result;
+      },
+    };
+    const found = await createSearchFilesTool(client, { searchBackend: "rg" }).execute({
+      pattern: "needle",
+      maxMatches: 2,
+    });
+    expect(commands).toHaveLength(2);
+    expect(found).toHaveLength(2);
+    expect(found[1]?.truncatedAfter).toBe(true);
+  });
+
+  it("with auto and no rg on PATH, searches with grep, and cuts without a second search", async () => {
+    git(root, "init", "-q");
+    await plant({ ".gitignore": "*.log\n", "build.log": "needle\n", "a.txt": "needle\n" });
+    const { dir: bin, cleanup: removeBin } = await makeTempDir("pleach-bin-");
+    for (const program of ["grep", "cut", "head"]) {
+      await symlink(
+        execFileSync("which", [program], { encoding: "utf8" }).trim(),
+        path.join(bin, program),
+      );
+    }
+    const savedPath = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const tool = await searchTool("auto");
+      expect((await tool.execute({ pattern: "needle" })).map((match) => match.path)).toEqual([
+        "a.txt",
+        "build.log",
+      ]);
+      const cut = await tool.execute({ pattern: "needle", maxMatches: 1 });
+      expect(cut).toHaveLength(1);
+      expect(cut[0]?.truncatedAfter).toBe(true);
+      const failure = await tool.execute({ pattern: "(unclosed" }).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: "INVALID_INPUT" });
+      expect(String(failure)).not.toContain("pleach-search-backend");
+    } finally {
+      process.env.PATH = savedPath;
+      await removeBin();
+    }
+  });
+
   it("probes for rg and finds the same matches as either backend", async () => {
     await plant({ "a.txt": "needle\n", "sub/b.txt": "x needle\n" });
     const auto = await (await searchTool("auto")).execute({ pattern: "needle" });
