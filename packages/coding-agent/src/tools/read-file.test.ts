@@ -2,8 +2,10 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, toolInputJSONSchema } from "@pleach/core";
 import { createLocalSandbox } from "@pleach/sandbox";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../test-support/temp-dir.js";
+import { splitLinesKeepingEnds } from "./line-numbers.js";
 import { createReadFileTool, type ReadFileToolOptions } from "./read-file.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -280,5 +282,35 @@ describe("read_file", () => {
     };
     expect(schema.required).toEqual(["path"]);
     expect(schema.properties.offset?.description).toMatch(/1-based line number/);
+  });
+});
+
+describe("read_file windows (property)", () => {
+  it("returns whole consecutive lines from offset, and counts lines as splitting does", async () => {
+    const { tool, put } = await setup({ maxLines: 7, maxChars: 60, maxLineChars: 1_000 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom("a", "bb", "", "\r", "é", "🎉", "xyz "), { maxLength: 12 }),
+        fc.array(fc.constantFrom("\n", "\r\n"), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 14 }),
+        async (bodies, endings, offset) => {
+          const text = bodies.map((body, index) => body + (endings[index] ?? "")).join("");
+          await put("p.txt", text);
+          const lines = splitLinesKeepingEnds(text);
+          if (offset > Math.max(lines.length, 1)) {
+            await expect(tool.execute({ path: "p.txt", offset })).rejects.toMatchObject({
+              code: "INVALID_INPUT",
+            });
+            return;
+          }
+          const output = await tool.execute({ path: "p.txt", offset });
+          expect(output.totalLines).toBe(lines.length);
+          const returned = (output.endLine ?? 0) - offset + 1;
+          expect(output.content).toBe(lines.slice(offset - 1, offset - 1 + returned).join(""));
+          expect(output.bytes).toBe(Buffer.byteLength(output.content, "utf8"));
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

@@ -237,8 +237,7 @@ function readLines(
       truncated: false,
     };
   }
-  const lines = splitLinesKeepingEnds(text);
-  const totalLines = lines.length;
+  const totalLines = countLines(text);
   if (offset > Math.max(totalLines, 1)) {
     throw new ToolError(
       "INVALID_INPUT",
@@ -252,9 +251,13 @@ function readLines(
   const pieces: string[] = [];
   let characters = 0;
   let linesCut = 0;
-  let index = offset - 1;
-  while (index < totalLines && pieces.length < lineBudget) {
-    let line = lines[index] ?? "";
+  // Walk to the first wanted line, then slice only the lines returned: a window of a large
+  // file costs one scan, not a copy of every line.
+  let start = startOfLine(text, offset);
+  while (start < text.length && pieces.length < lineBudget) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? text.length : newline + 1;
+    let line = text.slice(start, end);
     const body = stripLineEnding(line);
     if (body.length > maxLineChars) {
       const kept = body.slice(0, keepWholeCharacters(body, maxLineChars));
@@ -264,7 +267,7 @@ function readLines(
     if (pieces.length > 0 && characters + line.length > maxChars) break;
     pieces.push(line);
     characters += line.length;
-    index += 1;
+    start = end;
   }
   const content = pieces.join("");
   const endLine = offset + pieces.length - 1;
@@ -280,6 +283,28 @@ function readLines(
   if (endLine < totalLines) output.nextOffset = endLine + 1;
   if (linesCut > 0) output.linesCut = linesCut;
   return output;
+}
+
+/** Lines in `text` as {@link splitLinesKeepingEnds} counts them: a final unterminated line counts. */
+function countLines(text: string): number {
+  let lines = 0;
+  let index = text.indexOf("\n");
+  while (index !== -1) {
+    lines += 1;
+    index = text.indexOf("\n", index + 1);
+  }
+  return text.length > 0 && !text.endsWith("\n") ? lines + 1 : lines;
+}
+
+/** The character index where 1-based line `line` starts (`text.length` past the end). */
+function startOfLine(text: string, line: number): number {
+  let start = 0;
+  for (let current = 1; current < line; current += 1) {
+    const newline = text.indexOf("\n", start);
+    if (newline === -1) return text.length;
+    start = newline + 1;
+  }
+  return start;
 }
 
 /**
