@@ -1,40 +1,86 @@
-// How much the OS sandbox costs per command: `true` through pleach's full bubblewrap argv, against
-// bare bubblewrap with a minimal argument set and a raw spawn of /bin/true, measured in the same
-// run, interleaved, as medians. Needs the build (npx tsc -b) and a working /usr/bin/bwrap.
+// What the OS sandbox costs per command: `true` run through pleach's bubblewrap wrapper, against a
+// raw spawn, bare bubblewrap with a minimal argument set, and bubblewrap with only the flags the
+// sandbox spec requires (the floor any implementation pays). Interleaved runs in the same process,
+// medians. Needs the build (npx tsc -b) and a working /usr/bin/bwrap.
 //
-//   node bench/sandbox-exec.mjs [runs]
+//   node bench/sandbox-exec.mjs [runs] [big-tree-folders]
+//
+// PLEACH_SANDBOX_BASELINE=/path/to/other/dist/os/index.js adds the same pleach rows for another
+// build (say, a copy of dist made before a change), interleaved with this one's, so that a
+// before/after comparison shares the machine's load.
+//
+// Rows:
+//   raw spawn          /bin/true, no sandbox
+//   bare bwrap         bwrap --ro-bind / / --dev /dev true
+//   spec floor         + new session, die with parent, user ns with caps dropped and nested user ns
+//                      disabled, pid/ipc/uts/net ns, own /proc, private /tmp, workspace bound rw
+//   ... via bash       the floor running `/bin/bash -c true`, as pleach runs every command
+//   argv only          wrapCommand's argv for a small repository, prepared once
+//   full call          invocation() (host facts, placeholders, argv) + spawn + release through one
+//                      wrapper (its cache warm): "back to back" reuses the placeholders of the
+//                      previous call (within placeholderIdleMs), "idle 0" makes and removes them
+//                      around every call
+//   big tree           a full call in a workspace of `big-tree-folders` folders (a node_modules)
+//   first call         the same on a fresh wrapper: the whole tree is walked (5 runs, after)
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
 const runs = Number(process.argv[2] ?? 50);
-const { createCommandWrapper, probeSandboxBackend } = await import(
-  new URL("../packages/sandbox/dist/os/index.js", import.meta.url)
-).catch((error) => {
-  console.error("build first (npx tsc -b):", error.message);
-  process.exit(2);
-});
+const bigTreeFolders = Number(process.argv[3] ?? 20_000);
 
-const probe = await probeSandboxBackend({ backend: "bubblewrap" });
+async function load(specifier) {
+  return import(specifier).catch((error) => {
+    console.error(`cannot load ${specifier} (build first: npx tsc -b): ${error.message}`);
+    process.exit(2);
+  });
+}
+
+const current = await load(new URL("../packages/sandbox/dist/os/index.js", import.meta.url).href);
+const baselinePath = process.env.PLEACH_SANDBOX_BASELINE;
+const baseline = baselinePath === undefined ? undefined : await load(baselinePath);
+
+const probe = await current.probeSandboxBackend({ backend: "bubblewrap" });
 if (!probe.available) {
   console.error(`no working bubblewrap: ${probe.reason}`);
   process.exit(2);
 }
 
-// A small but realistic workspace: a repository with a nested one and a few folders.
+const roots = [];
+
+/** A small but realistic workspace: a repository with a nested one and a few folders. */
 async function workspace() {
   const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-bench-")));
+  roots.push(root);
   execFileSync("git", ["init", "-q", root]);
   execFileSync("git", ["init", "-q", path.join(root, "vendor", "lib")]);
   for (const folder of ["src", "test", "docs"]) {
-    execFileSync("mkdir", ["-p", path.join(root, folder, "nested")]);
+    await mkdir(path.join(root, folder, "nested"), { recursive: true });
     await writeFile(path.join(root, folder, "file.txt"), "x\n");
   }
   return root;
 }
 
-const wrapper = createCommandWrapper();
+/** The small workspace plus a node_modules of about `folders` folders: packages of 50 each. */
+async function bigWorkspace(folders) {
+  const root = await workspace();
+  const packages = Math.ceil(folders / 50);
+  for (let index = 0; index < packages; index += 1) {
+    const lib = path.join(root, "node_modules", `package-${index}`, "lib");
+    for (let folder = 0; folder < 48; folder += 1) {
+      await mkdir(path.join(lib, `d${folder}`), { recursive: true });
+      await writeFile(path.join(lib, `d${folder}`, "index.js"), "x\n");
+    }
+  }
+  return root;
+}
+
+function folderCount(root) {
+  const script = 'find "$1" -name .git -prune -o -type d -print | wc -l';
+  return Number(execFileSync("sh", ["-c", script, "sh", root]).toString().trim());
+}
+
 const request = (root) => ({
   command: "true",
   root,
@@ -43,11 +89,6 @@ const request = (root) => ({
   env: {},
   network: false,
 });
-// The argv alone, prepared once in a workspace of its own: holding its invocation keeps that
-// workspace's placeholders alive, which the full-call variant must create and remove every time.
-const fullRoot = await workspace();
-const argvRoot = await workspace();
-const precomputed = await wrapper.invocation(request(argvRoot));
 
 function spawnAndWait(file, args, env) {
   return new Promise((resolve, reject) => {
@@ -59,25 +100,100 @@ function spawnAndWait(file, args, env) {
   });
 }
 
+async function fullCall(wrapper, root) {
+  const invocation = await wrapper.invocation(request(root));
+  try {
+    await spawnAndWait(invocation.file, invocation.args, invocation.env);
+  } finally {
+    await invocation.release?.();
+  }
+}
+
+/** The pleach rows of one build, each in workspaces of its own (placeholders are per build). */
+async function pleachVariants(build, prefix) {
+  const [smallRoot, eagerRoot, argvRoot, bigRoot] = [
+    await workspace(),
+    await workspace(),
+    await workspace(),
+    await bigWorkspace(bigTreeFolders),
+  ];
+  // Rounds are interleaved, so "back to back" needs an idle time longer than a round.
+  const wrapper = build.createCommandWrapper({ placeholderIdleMs: 600_000 });
+  const eagerWrapper = build.createCommandWrapper({ placeholderIdleMs: 0 });
+  const bigWrapper = build.createCommandWrapper({ placeholderIdleMs: 600_000 });
+  // Holding this invocation keeps its placeholders alive for the argv-only row.
+  const precomputed = await wrapper.invocation(request(argvRoot));
+  const folders = folderCount(bigRoot);
+  return {
+    variants: {
+      [`${prefix}argv only (prepared once)`]: () =>
+        spawnAndWait(precomputed.file, precomputed.args, precomputed.env),
+      [`${prefix}full call, back to back`]: () => fullCall(wrapper, smallRoot),
+      [`${prefix}full call, placeholderIdleMs 0`]: () => fullCall(eagerWrapper, eagerRoot),
+      [`${prefix}big tree (${folders} folders)`]: () => fullCall(bigWrapper, bigRoot),
+    },
+    async coldCalls(count) {
+      const times = [];
+      for (let run = 0; run < count; run += 1) {
+        const fresh = build.createCommandWrapper({ placeholderIdleMs: 0 });
+        const started = performance.now();
+        await fullCall(fresh, bigRoot);
+        times.push(performance.now() - started);
+        await fresh.close?.();
+      }
+      return { name: `${prefix}first call, big tree (cold)`, times };
+    },
+    async close() {
+      await precomputed.release?.();
+      for (const each of [wrapper, eagerWrapper, bigWrapper]) await each.close?.();
+    },
+  };
+}
+
+const floorRoot = await workspace();
+const floorArgs = [
+  "--new-session",
+  "--die-with-parent",
+  "--unshare-user",
+  ...(probe.bubblewrap.disableUserNamespaces ? ["--disable-userns"] : []),
+  "--cap-drop",
+  "ALL",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--unshare-uts",
+  "--unshare-net",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+  "--tmpfs",
+  "/tmp",
+  "--bind",
+  floorRoot,
+  floorRoot,
+];
+
+const RAW = "raw spawn /bin/true";
+const BARE = "bare bwrap (--ro-bind / / --dev /dev)";
+const FLOOR = "spec floor (required flags only)";
+const FLOOR_BASH = "spec floor, via /bin/bash -c";
+const builds = [await pleachVariants(current, "pleach ")];
+if (baseline !== undefined) builds.push(await pleachVariants(baseline, "before: "));
 const variants = {
-  "raw spawn /bin/true": () => spawnAndWait("/bin/true", [], {}),
-  "bare bwrap (--ro-bind / / --dev /dev true)": () =>
+  [RAW]: () => spawnAndWait("/bin/true", [], {}),
+  [BARE]: () =>
     spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"], {}),
-  "pleach argv (wrapCommand output, prepared once)": () =>
-    spawnAndWait(precomputed.file, precomputed.args, precomputed.env),
-  "pleach full call (facts + placeholders + argv)": async () => {
-    const invocation = await wrapper.invocation(request(fullRoot));
-    try {
-      await spawnAndWait(invocation.file, invocation.args, invocation.env);
-    } finally {
-      await invocation.release?.();
-    }
-  },
+  [FLOOR]: () => spawnAndWait("/usr/bin/bwrap", [...floorArgs, "true"], {}),
+  [FLOOR_BASH]: () => spawnAndWait("/usr/bin/bwrap", [...floorArgs, "/bin/bash", "-c", "true"], {}),
+  ...Object.assign({}, ...builds.map((build) => build.variants)),
 };
 
 const names = Object.keys(variants);
 const samples = Object.fromEntries(names.map((name) => [name, []]));
-for (const name of names) await variants[name](); // warm up
+for (const name of names) await variants[name](); // warm up: probe, first walks
 for (let run = 0; run < runs; run += 1) {
   for (let offset = 0; offset < names.length; offset += 1) {
     const name = names[(run + offset) % names.length];
@@ -86,24 +202,25 @@ for (let run = 0; run < runs; run += 1) {
     samples[name].push(performance.now() - started);
   }
 }
-await precomputed.release?.();
-for (const root of [fullRoot, argvRoot]) await rm(root, { recursive: true, force: true });
+const cold = [];
+for (const build of builds) cold.push(await build.coldCalls(5));
+for (const build of builds) await build.close();
+for (const root of roots) await rm(root, { recursive: true, force: true });
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 };
-const bare = median(samples[names[1]]);
-const raw = median(samples[names[0]]);
+const raw = median(samples[RAW]);
+const bare = median(samples[BARE]);
+const floor = median(samples[FLOOR]);
 console.log(
-  `${runs} runs each, interleaved; uid ${process.getuid()}; bubblewrap ${execFileSync("/usr/bin/bwrap", ["--version"]).toString().trim()}`,
+  `${runs} runs each, interleaved, medians (cold: 5 runs); uid ${process.getuid()}; ${execFileSync("/usr/bin/bwrap", ["--version"]).toString().trim()}; ${os.cpus().length} CPUs; load ${os.loadavg()[0].toFixed(1)}`,
 );
+const row = (name, value) =>
+  `${name.padEnd(50)}${value.toFixed(2).padStart(9)}${[raw, bare, floor].map((base) => `${(value / base).toFixed(2)}x`.padStart(8)).join("")}`;
 console.log(
-  `${"variant".padEnd(50)}${"median ms".padStart(11)}${"vs bare bwrap".padStart(15)}${"vs raw".padStart(9)}`,
+  `${"variant".padEnd(50)}${"ms".padStart(9)}${"/raw".padStart(8)}${"/bare".padStart(8)}${"/floor".padStart(8)}`,
 );
-for (const name of names) {
-  const value = median(samples[name]);
-  console.log(
-    `${name.padEnd(50)}${value.toFixed(2).padStart(11)}${`${(value / bare).toFixed(2)}x`.padStart(15)}${`${(value / raw).toFixed(1)}x`.padStart(9)}`,
-  );
-}
+for (const name of names) console.log(row(name, median(samples[name])));
+for (const { name, times } of cold) console.log(row(name, median(times)));

@@ -5,6 +5,7 @@ import { DEMO_HELP, demoCommand } from "./commands/demo.js";
 import { EVAL_HELP, evalCommand } from "./commands/eval.js";
 import { MCP_HELP, mcpCommand } from "./commands/mcp.js";
 import { RUN_HELP, runCommand } from "./commands/run.js";
+import { SANDBOX_HELP, sandboxCommand } from "./commands/sandbox.js";
 import { TOOLS_HELP, toolsCommand } from "./commands/tools.js";
 
 export type { CliIo } from "./cli-support.js";
@@ -18,6 +19,7 @@ Usage:
   pleach demo [--keep] [--json]
   pleach run "<task>" [--workspace DIR] [--model SPEC] [--mode MODE]
   pleach eval <instances.jsonl> | --dataset mini [--model SPEC] [--concurrency N]
+  pleach sandbox serve --root DIR --token-file FILE [--listen HOST:PORT] [--mode MODE]
   pleach help [command]
   pleach --version
 
@@ -28,6 +30,7 @@ Commands:
   demo    Watch a scripted agent fix a sample project's failing tests (no API key needed).
   run     Run the agent on a workspace with a model (OpenAI, Anthropic or a local server).
   eval    Evaluate an agent on SWE-bench-style instances (a bundled mini dataset included).
+  sandbox Host many sandboxes over HTTP for remote agents (pleach sandbox serve).
 
 Run 'pleach <command> --help' for a command's options.
 `;
@@ -39,6 +42,7 @@ const COMMAND_HELP: Record<string, string> = {
   demo: DEMO_HELP,
   run: RUN_HELP,
   eval: EVAL_HELP,
+  sandbox: SANDBOX_HELP,
 };
 
 const COMMAND_NAMES = Object.keys(COMMAND_HELP).join(", ");
@@ -95,6 +99,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo()): Pr
         return await runCommand({ args, io });
       case "eval":
         return await evalCommand({ args, io });
+      case "sandbox":
+        return await sandboxCommand({ args, io });
       default:
         throw new UsageError(
           `unknown command ${JSON.stringify(command)}; the commands are ${COMMAND_NAMES}`,

@@ -1,14 +1,21 @@
+/** The smallest tail ring allocated, so that small writes do not regrow it byte by byte. */
+const MIN_TAIL_CAPACITY = 4096;
+
 /**
  * Collects a stream's bytes in bounded memory: the first half of the budget as the head, the
- * last half as the tail, and a count of what fell in between. However much a command prints,
- * memory stays near `maxBytes` plus one chunk.
+ * last half as the tail, and a count of what fell in between. Only the bytes kept are copied, so
+ * the chunk given to `push` may be a read buffer that is reused right after the call; however
+ * much a command prints, memory stays near `maxBytes`.
  */
 export class BoundedOutput {
   readonly #headLimit: number;
   readonly #tailLimit: number;
   readonly #head: Buffer[] = [];
   #headBytes = 0;
-  #tail: Buffer[] = [];
+  /** A ring of the latest bytes: grows by doubling up to the tail budget, then wraps. */
+  #tail: Buffer = Buffer.alloc(0);
+  /** Where the oldest byte of the tail is in the ring. */
+  #tailStart = 0;
   #tailBytes = 0;
   #totalBytes = 0;
 
@@ -27,34 +34,65 @@ export class BoundedOutput {
     return this.#totalBytes > this.#headLimit + this.#tailLimit;
   }
 
-  push(chunk: Buffer): void {
+  /** Take in the next bytes of the stream; `chunk` is not held after the call returns. */
+  push(chunk: Uint8Array): void {
     this.#totalBytes += chunk.length;
     let rest = chunk;
     if (this.#headBytes < this.#headLimit) {
       const take = Math.min(rest.length, this.#headLimit - this.#headBytes);
-      this.#head.push(rest.subarray(0, take));
+      this.#head.push(Buffer.from(rest.subarray(0, take)));
       this.#headBytes += take;
       rest = rest.subarray(take);
     }
-    if (rest.length === 0 || this.#tailLimit === 0) return;
-    this.#tail.push(rest);
-    this.#tailBytes += rest.length;
-    // Drop whole chunks from the front while what is left still covers the tail budget.
-    while (
-      this.#tail.length > 1 &&
-      this.#tailBytes - (this.#tail[0]?.length ?? 0) >= this.#tailLimit
-    ) {
-      this.#tailBytes -= this.#tail.shift()?.length ?? 0;
-    }
+    if (rest.length > 0 && this.#tailLimit > 0) this.#pushTail(rest);
   }
 
   /** The kept text, with a marker where bytes were dropped. */
   text(label: string): string {
-    const head = Buffer.concat(this.#head).toString("utf8");
-    let tail = Buffer.concat(this.#tail);
-    if (tail.length > this.#tailLimit) tail = tail.subarray(tail.length - this.#tailLimit);
-    const dropped = this.#totalBytes - this.#headBytes - tail.length;
-    if (dropped <= 0) return head + tail.toString("utf8");
-    return `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of ${label} cut ...]\n${tail.toString("utf8")}`;
+    const head = Buffer.concat(this.#head, this.#headBytes).toString("utf8");
+    const tail = this.#tailView().toString("utf8");
+    const dropped = this.#totalBytes - this.#headBytes - this.#tailBytes;
+    if (dropped <= 0) return head + tail;
+    return `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of ${label} cut ...]\n${tail}`;
+  }
+
+  #pushTail(bytes: Uint8Array): void {
+    const limit = this.#tailLimit;
+    if (bytes.length >= limit) {
+      // The chunk alone fills the tail: what the ring held is dropped.
+      if (this.#tail.length < limit) this.#tail = Buffer.allocUnsafe(limit);
+      this.#tail.set(bytes.subarray(bytes.length - limit));
+      this.#tailStart = 0;
+      this.#tailBytes = limit;
+      return;
+    }
+    const needed = this.#tailBytes + bytes.length;
+    if (needed > this.#tail.length && this.#tail.length < limit) {
+      const grown = Buffer.allocUnsafe(
+        Math.min(limit, Math.max(needed, this.#tail.length * 2, MIN_TAIL_CAPACITY)),
+      );
+      this.#tailView().copy(grown);
+      this.#tail = grown;
+      this.#tailStart = 0;
+    }
+    // Only a ring at full size wraps over its oldest bytes: a smaller one was grown to fit.
+    const capacity = this.#tail.length;
+    const end = (this.#tailStart + this.#tailBytes) % capacity;
+    const first = Math.min(bytes.length, capacity - end);
+    this.#tail.set(bytes.subarray(0, first), end);
+    if (first < bytes.length) this.#tail.set(bytes.subarray(first), 0);
+    const overflow = Math.max(0, needed - capacity);
+    this.#tailBytes = needed - overflow;
+    this.#tailStart = (this.#tailStart + overflow) % capacity;
+  }
+
+  /** The tail's bytes in order (a view of the ring when they do not wrap). */
+  #tailView(): Buffer {
+    const end = this.#tailStart + this.#tailBytes;
+    if (end <= this.#tail.length) return this.#tail.subarray(this.#tailStart, end);
+    return Buffer.concat([
+      this.#tail.subarray(this.#tailStart),
+      this.#tail.subarray(0, end - this.#tail.length),
+    ]);
   }
 }

@@ -1,4 +1,18 @@
 export type {
+  DockerSandboxProvider,
+  DockerSandboxProviderOptions,
+} from "./docker/docker-provider.js";
+export { createDockerSandboxProvider } from "./docker/docker-provider.js";
+export type {
+  HttpExecOptions,
+  HttpSandboxAuth,
+  HttpSandboxClient,
+  HttpSandboxSession,
+  HttpStreamSandboxProvider,
+  HttpStreamSandboxProviderOptions,
+} from "./http-provider.js";
+export { createHttpStreamSandboxProvider } from "./http-provider.js";
+export type {
   LocalSandboxProvider,
   LocalSandboxProviderOptions,
   LocalSandboxSession,
@@ -19,3 +33,13 @@ export {
   probeSandboxBackend,
 } from "./os/index.js";
 export { protectedReason } from "./protected-paths.js";
+export type {
+  CreateSandboxRequest,
+  CreateSandboxResponse,
+  ExecEvent,
+  ExecRequest,
+  SandboxTemplate,
+  WireError,
+} from "./server/protocol.js";
+export type { SandboxServer, SandboxServerOptions } from "./server/sandbox-server.js";
+export { createSandboxServer } from "./server/sandbox-server.js";

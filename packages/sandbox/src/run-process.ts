@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
+import type { Readable } from "node:stream";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { BoundedOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
+import { type OutputChannel, type OutputStream, sharedOutputChannel } from "./output-channel.js";
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {
@@ -19,19 +21,26 @@ export interface RunProcessOptions {
    */
   killGraceMs?: number;
   /**
-   * After the command exits, how long to wait for its pipes to close (a background child may
-   * hold them) before returning anyway.
+   * After the command exits, how long to wait for its output to close (a background child may
+   * hold it) before returning anyway.
    * @default 250
    */
   drainMs?: number;
+  /**
+   * Where stdout and stderr are read: `open` is called for stdout first, then for stderr. When it
+   * cannot open both, plain pipes are used.
+   * @default sharedOutputChannel()
+   */
+  outputChannel?: OutputChannel;
 }
 
 /**
  * Run an invocation in a new process group and settle with its {@link ExecResult}. A timeout or an
  * abort kills the whole group (TERM, then KILL); so does the command's own exit, so that nothing it
- * started outlives the call. Output is kept in bounded memory whatever the command prints.
+ * started outlives the call. Output is kept in bounded memory whatever the command prints, read
+ * through the output channel's reused buffer so that a flood of output leaves no garbage behind.
  */
-export function runProcess(
+export async function runProcess(
   invocation: CommandInvocation,
   {
     cwd,
@@ -41,27 +50,56 @@ export function runProcess(
     maxOutputBytes,
     killGraceMs = 1000,
     drainMs = 250,
+    outputChannel = sharedOutputChannel(),
   }: RunProcessOptions,
 ): Promise<ExecResult> {
   if (abortSignal?.aborted) {
-    return Promise.reject(new ToolError("ABORTED", "the command was aborted before it started"));
+    throw new ToolError("ABORTED", "the command was aborted before it started");
   }
+  const stdout = new BoundedOutput(maxOutputBytes);
+  const stderr = new BoundedOutput(maxOutputBytes);
+  const streams = await openStreams(outputChannel, stdout, stderr);
+  if (abortSignal?.aborted) {
+    destroyStreams(streams);
+    throw new ToolError("ABORTED", "the command was aborted before it started");
+  }
+
   return new Promise<ExecResult>((resolve, reject) => {
     const started = performance.now();
-    const stdout = new BoundedOutput(maxOutputBytes);
-    const stderr = new BoundedOutput(maxOutputBytes);
     let timedOut = false;
     let aborted = false;
     let settled = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     const timers: NodeJS.Timeout[] = [];
 
-    const child = spawn(invocation.file, invocation.args, {
-      cwd,
-      env: invocation.env,
-      detached: true,
-      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(invocation.file, invocation.args, {
+        cwd,
+        env: invocation.env,
+        detached: true,
+        stdio: [
+          stdin === undefined ? "ignore" : "pipe",
+          streams?.[0].writer ?? "pipe",
+          streams?.[1].writer ?? "pipe",
+        ],
+      });
+    } catch (error) {
+      destroyStreams(streams);
+      throw error;
+    } finally {
+      // The command holds its own copies now; ours would keep the readers from ending.
+      for (const stream of streams ?? []) stream.writer.destroy();
+    }
+
+    let readers: Readable[];
+    if (streams === undefined) {
+      readers = [child.stdout, child.stderr].filter((reader) => reader !== null);
+      child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
+      child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    } else {
+      readers = streams.map((stream) => stream.reader);
+    }
 
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return;
@@ -79,14 +117,16 @@ export function runProcess(
       aborted = true;
       terminate();
     };
-
-    const finish = () => {
-      if (settled) return;
+    const stop = () => {
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       abortSignal?.removeEventListener("abort", onAbort);
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      for (const reader of readers) reader.destroy();
+    };
+
+    const finish = () => {
+      if (settled) return;
+      stop();
       if (aborted) {
         reject(new ToolError("ABORTED", "the command was aborted"));
         return;
@@ -103,8 +143,22 @@ export function runProcess(
       resolve(result);
     };
 
-    child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    let openReaders = readers.length;
+    for (const reader of readers) {
+      let ended = false;
+      const onEnded = () => {
+        if (ended) return;
+        ended = true;
+        openReaders -= 1;
+        if (openReaders === 0 && exit !== undefined) finish();
+      };
+      // EOF: the command and all it started closed the stream. A reset ends it too (only `close`).
+      reader.once("end", onEnded);
+      reader.once("close", onEnded);
+      reader.on("error", () => {
+        // What was read before the error is kept.
+      });
+    }
     child.stdin?.on("error", () => {
       // The command closed its stdin early (EPIPE); what it did not read is not an error.
     });
@@ -112,9 +166,7 @@ export function runProcess(
 
     child.on("error", (error: NodeJS.ErrnoException) => {
       if (settled) return;
-      settled = true;
-      for (const timer of timers) clearTimeout(timer);
-      abortSignal?.removeEventListener("abort", onAbort);
+      stop();
       reject(
         new ToolError("INTERNAL", `could not start ${invocation.file}: ${error.message}`, {
           cause: error,
@@ -125,9 +177,9 @@ export function runProcess(
       exit = { code, signal };
       // Whatever the command left running in its group dies with it.
       killGroup("SIGKILL");
-      timers.push(setTimeout(finish, drainMs));
+      if (openReaders === 0) finish();
+      else timers.push(setTimeout(finish, drainMs));
     });
-    child.on("close", finish);
 
     timers.push(
       setTimeout(() => {
@@ -137,4 +189,26 @@ export function runProcess(
     );
     abortSignal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Both output streams from the channel, or `undefined` (use pipes) if either cannot be had. */
+async function openStreams(
+  channel: OutputChannel,
+  stdout: BoundedOutput,
+  stderr: BoundedOutput,
+): Promise<[OutputStream, OutputStream] | undefined> {
+  const [out, err] = await Promise.all([
+    channel.open((chunk) => stdout.push(chunk)),
+    channel.open((chunk) => stderr.push(chunk)),
+  ]);
+  if (out !== undefined && err !== undefined) return [out, err];
+  destroyStreams([out, err]);
+  return undefined;
+}
+
+function destroyStreams(streams: ReadonlyArray<OutputStream | undefined> | undefined): void {
+  for (const stream of streams ?? []) {
+    stream?.reader.destroy();
+    stream?.writer.destroy();
+  }
 }

@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHostFactsCache } from "./host-facts.js";
+import { createCommandWrapper } from "./index.js";
 import {
   type AttackFixture,
   attempt,
@@ -136,6 +138,47 @@ describe.skipIf(skipReason !== undefined)(
       expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
       expect(await fixture.state()).toEqual(before);
     });
+
+    for (const [label, recentChangeMs] of [
+      ["just now", undefined],
+      ["long enough ago that only the stamps tell", 0],
+    ] as const) {
+      it(`protects on the next call a nested .git made between calls (changes made ${label})`, async () => {
+        const wrapper = createCommandWrapper({
+          hostFactsCache: createHostFactsCache(
+            recentChangeMs === undefined ? {} : { recentChangeMs },
+          ),
+        });
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 25));
+        // The first call learns the tree; then a command makes a repository in a new folder (a
+        // known gap: that one call can still write it) and the host makes one in an old folder.
+        await fixture.run("true", { wrapper });
+        await settle();
+        const first = await fixture.run(
+          "git init -q made/by/command && echo ok > made/by/command/.git/info/note && echo made",
+          { wrapper },
+        );
+        expect(first.stdout).toBe("made\n");
+        execFileSync("git", ["init", "-q", path.join(fixture.root, "src", "by-host")]);
+        await settle();
+        const before = await fixture.state();
+        const rename = (from: string, to: string) =>
+          attempt(`/usr/bin/python3 -c 'import os; os.rename("${from}", "${to}")'`);
+        const { stdout } = await fixture.run(
+          [
+            attempt("echo evil > made/by/command/.git/hooks/post-checkout"),
+            attempt("git -C made/by/command config core.fsmonitor 'touch /tmp/pwned; false'"),
+            rename("made/by", "made/by-old"),
+            attempt("echo evil > src/by-host/.git/hooks/pre-commit"),
+            attempt("rm -rf src/by-host/.git"),
+            rename("src", "src-old"),
+          ].join("\n"),
+          { wrapper },
+        );
+        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+        expect(await fixture.state()).toEqual(before);
+      });
+    }
 
     it("cannot create a .git at the root of a workspace that has none", async () => {
       execFileSync("rm", ["-rf", path.join(fixture.root, ".git")]);

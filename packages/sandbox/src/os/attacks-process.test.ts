@@ -147,7 +147,9 @@ describe.skipIf(skipReason !== undefined)(
           `setsid sleep ${marker} > /dev/null 2>&1 &`,
           `nohup sleep ${marker} > /dev/null 2>&1 &`,
           `( ( sleep ${marker} > /dev/null 2>&1 & ) & )`,
-          `disown -a; ps -e -o args= | grep -c "^sleep ${marker}"`,
+          // The background shells may not have exec'd sleep yet: wait (up to 2 s) until they have.
+          "disown -a",
+          `for i in $(seq 100); do n=$(ps -e -o args= | grep -c "^sleep ${marker}"); [ "$n" -ge 3 ] && break; sleep 0.02; done; echo "$n"`,
         ].join("\n"),
       );
       expect(stdout.trim()).toBe("3");

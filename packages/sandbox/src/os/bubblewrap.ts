@@ -18,7 +18,8 @@ export interface BubblewrapArgumentsOptions {
 /**
  * The bubblewrap argv confining `command` to `policy`. Mount operations apply in order, so the
  * order below matters: the read-only host first, then the private trees, then the workspace, then
- * the pins and read-only binds that protect paths inside it, then the socket masks.
+ * the pins and the mounts that protect paths inside it (a read-only bind over what exists, an
+ * empty tmpfs over a placeholder, see `acquirePlaceholders`), then the socket masks.
  */
 export function bubblewrapArguments({
   command,
@@ -94,8 +95,17 @@ export function bubblewrapArguments({
       for (const folder of chain) pins.add(folder);
     }
     for (const folder of [...pins].sort(byDepth)) args.push("--bind", folder, folder);
-    for (const { path: protectedPath } of hostFacts.protectedPaths) {
-      args.push("--ro-bind", protectedPath, protectedPath);
+    for (const { path: protectedPath, state } of hostFacts.protectedPaths) {
+      // Over a placeholder, an empty tmpfs of mode 555 protects as well as a read-only bind at
+      // about a tenth of the cost (one mount, where bubblewrap's bind adds a remount and a read
+      // of the mount table). The mount point cannot be removed or renamed, so the path cannot be
+      // created on the host; whatever the command writes inside after a chmod stays in memory
+      // and is gone with the sandbox.
+      if (state === "missing" && hostFacts.bubblewrap?.tmpfsPermissions !== false) {
+        args.push("--perms", "0555", "--tmpfs", protectedPath);
+      } else {
+        args.push("--ro-bind", protectedPath, protectedPath);
+      }
     }
   }
   for (const socket of hostFacts.hostSockets) args.push("--ro-bind", "/dev/null", socket);

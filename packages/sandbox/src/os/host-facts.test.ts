@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { statSync, utimesSync } from "node:fs";
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { gatherHostFacts } from "./host-facts.js";
-import { acquirePlaceholders, livePlaceholders } from "./placeholders.js";
+import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
+import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { hostState } from "./test-support/host-state.js";
 
 let root: string;
@@ -91,9 +92,9 @@ describe("gatherHostFacts", () => {
     for (let index = 0; index < 30; index += 1)
       await mkdir(path.join(root, `d${index}`, "x"), { recursive: true });
     const facts = await gatherHostFacts({ root, hostEnvironment: {}, maxDirectories: 10 });
-    expect(facts.walk).toEqual({ directories: 10, truncated: true });
+    expect(facts.walk).toEqual({ directories: 10, truncated: true, listed: 10 });
     const full = await gatherHostFacts({ root, hostEnvironment: {} });
-    expect(full.walk).toEqual({ directories: 61, truncated: false });
+    expect(full.walk).toEqual({ directories: 61, truncated: false, listed: 61 });
   });
 
   it("finds sockets in the workspace and the agent socket outside it, but not those in hidden trees", async () => {
@@ -144,25 +145,191 @@ describe("gatherHostFacts", () => {
   });
 });
 
+/** Let the clock move past the change times just written, so stamps (not recency) decide. */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
+
+describe("gatherHostFacts with a cache", () => {
+  async function gather(cache: HostFactsCache, options: { maxDirectories?: number } = {}) {
+    const facts = await gatherHostFacts({
+      root,
+      hostEnvironment: {},
+      protectedEntries: [".git"],
+      cache,
+      ...options,
+    });
+    return {
+      listed: facts.walk.listed,
+      directories: facts.walk.directories,
+      protectedPaths: facts.protectedPaths.map(({ path: target }) => path.relative(root, target)),
+      sockets: facts.hostSockets.map((socket) => path.relative(root, socket)),
+    };
+  }
+
+  beforeEach(async () => {
+    execFileSync("git", ["init", "-q", root]);
+    for (let index = 0; index < 20; index += 1) {
+      await mkdir(path.join(root, `d${index}`, "x", "y"), { recursive: true });
+    }
+  });
+
+  it("reads only the folders whose stamps changed, and finds a .git made anywhere meanwhile", async () => {
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    expect(await gather(cache)).toMatchObject({ listed: 61, directories: 61 });
+    await tick();
+    expect(await gather(cache)).toMatchObject({ listed: 0, protectedPaths: [".git"] });
+    execFileSync("git", ["init", "-q", path.join(root, "d7", "x", "y")]);
+    await tick();
+    expect(await gather(cache)).toEqual({
+      listed: 1,
+      directories: 61,
+      protectedPaths: [".git", "d7/x/y/.git"],
+      sockets: [],
+    });
+  });
+
+  it("is not fooled by a folder's modification time set back: the change time moves anyway", async () => {
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const folder = path.join(root, "d3", "x");
+    // A whole second, so that setting it back is exact (utimes takes floating-point seconds).
+    const longAgo = new Date("2020-01-01T00:00:00Z");
+    utimesSync(folder, longAgo, longAgo);
+    await tick();
+    await gather(cache);
+    await tick();
+    await mkdir(path.join(folder, ".git"));
+    utimesSync(folder, longAgo, longAgo);
+    expect(statSync(folder).mtimeMs).toBe(longAgo.getTime());
+    expect((await gather(cache)).protectedPaths).toEqual([".git", "d3/x/.git"]);
+  });
+
+  it("forgets removed folders, searches renamed and new ones, and finds new sockets", async () => {
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    execFileSync("git", ["init", "-q", path.join(root, "d1", "x")]);
+    expect((await gather(cache)).protectedPaths).toEqual([".git", "d1/x/.git"]);
+    await tick();
+    await rename(path.join(root, "d1"), path.join(root, "renamed"));
+    await rm(path.join(root, "d2"), { recursive: true });
+    await mkdir(path.join(root, "new", "deep", "er"), { recursive: true });
+    execFileSync("git", ["init", "-q", path.join(root, "new", "deep", "er")]);
+    const server = net.createServer().listen(path.join(root, "d4", "x", "dev.sock"));
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      await tick();
+      const facts = await gather(cache);
+      expect(facts).toMatchObject({
+        directories: 61,
+        protectedPaths: [".git", "renamed/x/.git", "new/deep/er/.git"],
+        sockets: ["d4/x/dev.sock"],
+      });
+      const fresh = await gather(createHostFactsCache());
+      expect(facts).toEqual({ ...fresh, listed: facts.listed });
+    } finally {
+      server.close();
+    }
+  });
+
+  it("adds new empty folders to a truncated search, and searches it afresh when a deeper one appears", async () => {
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({ directories: 30 });
+    await tick();
+    // An empty folder (a placeholder, a repository's work tree) joins the search as it is.
+    execFileSync("git", ["init", "-q", path.join(root, "shallow")]);
+    await tick();
+    expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({
+      listed: 2,
+      directories: 31,
+      protectedPaths: [".git", "shallow/.git"],
+    });
+    await tick();
+    // A folder with subfolders could hide a repository the limit should cover: search again.
+    await mkdir(path.join(root, "wide", "a"), { recursive: true });
+    execFileSync("git", ["init", "-q", path.join(root, "wide")]);
+    await tick();
+    expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({
+      listed: 30,
+      directories: 30,
+      protectedPaths: [".git", "shallow/.git", "wide/.git"],
+    });
+  });
+
+  it("reads recently changed folders again whatever their stamps say", async () => {
+    const cache = createHostFactsCache();
+    await gather(cache);
+    // Everything was just made, so all of it is read again until it has aged.
+    expect((await gather(cache)).listed).toBe(61);
+    expect((await gather(createHostFactsCache({ recentChangeMs: 0 }))).listed).toBe(61);
+  });
+
+  it("shares one scan between concurrent callers that arrive before it starts", async () => {
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    await gather(cache);
+    await tick();
+    execFileSync("git", ["init", "-q", path.join(root, "d9")]);
+    await tick();
+    const [first, second] = await Promise.all([gather(cache), gather(cache)]);
+    expect(first.protectedPaths).toEqual([".git", "d9/.git"]);
+    expect(second).toEqual(first);
+  });
+});
+
 describe("acquirePlaceholders", () => {
   it("creates missing paths as empty folders, shares them between holders and removes them after the last", async () => {
     const before = await hostState([root]);
     const target = path.join(root, ".envrc");
-    const first = await acquirePlaceholders([{ path: target, state: "missing" }]);
-    const second = await acquirePlaceholders([{ path: target, state: "directory" }]);
+    const first = acquirePlaceholders([{ path: target, state: "missing" }]);
+    const second = acquirePlaceholders([{ path: target, state: "directory" }]);
+    expect(second.protectedPaths).toEqual([{ path: target, state: "missing" }]);
     expect(livePlaceholders()).toContain(target);
-    await first();
+    await first.release();
     expect((await hostState([target]))[target]).toMatch(/^dir 555/);
-    await second();
+    await second.release();
     expect(livePlaceholders()).not.toContain(target);
     expect(await hostState([root])).toEqual(before);
   });
 
-  it("leaves alone a path the host created itself", async () => {
+  it("leaves alone a path the host created itself, and protects it as what it is", async () => {
     const target = path.join(root, ".envrc");
     await writeFile(target, "export A=1\n");
-    const release = await acquirePlaceholders([{ path: target, state: "missing" }]);
-    await release();
+    const lease = acquirePlaceholders([{ path: target, state: "missing" }]);
+    expect(lease.protectedPaths).toEqual([{ path: target, state: "file" }]);
+    await lease.release();
     expect((await hostState([target]))[target]).toMatch(/^file/);
+  });
+
+  it("keeps an unused placeholder for idleMs, reuses it, then removes it", async () => {
+    const before = await hostState([root]);
+    const target = path.join(root, ".envrc");
+    const first = acquirePlaceholders([{ path: target, state: "missing" }], { idleMs: 50 });
+    const identity = (await hostState([target]))[target];
+    await first.release();
+    expect((await hostState([target]))[target]).toBe(identity);
+    // The next command sees the folder as present; it is still ours, so it is reused.
+    const second = acquirePlaceholders([{ path: target, state: "directory" }], { idleMs: 50 });
+    expect(second.protectedPaths).toEqual([{ path: target, state: "missing" }]);
+    expect((await hostState([target]))[target]).toBe(identity);
+    await second.release();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(livePlaceholders()).not.toContain(target);
+    expect(await hostState([root])).toEqual(before);
+  });
+
+  it("removes idle placeholders on demand, and never one the host replaced", async () => {
+    const envrc = path.join(root, ".envrc");
+    const vscode = path.join(root, ".vscode");
+    const lease = acquirePlaceholders(
+      [
+        { path: envrc, state: "missing" },
+        { path: vscode, state: "missing" },
+      ],
+      { idleMs: 60_000 },
+    );
+    await lease.release();
+    // The host swaps our .vscode placeholder for its own folder.
+    await rm(vscode, { recursive: true, force: true });
+    await mkdir(vscode);
+    removeIdlePlaceholders();
+    expect(livePlaceholders()).not.toContain(envrc);
+    expect((await hostState([envrc]))[envrc]).toBe("missing");
+    expect((await hostState([vscode]))[vscode]).toMatch(/^dir 755/);
   });
 });

@@ -1,10 +1,18 @@
-import { type Dirent, lstatSync } from "node:fs";
-import { readdir, readFile, realpath } from "node:fs/promises";
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import {
+  createFolderWatch,
+  createWorkspaceWalker,
+  type FolderListing,
+  type WorkspaceWalker,
+} from "./folder-walk.js";
 import { inheritedEnvironment, PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
 
-/** What is found today at a path that must stay read-only. */
+/**
+ * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
+ * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
+ */
 export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
 
 /** A path a confined command may not change, with what is there now. */
@@ -20,10 +28,15 @@ export interface BubblewrapFacts {
   path: string;
   /** Whether `--disable-userns` works (bubblewrap 0.8 and later). */
   disableUserNamespaces: boolean;
+  /**
+   * Whether `--perms` applies to `--tmpfs` (bubblewrap 0.5 and later); placeholders are then
+   * covered by an empty tmpfs rather than bound read-only. Absent means it does.
+   */
+  tmpfsPermissions?: boolean;
 }
 
 /**
- * Everything about the host that shapes a confined invocation, gathered once per command so that
+ * Everything about the host that shapes a confined invocation, gathered for each command so that
  * {@link wrapCommand} can stay a pure function of it.
  */
 export interface HostFacts {
@@ -45,10 +58,71 @@ export interface HostFacts {
   inheritedEnvironment: Record<string, string>;
   /** Real path of the host's temporary folder (macOS lets commands write there). */
   temporaryDirectory: string;
-  /** How much of the workspace tree was searched for nested repositories and sockets. */
-  walk: { directories: number; truncated: boolean };
+  /**
+   * How much of the workspace tree was searched for nested repositories and sockets, and how many
+   * of its folders had to be read this time (the others were unchanged since the last call).
+   */
+  walk: { directories: number; truncated: boolean; listed: number };
   /** Present when the bubblewrap probe succeeded. */
   bubblewrap?: BubblewrapFacts;
+}
+
+/** Options of {@link createHostFactsCache}. */
+export interface HostFactsCacheOptions {
+  /**
+   * How long after a change a folder is read again regardless of its stamp (see
+   * {@link createWorkspaceWalker}); tests lower it to exercise the stamps.
+   * @default 2_000
+   */
+  recentChangeMs?: number;
+  /**
+   * How many workspaces' walks are kept; the least recently used is dropped past it.
+   * @default 16
+   */
+  maxWorkspaces?: number;
+}
+
+/**
+ * What {@link gatherHostFacts} keeps between calls: the walk of each workspace and the listings of
+ * the home folders where sockets live, each revalidated by `lstat` stamps on every call. Nothing
+ * else is cached: the protected paths, git configuration and named sockets are looked at afresh.
+ */
+export interface HostFactsCache {
+  /** The walker of `root` for this folder limit (made on first use). */
+  walker(root: string, maxDirectories: number): WorkspaceWalker;
+  /** The current listing of a folder outside the workspace, or `undefined` when it is missing. */
+  listing(folder: string): FolderListing | undefined;
+}
+
+/** A cache to pass to every {@link gatherHostFacts} call of one wrapper. */
+export function createHostFactsCache({
+  recentChangeMs,
+  maxWorkspaces = 16,
+}: HostFactsCacheOptions = {}): HostFactsCache {
+  const walkers = new Map<string, WorkspaceWalker>();
+  const watch = createFolderWatch(recentChangeMs === undefined ? {} : { recentChangeMs });
+  return {
+    walker(root, maxDirectories) {
+      const key = `${maxDirectories}:${root}`;
+      let walker = walkers.get(key);
+      if (walker === undefined) {
+        walker = createWorkspaceWalker({
+          root,
+          maxDirectories,
+          ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
+        });
+        if (walkers.size >= maxWorkspaces) {
+          const oldest = walkers.keys().next().value;
+          if (oldest !== undefined) walkers.delete(oldest);
+        }
+      } else {
+        walkers.delete(key);
+      }
+      walkers.set(key, walker);
+      return walker;
+    },
+    listing: (folder) => watch.listing(folder),
+  };
 }
 
 /** Options of {@link gatherHostFacts}. */
@@ -79,6 +153,11 @@ export interface GatherHostFactsOptions {
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
   /** The bubblewrap probe's findings, copied into the facts. */
   bubblewrap?: BubblewrapFacts;
+  /**
+   * What earlier calls found, revalidated rather than searched again.
+   * @default a fresh cache: the whole workspace is walked
+   */
+  cache?: HostFactsCache;
 }
 
 /** Folders under the home directory where agents and container engines keep their sockets. */
@@ -92,7 +171,11 @@ const HIDDEN_TREES = ["/tmp", "/run", "/var/run", "/dev"];
  * protected entries present or missing, and the sockets to mask.
  *
  * The tree walk never follows symbolic links, does not descend into `.git` folders, and stops
- * after `maxDirectories` folders, breadth first, so that a huge `node_modules` costs a bounded time.
+ * after `maxDirectories` folders, breadth first, so that a huge `node_modules` costs a bounded
+ * time. With a `cache`, later calls revalidate the walk by one `lstat` per folder instead of
+ * reading every folder again (see {@link createWorkspaceWalker} for why that misses no change).
+ * Everything else is read afresh on every call, synchronously: a few dozen small system calls
+ * cost less than the thread-pool round trips of their asynchronous forms.
  */
 export async function gatherHostFacts({
   root,
@@ -101,97 +184,46 @@ export async function gatherHostFacts({
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   bubblewrap,
+  cache = createHostFactsCache(),
 }: GatherHostFactsOptions): Promise<HostFacts> {
-  const rootReal = await realpath(root);
-  const [walk, outsideSockets, keptRunPaths, temporaryDirectory] = await Promise.all([
-    walkWorkspace({ root: rootReal, maxDirectories }),
-    hostSocketsOutside({ root: rootReal, hostEnvironment }),
-    runPathsToKeep(),
-    realpath(os.tmpdir()).catch(() => os.tmpdir()),
-  ]);
+  const rootReal = realpathSync.native(root);
+  const walk = await cache.walker(rootReal, maxDirectories).scan();
   const protectedPaths: ProtectedPath[] = [];
   if (protect) {
     const candidates = new Set<string>();
     for (const entry of protectedEntries) candidates.add(path.join(rootReal, entry));
     for (const nested of walk.gitEntries) candidates.add(nested);
-    const machinery = await Promise.all(
-      [path.join(rootReal, ".git"), ...walk.gitEntries].map((gitEntry) =>
-        gitMachinery({ gitEntry, root: rootReal, hostEnvironment }),
-      ),
-    );
-    for (const extra of machinery.flat()) candidates.add(extra);
-    const described = await Promise.all(
-      [...candidates]
-        .filter((candidate) => candidate !== rootReal && isInside(rootReal, candidate))
-        .map(async (candidate): Promise<ProtectedPath> => {
-          const state = pathState(candidate);
-          // Creating a missing path's parents would leave them behind on the host; protecting
-          // the shallowest missing folder blocks the same writes.
-          const target = state === "missing" ? shallowestMissing(rootReal, candidate) : candidate;
-          return { path: target, state };
-        }),
-    );
-    protectedPaths.push(...described);
+    for (const gitEntry of [path.join(rootReal, ".git"), ...walk.gitEntries]) {
+      for (const extra of gitMachinery({ gitEntry, root: rootReal, hostEnvironment })) {
+        candidates.add(extra);
+      }
+    }
+    for (const candidate of candidates) {
+      if (candidate === rootReal || !isInside(rootReal, candidate)) continue;
+      const state = pathState(candidate);
+      // Creating a missing path's parents would leave them behind on the host; protecting the
+      // shallowest missing folder blocks the same writes.
+      const target =
+        state === "missing" && path.dirname(candidate) !== rootReal
+          ? shallowestMissing(rootReal, candidate)
+          : candidate;
+      protectedPaths.push({ path: target, state });
+    }
   }
   return {
     root: rootReal,
     protectedPaths: outermostOnly(protectedPaths),
-    hostSockets: [...walk.sockets, ...outsideSockets].sort(),
-    runPathsToKeep: keptRunPaths,
+    hostSockets: [
+      ...walk.sockets,
+      ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache }),
+    ].sort(),
+    runPathsToKeep: runPathsToKeep(),
     varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
-    temporaryDirectory,
-    walk: { directories: walk.directories, truncated: walk.truncated },
+    temporaryDirectory: realpathOr(os.tmpdir()),
+    walk: { directories: walk.directories, truncated: walk.truncated, listed: walk.listed },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
-}
-
-interface WalkResult {
-  gitEntries: string[];
-  sockets: string[];
-  directories: number;
-  truncated: boolean;
-}
-
-async function walkWorkspace({
-  root,
-  maxDirectories,
-}: {
-  root: string;
-  maxDirectories: number;
-}): Promise<WalkResult> {
-  const result: WalkResult = { gitEntries: [], sockets: [], directories: 0, truncated: false };
-  let level = [root];
-  while (level.length > 0) {
-    if (result.directories + level.length > maxDirectories) {
-      level = level.slice(0, Math.max(0, maxDirectories - result.directories));
-      result.truncated = true;
-    }
-    result.directories += level.length;
-    const listings = await Promise.all(
-      level.map(async (directory) => ({
-        directory,
-        entries: await readdir(directory, { withFileTypes: true }).catch((): Dirent[] => []),
-      })),
-    );
-    const next: string[] = [];
-    for (const { directory, entries } of listings) {
-      for (const entry of entries) {
-        const full = path.join(directory, entry.name);
-        if (entry.name === ".git") {
-          if (directory !== root) result.gitEntries.push(full);
-        } else if (entry.isDirectory()) {
-          next.push(full);
-        } else if (entry.isSocket()) {
-          result.sockets.push(full);
-        }
-      }
-    }
-    if (result.truncated) break;
-    level = next;
-  }
-  result.gitEntries.sort();
-  return result;
 }
 
 /**
@@ -199,7 +231,7 @@ async function walkWorkspace({
  * configuration: the gitdir a `.git` file points to, its common dir, the hooks folder named by
  * `core.hooksPath`, and files pulled in by `include.path`.
  */
-async function gitMachinery({
+function gitMachinery({
   gitEntry,
   root,
   hostEnvironment,
@@ -207,22 +239,22 @@ async function gitMachinery({
   gitEntry: string;
   root: string;
   hostEnvironment: Readonly<Record<string, string | undefined>>;
-}): Promise<string[]> {
+}): string[] {
   const found: string[] = [];
   const state = pathState(gitEntry);
   let gitdir = gitEntry;
   if (state === "file") {
-    const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(await readFile(gitEntry, "utf8").catch(() => ""));
+    const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitEntry));
     if (pointer?.[1] === undefined) return found;
-    gitdir = await realpathOr(path.resolve(path.dirname(gitEntry), pointer[1]));
+    gitdir = realpathOr(path.resolve(path.dirname(gitEntry), pointer[1]));
     found.push(gitdir);
   } else if (state !== "directory") {
     return found;
   }
   const gitdirs = [gitdir];
-  const common = (await readFile(path.join(gitdir, "commondir"), "utf8").catch(() => "")).trim();
+  const common = readSmallFile(path.join(gitdir, "commondir")).trim();
   if (common !== "") {
-    const commonDirectory = await realpathOr(path.resolve(gitdir, common));
+    const commonDirectory = realpathOr(path.resolve(gitdir, common));
     found.push(commonDirectory);
     gitdirs.push(commonDirectory);
   }
@@ -230,7 +262,7 @@ async function gitMachinery({
   const home = hostEnvironment.HOME;
   for (const directory of gitdirs) {
     for (const name of ["config", "config.worktree"]) {
-      const text = await readFile(path.join(directory, name), "utf8").catch(() => "");
+      const text = readSmallFile(path.join(directory, name));
       for (const { section, key, value } of gitConfigEntries(text)) {
         const expanded =
           value.startsWith("~/") && home !== undefined ? path.join(home, value.slice(2)) : value;
@@ -242,9 +274,17 @@ async function gitMachinery({
       }
     }
   }
-  return Promise.all(found.map((entry) => realpathOr(entry))).then((paths) =>
-    paths.filter((entry) => isInside(root, entry)),
-  );
+  return found.map((entry) => realpathOr(entry)).filter((entry) => isInside(root, entry));
+}
+
+/** A file's text, or "" when it is missing, unreadable or not a regular file. */
+function readSmallFile(file: string): string {
+  if (pathState(file) !== "file") return "";
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
 }
 
 /** A forgiving reader of git's config format: enough to find `core.hooksPath` and includes. */
@@ -266,13 +306,15 @@ function gitConfigEntries(text: string): { section: string; key: string; value: 
   return entries;
 }
 
-async function hostSocketsOutside({
+function hostSocketsOutside({
   root,
   hostEnvironment,
+  cache,
 }: {
   root: string;
   hostEnvironment: Readonly<Record<string, string | undefined>>;
-}): Promise<string[]> {
+  cache: HostFactsCache;
+}): string[] {
   const candidates = new Set<string>();
   const named = [
     hostEnvironment.SSH_AUTH_SOCK,
@@ -285,31 +327,32 @@ async function hostSocketsOutside({
   if (home?.startsWith("/")) {
     for (const folder of HOME_SOCKET_FOLDERS) {
       const directory = path.join(home, folder);
-      const entries = await readdir(directory, { withFileTypes: true }).catch((): Dirent[] => []);
-      for (const entry of entries) {
-        if (entry.isSocket()) candidates.add(path.join(directory, entry.name));
+      for (const name of cache.listing(directory)?.sockets ?? []) {
+        candidates.add(path.join(directory, name));
       }
     }
   }
   const sockets: string[] = [];
   for (const candidate of candidates) {
-    const real = await realpath(candidate).catch(() => undefined);
-    if (real === undefined || pathState(real) !== "other") continue;
+    let real: string;
+    try {
+      real = realpathSync.native(candidate);
+    } catch {
+      continue;
+    }
+    if (pathState(real) !== "other") continue;
     if (isInside(root, real) || HIDDEN_TREES.some((tree) => isInside(tree, real))) continue;
     sockets.push(real);
   }
   return sockets;
 }
 
-async function runPathsToKeep(): Promise<string[]> {
-  const resolver = await realpath("/etc/resolv.conf").catch(() => undefined);
-  return resolver !== undefined && isInside("/run", resolver) ? [resolver] : [];
+function runPathsToKeep(): string[] {
+  const resolver = realpathOr("/etc/resolv.conf");
+  return isInside("/run", resolver) ? [resolver] : [];
 }
 
-/**
- * Synchronous on purpose: a command needs a few dozen of these, and each asynchronous round trip
- * through the thread pool costs more than the system call it wraps.
- */
+/** What is at `target`, without following a final symbolic link. */
 function pathState(target: string): ProtectedPathState {
   try {
     const info = lstatSync(target);
@@ -332,36 +375,50 @@ function shallowestMissing(root: string, target: string): string {
   return target;
 }
 
-async function realpathOr(target: string): Promise<string> {
-  return realpath(target).catch(() => target);
+function realpathOr(target: string): string {
+  try {
+    return realpathSync.native(target);
+  } catch {
+    return target;
+  }
 }
 
 /** Drop paths inside another protected folder (a read-only bind covers them) and sort shallow first. */
 function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
-  const sorted = [...paths].sort(
-    (left, right) => depth(left.path) - depth(right.path) || left.path.localeCompare(right.path),
-  );
-  const kept: ProtectedPath[] = [];
-  for (const candidate of sorted) {
-    if (
-      kept.some((outer) => outer.path === candidate.path || isInside(outer.path, candidate.path))
-    ) {
-      continue;
-    }
-    kept.push(candidate);
+  const sorted = paths
+    .map((entry) => ({ entry, depth: depth(entry.path) }))
+    .sort(
+      (left, right) =>
+        left.depth - right.depth ||
+        (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
+    );
+  const kept = new Set<string>();
+  const outermost: ProtectedPath[] = [];
+  for (const { entry } of sorted) {
+    if (isUnderAny(kept, entry.path)) continue;
+    kept.add(entry.path);
+    outermost.push(entry);
   }
-  return kept;
+  return outermost;
 }
 
 function depth(target: string): number {
   return target.split(path.sep).length;
 }
 
-/** Whether `target` is `parent` itself or lies beneath it. */
+/** Whether `target` or one of its ancestors is in `folders`. */
+function isUnderAny(folders: ReadonlySet<string>, target: string): boolean {
+  for (let current = target; ; current = path.dirname(current)) {
+    if (folders.has(current)) return true;
+    if (path.dirname(current) === current) return false;
+  }
+}
+
+/**
+ * Whether `target` is `parent` itself or lies beneath it. Both are normalized absolute paths (as
+ * `realpath` and `path.resolve` give them), so comparing strings is enough.
+ */
 export function isInside(parent: string, target: string): boolean {
-  const relative = path.relative(parent, target);
-  return (
-    relative === "" ||
-    (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative))
-  );
+  if (target === parent) return true;
+  return target.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
 }

@@ -1,21 +1,25 @@
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { gatherHostFacts } from "./host-facts.js";
-import { acquirePlaceholders } from "./placeholders.js";
+import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
+import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
 import { wrapCommand } from "./wrap-command.js";
 
 export type { BubblewrapArgumentsOptions } from "./bubblewrap.js";
 export { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
+export { createWorkspaceWalker } from "./folder-walk.js";
 export type {
   BubblewrapFacts,
   GatherHostFactsOptions,
   HostFacts,
+  HostFactsCache,
+  HostFactsCacheOptions,
   ProtectedPath,
   ProtectedPathState,
 } from "./host-facts.js";
-export { gatherHostFacts } from "./host-facts.js";
+export { createHostFactsCache, gatherHostFacts } from "./host-facts.js";
 export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
@@ -36,9 +40,10 @@ export interface CommandInvocation {
   args: string[];
   env: Record<string, string>;
   /**
-   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it
-   * removes the placeholder folders that kept missing protected paths uncreatable. Safe to call
-   * twice; absent when there is nothing to undo.
+   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it lets
+   * go of the placeholder folders that kept missing protected paths uncreatable, which are removed
+   * once no command has used them for `placeholderIdleMs`. Safe to call twice; absent when there
+   * is nothing to undo.
    */
   release?: () => Promise<void>;
 }
@@ -63,6 +68,12 @@ export interface CommandWrapper {
   readonly backend: "bubblewrap" | "seatbelt" | "none";
   /** The invocation for `request`; throws `ToolError` `NO_SANDBOX` when it cannot confine it. */
   invocation(request: InvocationRequest): Promise<CommandInvocation>;
+  /**
+   * Remove now the placeholder folders no running command holds (in this process), rather than
+   * after the idle time. The wrapper stays usable. Optional: wrappers with nothing to tidy leave
+   * it out.
+   */
+  close?(): Promise<void>;
 }
 
 /** Options of {@link createCommandWrapper}. */
@@ -76,9 +87,20 @@ export interface CommandWrapperOptions {
   backend?: "auto" | "bubblewrap" | "seatbelt" | "none";
   /**
    * The most folders of the workspace searched for nested `.git` folders and sockets per command.
+   * The first command of a workspace reads them all; later ones `lstat` each and read only those
+   * that changed (see `createWorkspaceWalker`).
    * @default 20_000
    */
   maxDirectories?: number;
+  /**
+   * How long the placeholder folders at missing protected paths (`.envrc/`, `.vscode/`, ...: empty,
+   * mode 555) stay in the workspace after the last command that used them, so that commands run
+   * back to back (a tool's several commands, a script, a test run) make them once rather than
+   * each time. `0` removes them as each command ends, leaving the workspace exactly as it was.
+   * They are also removed by `close()` and at process exit.
+   * @default 200
+   */
+  placeholderIdleMs?: number;
   /**
    * Entries at the top of the workspace that commands may not create or change.
    * @default PROTECTED_WORKSPACE_ENTRIES
@@ -89,6 +111,12 @@ export interface CommandWrapperOptions {
    * @default process.env
    */
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the wrapper keeps what it learnt about each workspace between commands (the folder
+   * walk), revalidated on every command.
+   * @default a cache of its own
+   */
+  hostFactsCache?: HostFactsCache;
 }
 
 const SHELL = "/bin/bash";
@@ -103,10 +131,15 @@ export function createCommandWrapper({
   maxDirectories = 20_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
+  placeholderIdleMs = 200,
+  hostFactsCache: cache = createHostFactsCache(),
 }: CommandWrapperOptions = {}): CommandWrapper {
   const chosen = backend === "auto" ? platformBackend() : backend;
   return {
     backend: chosen,
+    async close() {
+      removeIdlePlaceholders();
+    },
     async invocation({ command, root, cwd, mode, env, network }) {
       if (mode === "danger-full-access") {
         return {
@@ -128,22 +161,26 @@ export function createCommandWrapper({
         maxDirectories,
         protectedEntries,
         hostEnvironment,
+        cache,
         ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
       });
       // Seatbelt matches paths, so missing protected paths need no placeholder there.
-      const release =
+      const lease =
         protect && chosen === "bubblewrap"
-          ? await acquirePlaceholders(hostFacts.protectedPaths)
+          ? acquirePlaceholders(hostFacts.protectedPaths, { idleMs: placeholderIdleMs })
           : undefined;
       try {
         const wrapped = wrapCommand({
           command,
           policy: { backend: chosen, mode, cwd, network, env },
-          hostFacts,
+          hostFacts:
+            lease === undefined
+              ? hostFacts
+              : { ...hostFacts, protectedPaths: lease.protectedPaths },
         });
-        return release === undefined ? wrapped : { ...wrapped, release };
+        return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
       } catch (error) {
-        await release?.();
+        await lease?.release();
         throw error;
       }
     },

@@ -82,27 +82,30 @@ async function probeBubblewrap(): Promise<BackendProbe> {
     "--",
     "/bin/true",
   ];
-  const full = await run(BUBBLEWRAP_PATH, ["--disable-userns", ...base]);
-  if (full.ok) {
-    return {
-      backend: "bubblewrap",
-      available: true,
-      bubblewrap: { path: BUBBLEWRAP_PATH, disableUserNamespaces: true },
-    };
+  // What the sandbox uses beyond the base: an empty tmpfs with set permissions over placeholders.
+  const withPermissions = ["--perms", "0555", "--tmpfs", "/run", ...base];
+  const full = await run(BUBBLEWRAP_PATH, ["--disable-userns", ...withPermissions]);
+  if (full.ok) return available({ disableUserNamespaces: true, tmpfsPermissions: true });
+  // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces
+  // allowed. Before 0.5, --perms does not apply to --tmpfs: placeholders are bound read-only.
+  if ((await run(BUBBLEWRAP_PATH, withPermissions)).ok) {
+    return available({ disableUserNamespaces: false, tmpfsPermissions: true });
   }
-  // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces allowed.
-  const older = await run(BUBBLEWRAP_PATH, base);
-  if (older.ok) {
-    return {
-      backend: "bubblewrap",
-      available: true,
-      bubblewrap: { path: BUBBLEWRAP_PATH, disableUserNamespaces: false },
-    };
+  if ((await run(BUBBLEWRAP_PATH, base)).ok) {
+    return available({ disableUserNamespaces: false, tmpfsPermissions: false });
   }
   return {
     backend: "bubblewrap",
     available: false,
     reason: `${BUBBLEWRAP_PATH} could not start a sandbox: ${full.detail}`,
+  };
+}
+
+function available(features: Omit<BubblewrapFacts, "path">): BackendProbe {
+  return {
+    backend: "bubblewrap",
+    available: true,
+    bubblewrap: { path: BUBBLEWRAP_PATH, ...features },
   };
 }
 

@@ -63,9 +63,14 @@ export function inheritedEnvironment({
   hostEnvironment,
 }: InheritedEnvironmentOptions): Record<string, string> {
   const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(hostEnvironment)) {
-    if (value === undefined || isSecretLookingName(name)) continue;
-    if (INHERITED_VARIABLES.has(name) || name.startsWith("LC_")) environment[name] = value;
+  // Names first: reading a value of `process.env` is a call into the runtime, so only the kept
+  // ones are read.
+  for (const name of Object.keys(hostEnvironment)) {
+    if (!(INHERITED_VARIABLES.has(name) || name.startsWith("LC_")) || isSecretLookingName(name)) {
+      continue;
+    }
+    const value = hostEnvironment[name];
+    if (value !== undefined) environment[name] = value;
   }
   environment.PATH ??= "/usr/local/bin:/usr/bin:/bin";
   environment.TMPDIR = "/tmp";

@@ -22,7 +22,7 @@ const hostFacts: HostFacts = {
     TMPDIR: "/tmp",
   },
   temporaryDirectory: "/tmp",
-  walk: { directories: 12, truncated: false },
+  walk: { directories: 12, truncated: false, listed: 1 },
   bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
 };
 
@@ -45,7 +45,7 @@ function lines(args: string[]): string {
 }
 
 describe("wrapCommand with bubblewrap", () => {
-  it("confines workspace-write: read-only host, private trees, protected paths pinned and bound", () => {
+  it("confines workspace-write: read-only host, private trees, protected paths pinned, bound read-only or covered by an empty tmpfs", () => {
     const { file, args, env } = wrapCommand({ command: "npm test", policy, hostFacts });
     expect(file).toBe("/usr/bin/bwrap");
     expect(env).toEqual(hostFacts.inheritedEnvironment);
@@ -71,7 +71,8 @@ describe("wrapCommand with bubblewrap", () => {
       --bind /home/ada/project /home/ada/project
       --bind /home/ada/project/vendor /home/ada/project/vendor
       --bind /home/ada/project/vendor/lib /home/ada/project/vendor/lib
-      --ro-bind /home/ada/project/.envrc /home/ada/project/.envrc
+      --perms 0555
+      --tmpfs /home/ada/project/.envrc
       --ro-bind /home/ada/project/.git /home/ada/project/.git
       --ro-bind /home/ada/project/.vscode /home/ada/project/.vscode
       --ro-bind /home/ada/project/vendor/lib/.git /home/ada/project/vendor/lib/.git
@@ -115,6 +116,25 @@ describe("wrapCommand with bubblewrap", () => {
       --chdir /home/ada/project/src
       -- /bin/bash -c curl -sI https://example.com"
     `);
+  });
+
+  it("binds placeholders read-only where --perms does not apply to --tmpfs (bubblewrap < 0.5)", () => {
+    const { args } = wrapCommand({
+      command: "true",
+      policy,
+      hostFacts: {
+        ...hostFacts,
+        bubblewrap: {
+          path: "/usr/bin/bwrap",
+          disableUserNamespaces: false,
+          tmpfsPermissions: false,
+        },
+      },
+    });
+    expect(lines(args).split("\n")).toContain(
+      "--ro-bind /home/ada/project/.envrc /home/ada/project/.envrc",
+    );
+    expect(args).not.toContain("--perms");
   });
 
   it("refuses workspace-write when a protected path is a symbolic link", () => {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
-import { createCommandWrapper } from "../index.js";
+import { type CommandWrapper, createCommandWrapper } from "../index.js";
 import { hostState } from "./host-state.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
@@ -17,7 +17,10 @@ export interface AttackFixture {
   hostTemporary: string;
   /** The host's state at the workspace, the outside folders and `extraPaths`. */
   state(extraPaths?: readonly string[]): Promise<Record<string, string>>;
-  /** Run `command` through the real wrapper and launcher. */
+  /**
+   * Run `command` through the real wrapper and launcher: the fixture's own wrapper (so runs share
+   * its cached host facts) unless `hostEnvironment` asks for another one.
+   */
   run(command: string, options?: SandboxRunOptions): Promise<RunResult>;
   cleanup(): Promise<void>;
 }
@@ -34,6 +37,8 @@ export interface SandboxRunOptions {
   /** Folder inside the workspace. @default the root */
   cwd?: string;
   stdin?: string;
+  /** The wrapper to run through. @default the fixture's own */
+  wrapper?: CommandWrapper;
 }
 
 const GIT_IDENTITY = ["-c", "user.name=pleach", "-c", "user.email=pleach@example.invalid"];
@@ -62,6 +67,8 @@ export async function createAttackFixture(): Promise<AttackFixture> {
   await writeFile(path.join(root, "vendor", "lib", "lib.txt"), "lib\n");
   await symlink(outside, path.join(root, "escape"));
 
+  // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
+  const wrapper = createCommandWrapper();
   return {
     root,
     outside,
@@ -69,20 +76,34 @@ export async function createAttackFixture(): Promise<AttackFixture> {
     state: (extraPaths = []) => hostState([root, outside, hostTemporary, ...extraPaths]),
     async run(
       command,
-      { mode = "workspace-write", network = false, env = {}, hostEnvironment, cwd, stdin } = {},
+      {
+        mode = "workspace-write",
+        network = false,
+        env = {},
+        hostEnvironment,
+        cwd,
+        stdin,
+        wrapper: chosen,
+      } = {},
     ) {
-      const wrapper = createCommandWrapper(
-        hostEnvironment === undefined ? {} : { hostEnvironment },
-      );
-      const invocation = await wrapper.invocation({
-        command,
-        root,
-        cwd: cwd ?? root,
-        mode,
-        env,
-        network,
-      });
-      return runInvocation(invocation, stdin === undefined ? {} : { stdin });
+      const runner =
+        chosen ??
+        (hostEnvironment === undefined ? wrapper : createCommandWrapper({ hostEnvironment }));
+      try {
+        const invocation = await runner.invocation({
+          command,
+          root,
+          cwd: cwd ?? root,
+          mode,
+          env,
+          network,
+        });
+        return await runInvocation(invocation, stdin === undefined ? {} : { stdin });
+      } finally {
+        // Placeholders outlive a command briefly (placeholderIdleMs); tests compare the host
+        // right after, so they are removed now.
+        await runner.close?.();
+      }
     },
     async cleanup() {
       for (const folder of [root, outside, hostTemporary]) {

@@ -1,0 +1,125 @@
+// What the sandbox server adds over loopback: each call through createHttpStreamSandboxProvider
+// against the same call on a local client over a folder of the same machine (the baseline),
+// measured in the same run, interleaved, as medians and p99s; then the time from `exec` to the
+// first chunk of a streaming command's output. Needs the build.
+//
+//   npx tsc -b && node bench/sandbox-http.mjs [runs] [mode]
+//
+// mode: workspace-write (default: commands in bubblewrap) or danger-full-access (plain bash,
+// which isolates the transport's cost from the OS sandbox's).
+// Goals: at most 2 ms added per read/write; the first chunk within 50 ms.
+import { randomBytes } from "node:crypto";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+
+const runs = Math.max(50, Number(process.argv[2] ?? 500));
+const mode = process.argv[3] ?? "workspace-write";
+const { createLocalSandbox, createSandboxServer, createHttpStreamSandboxProvider } = await import(
+  new URL("../packages/sandbox/dist/index.js", import.meta.url)
+).catch((error) => {
+  console.error("build first (npx tsc -b):", error.message);
+  process.exit(2);
+});
+
+function stats(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (fraction) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
+  return { median: at(0.5), p99: at(0.99) };
+}
+
+const folder = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-bench-http-")));
+const token = randomBytes(24).toString("hex");
+const server = await createSandboxServer({ root: path.join(folder, "server"), token, mode });
+const provider = createHttpStreamSandboxProvider({
+  baseURL: server.url,
+  auth: () => ({ headers: { Authorization: `Bearer ${token}` } }),
+});
+try {
+  const session = await provider.acquire();
+  const remote = session.client;
+  const localRoot = path.join(folder, "local");
+  await (await import("node:fs/promises")).mkdir(localRoot);
+  const local = await createLocalSandbox({ root: localRoot, mode });
+  const small = "x".repeat(1024);
+  const big = randomBytes(768 * 1024).toString("base64");
+  for (const client of [local, remote]) {
+    await client.writeFile("small.txt", small);
+    await client.writeFile("big.txt", big);
+  }
+  const cases = {
+    "readFile 1 KiB": (client) => client.readFile("small.txt"),
+    "writeFile 1 KiB": (client) => client.writeFile("small.txt", small),
+    "readFile 1 MiB": (client) => client.readFile("big.txt"),
+    "writeFile 1 MiB": (client) => client.writeFile("big.txt", big),
+    "exec true": async (client) => {
+      const result = await client.exec("true");
+      if (result.exitCode !== 0) throw new Error(`exit ${result.exitCode}: ${result.stderr}`);
+    },
+  };
+  const rows = [];
+  for (const [name, run] of Object.entries(cases)) {
+    const count = name.startsWith("exec") || name.includes("MiB") ? Math.ceil(runs / 5) : runs;
+    const times = { local: [], http: [] };
+    for (let index = 0; index < 10; index += 1) {
+      await run(local);
+      await run(remote);
+    }
+    const order = [
+      ["local", local],
+      ["http", remote],
+    ];
+    for (let index = 0; index < count; index += 1) {
+      // Alternate who goes first, so neither always runs on a warmer cache.
+      for (const [label, client] of index % 2 ? order : [...order].reverse()) {
+        const started = performance.now();
+        await run(client);
+        times[label].push(performance.now() - started);
+      }
+    }
+    const localStats = stats(times.local);
+    const httpStats = stats(times.http);
+    rows.push({
+      call: name,
+      runs: count,
+      "local median ms": localStats.median.toFixed(3),
+      "http median ms": httpStats.median.toFixed(3),
+      "added median ms": (httpStats.median - localStats.median).toFixed(3),
+      "http p99 ms": httpStats.p99.toFixed(3),
+      ratio: (httpStats.median / localStats.median).toFixed(2),
+    });
+  }
+  console.log(
+    `sandbox server over loopback vs the local client (${mode}, ${os.cpus().length} CPUs, node ${process.version})`,
+  );
+  console.table(rows);
+
+  const firstChunk = [];
+  const whole = [];
+  const execTrue = [];
+  for (let index = 0; index < Math.ceil(runs / 10); index += 1) {
+    const started = performance.now();
+    let first;
+    await remote.exec("echo start; sleep 0.2; echo end", {
+      onOutput: () => {
+        first ??= performance.now() - started;
+      },
+    });
+    whole.push(performance.now() - started);
+    firstChunk.push(first);
+    const baseline = performance.now();
+    await local.exec("true");
+    execTrue.push(performance.now() - baseline);
+  }
+  const chunk = stats(firstChunk);
+  console.log(
+    `first output chunk of "echo start; sleep 0.2; echo end" over HTTP: median ${chunk.median.toFixed(1)} ms, p99 ${chunk.p99.toFixed(1)} ms (whole command ${stats(whole).median.toFixed(1)} ms; a local "exec true", start to exit, ${stats(execTrue).median.toFixed(1)} ms)`,
+  );
+  await session.release();
+} finally {
+  provider.close();
+  await server.close();
+  await rm(folder, { recursive: true, force: true });
+}

@@ -1,0 +1,183 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { createSandboxServer } from "@pleach/sandbox";
+import { type CliIo, parseCommandLine, parseMode, UsageError } from "../cli-support.js";
+
+/** `pleach sandbox --help`. */
+export const SANDBOX_HELP = `Usage: pleach sandbox serve --root DIR --token-file FILE [options]
+
+Host many sandboxes over HTTP for createHttpStreamSandboxProvider: each is a fresh workspace
+folder under --root (empty, a copy of a template folder, or a git clone), confined by the same
+OS sandbox as the local client, destroyed on release or after --idle-timeout. Every request
+needs the bearer token. Stops on SIGINT/SIGTERM, killing running commands.
+
+Options:
+  --root DIR                 where the workspaces are made (created if missing)
+  --listen [HOST:]PORT       where to listen (default: 127.0.0.1:8700); another host than
+                             loopback exposes the server: give it deliberately
+  --token-file FILE          the bearer token (or set PLEACH_SANDBOX_TOKEN); required
+  --mode MODE                read-only | workspace-write | danger-full-access
+                             (default: workspace-write)
+  --network                  let commands reach the network
+  --max-sandboxes N          sandboxes alive at once (default: 64)
+  --max-request-bytes N      largest request body (default: 33554432)
+  --max-output-bytes N       bytes kept of each of stdout and stderr (default: 10485760)
+  --max-exec-timeout-ms N    longest time limit a command may ask (default: 3600000)
+  --idle-timeout-ms N        destroy a sandbox unused this long (default: 1800000)
+  --template-root DIR        folders clients may start sandboxes from, by name
+  --git-protocols a,b        URL schemes of git templates (default: https; "" refuses git)
+  -h, --help                 show this help
+
+Example:
+  openssl rand -hex 32 > ~/.pleach-sandbox-token
+  pleach sandbox serve --root /srv/pleach --listen 127.0.0.1:8700 --token-file ~/.pleach-sandbox-token
+`;
+
+/**
+ * `pleach sandbox serve`: run a sandbox server until SIGINT/SIGTERM (or `stopSignal`); resolves to
+ * the exit code. Prints the server's URL on stdout, the rest on stderr.
+ */
+export async function sandboxCommand({
+  args,
+  io,
+  stopSignal,
+}: {
+  args: readonly string[];
+  io: CliIo;
+  /** Stops the server when aborted. @default SIGINT or SIGTERM */
+  stopSignal?: AbortSignal;
+}): Promise<number> {
+  const { values, positionals } = parseCommandLine({
+    args,
+    command: "sandbox",
+    options: {
+      root: { type: "string" },
+      listen: { type: "string" },
+      "token-file": { type: "string" },
+      mode: { type: "string" },
+      network: { type: "boolean" },
+      "max-sandboxes": { type: "string" },
+      "max-request-bytes": { type: "string" },
+      "max-output-bytes": { type: "string" },
+      "max-exec-timeout-ms": { type: "string" },
+      "idle-timeout-ms": { type: "string" },
+      "template-root": { type: "string" },
+      "git-protocols": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    io.stdout(SANDBOX_HELP);
+    return values.help ? 0 : 2;
+  }
+  if (positionals[0] !== "serve" || positionals.length > 1) {
+    throw new UsageError(
+      `unknown sandbox subcommand ${JSON.stringify(positionals.join(" "))}; use: pleach sandbox serve`,
+      {
+        command: "sandbox",
+      },
+    );
+  }
+  if (values.root === undefined) {
+    throw new UsageError("sandbox serve needs --root DIR: the folder its workspaces are made in", {
+      command: "sandbox",
+    });
+  }
+  const mode = parseMode({ mode: values.mode, command: "sandbox" });
+  const { host, port } = parseListen(values.listen ?? "127.0.0.1:8700");
+  const tokenFile =
+    values["token-file"] === undefined ? undefined : path.resolve(io.cwd, values["token-file"]);
+  const token = await readToken({ tokenFile, io });
+  const number = (name: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new UsageError(`--${name} takes a positive whole number, got ${JSON.stringify(text)}`, {
+        command: "sandbox",
+      });
+    }
+    return value;
+  };
+  const limits = {
+    maxSandboxes: number("max-sandboxes", values["max-sandboxes"]),
+    maxRequestBytes: number("max-request-bytes", values["max-request-bytes"]),
+    maxOutputBytes: number("max-output-bytes", values["max-output-bytes"]),
+    maxExecTimeoutMs: number("max-exec-timeout-ms", values["max-exec-timeout-ms"]),
+    idleTimeoutMs: number("idle-timeout-ms", values["idle-timeout-ms"]),
+  };
+  const server = await createSandboxServer({
+    root: path.resolve(io.cwd, values.root),
+    token,
+    host,
+    port,
+    mode,
+    network: values.network ?? false,
+    ...Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
+    ...(values["template-root"] === undefined
+      ? {}
+      : { templateRoot: path.resolve(io.cwd, values["template-root"]) }),
+    ...(values["git-protocols"] === undefined
+      ? {}
+      : {
+          gitProtocols: values["git-protocols"]
+            .split(",")
+            .map((scheme) => scheme.trim())
+            .filter((scheme) => scheme !== ""),
+        }),
+    hiddenFiles: tokenFile === undefined ? [] : [tokenFile],
+    onError: (error) => io.stderr(`pleach sandbox: ${error.message}\n`),
+  });
+  io.stdout(`${server.url.href}\n`);
+  io.stderr(`pleach sandbox: serving sandboxes (${mode}) at ${server.url.href}\n`);
+  await new Promise<void>((resolve) => {
+    if (stopSignal !== undefined) {
+      if (stopSignal.aborted) resolve();
+      stopSignal.addEventListener("abort", () => resolve(), { once: true });
+      return;
+    }
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  io.stderr("pleach sandbox: shutting down, killing running commands\n");
+  await server.close();
+  return 0;
+}
+
+function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65_535) {
+    throw new UsageError(
+      `--listen takes PORT or HOST:PORT (e.g. --listen 127.0.0.1:8700), got ${JSON.stringify(text)}`,
+      { command: "sandbox" },
+    );
+  }
+  return { host: match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1", port };
+}
+
+async function readToken({
+  tokenFile,
+  io,
+}: {
+  tokenFile: string | undefined;
+  io: CliIo;
+}): Promise<string> {
+  let token = io.env?.PLEACH_SANDBOX_TOKEN;
+  if (tokenFile !== undefined) {
+    try {
+      token = await readFile(tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
+        command: "sandbox",
+      });
+    }
+  }
+  token = token?.trim();
+  if (token === undefined || token.length < 16 || /\s/.test(token)) {
+    throw new UsageError(
+      "sandbox serve needs a bearer token of at least 16 characters without whitespace: pass --token-file FILE or set PLEACH_SANDBOX_TOKEN (e.g. openssl rand -hex 32 > token)",
+      { command: "sandbox" },
+    );
+  }
+  return token;
+}

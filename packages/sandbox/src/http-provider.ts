@@ -1,0 +1,494 @@
+import http from "node:http";
+import https from "node:https";
+import type {
+  ExecOptions,
+  ExecResult,
+  FileEncodingOptions,
+  SandboxClient,
+  SandboxProvider,
+  SandboxSession,
+} from "@pleach/coding-agent/sandbox";
+import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
+import { ToolError, type ToolErrorCode } from "@pleach/core";
+import {
+  type CreateSandboxResponse,
+  type ExecEvent,
+  PROTOCOL_PREFIX,
+  type SandboxTemplate,
+  WIRE_ERROR_CODES,
+  type WireError,
+} from "./server/protocol.js";
+
+/** Headers to send with each request, such as `Authorization`. */
+export type HttpSandboxAuth = () =>
+  | Promise<{ headers: Record<string, string> }>
+  | { headers: Record<string, string> };
+
+/** Options of {@link createHttpStreamSandboxProvider}. */
+export interface HttpStreamSandboxProviderOptions {
+  /** The sandbox server, such as `http://10.0.0.7:8700/` (what `pleach sandbox serve` prints). */
+  baseURL: string | URL;
+  /** Called before each request for the headers that authorize it. */
+  auth?: HttpSandboxAuth;
+  /** Reach the server through this Unix socket (baseURL then only gives the path prefix). */
+  socketPath?: string;
+  /**
+   * How new sandboxes are filled.
+   * @default "empty"
+   */
+  template?: SandboxTemplate;
+  /**
+   * How long a call other than `exec` (and `acquire`, which may clone) may take.
+   * @default 30_000
+   */
+  requestTimeoutMs?: number;
+  /**
+   * How long `acquire` may take (a git template clones).
+   * @default 180_000
+   */
+  acquireTimeoutMs?: number;
+  /**
+   * How long a running command's stream may stay silent (the server sends a heartbeat every few
+   * seconds) before the server is taken for gone.
+   * @default 30_000
+   */
+  streamIdleTimeoutMs?: number;
+  /**
+   * Keep-alive connections kept per server.
+   * @default 64
+   */
+  maxSockets?: number;
+}
+
+/** Options of {@link HttpSandboxClient.exec}. */
+export interface HttpExecOptions extends ExecOptions {
+  /** Called with each chunk of output as the server streams it (at most `maxOutputBytes` a stream). */
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+}
+
+/** A {@link SandboxClient} of one sandbox on a sandbox server. */
+export interface HttpSandboxClient extends SandboxClient {
+  exec(command: string, options?: HttpExecOptions): Promise<ExecResult>;
+}
+
+/** A sandbox on a sandbox server. */
+export interface HttpSandboxSession extends SandboxSession {
+  readonly client: HttpSandboxClient;
+  /** The workspace root as its commands see it. */
+  readonly root: string;
+}
+
+/** Hands out sandboxes of one sandbox server. */
+export interface HttpStreamSandboxProvider extends SandboxProvider {
+  acquire(options?: {
+    abortSignal?: AbortSignal;
+    /** Overrides the provider's template for this sandbox. */
+    template?: SandboxTemplate;
+  }): Promise<HttpSandboxSession>;
+  /** The server's health: resolves when it answers, throws an unavailable error when not. */
+  health(options?: {
+    abortSignal?: AbortSignal;
+  }): Promise<{ sandboxes: number; maxSandboxes: number }>;
+  /** Close the kept connections. Sessions already acquired stop working. */
+  close(): void;
+}
+
+interface Exchange {
+  status: number;
+  response: http.IncomingMessage;
+}
+
+/**
+ * A vendor adapter for `pleach sandbox serve` (or anything that speaks its protocol, see
+ * PROTOCOL.md): `acquire()` creates a sandbox on the server, `release()` destroys it. Commands'
+ * output streams as it comes (`onOutput`); results, limits and `ToolError` codes are those of the
+ * local client. A server that cannot be reached, or goes away mid-call, gives an error
+ * `isSandboxUnavailable` recognizes. Nothing is retried here: that is the pool's decision.
+ */
+export function createHttpStreamSandboxProvider({
+  baseURL,
+  auth,
+  socketPath,
+  template = "empty",
+  requestTimeoutMs = 30_000,
+  acquireTimeoutMs = 180_000,
+  streamIdleTimeoutMs = 30_000,
+  maxSockets = 64,
+}: HttpStreamSandboxProviderOptions): HttpStreamSandboxProvider {
+  const base = new URL(baseURL);
+  if (base.protocol !== "http:" && base.protocol !== "https:") {
+    throw new ToolError("INVALID_INPUT", `baseURL must be http: or https:, got ${base.href}`);
+  }
+  const transport = base.protocol === "https:" ? https : http;
+  let agent: http.Agent | undefined;
+  const where = socketPath === undefined ? base.origin : `unix:${socketPath}`;
+
+  const exchange = async ({
+    method,
+    route,
+    body,
+    abortSignal,
+    timeoutMs,
+  }: {
+    method: string;
+    route: string;
+    body?: unknown;
+    abortSignal?: AbortSignal;
+    timeoutMs: number;
+  }): Promise<Exchange> => {
+    if (abortSignal?.aborted)
+      throw new ToolError("ABORTED", "the call was aborted before it was sent");
+    const headers: Record<string, string> = { ...(await auth?.())?.headers };
+    const raw = Buffer.isBuffer(body);
+    const payload =
+      body === undefined ? undefined : raw ? body : Buffer.from(JSON.stringify(body), "utf8");
+    if (payload !== undefined) {
+      headers["content-type"] = raw ? "application/octet-stream" : "application/json";
+      headers["content-length"] = String(payload.length);
+    }
+    // Idle kept sockets are dropped after 30 s, well before the server's 65 s: a request is never
+    // sent on a socket the server is closing (an exec that met that could not be retried).
+    agent ??= new transport.Agent({
+      keepAlive: true,
+      maxSockets,
+      scheduling: "lifo",
+      timeout: 30_000,
+    });
+    const url = new URL(`${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`, base);
+    return new Promise<Exchange>((resolve, reject) => {
+      const request = transport.request(url, {
+        method,
+        headers,
+        agent,
+        ...(socketPath === undefined ? {} : { socketPath }),
+      });
+      let settled = false;
+      const fail = (error: Error) => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        request.destroy();
+        reject(error);
+      };
+      const onAbort = () => fail(new ToolError("ABORTED", "the call was aborted"));
+      const timer = setTimeout(
+        () =>
+          fail(
+            sandboxUnavailableError({
+              message: `the sandbox server at ${where} did not answer within ${timeoutMs} ms; it may be overloaded or gone`,
+              details: { reason: "timeout" },
+            }),
+          ),
+        timeoutMs,
+      );
+      const cleanup = () => {
+        clearTimeout(timer);
+        abortSignal?.removeEventListener("abort", onAbort);
+      };
+      abortSignal?.addEventListener("abort", onAbort, { once: true });
+      request.on("error", (error) => fail(unreachable(where, error)));
+      request.on("response", (response) => {
+        if (settled) {
+          response.destroy();
+          return;
+        }
+        settled = true;
+        cleanup();
+        resolve({ status: response.statusCode ?? 0, response });
+      });
+      request.end(payload);
+    });
+  };
+
+  /** A call whose 2xx answer is text; other answers are thrown as ToolErrors. */
+  const callText = async (
+    route: string,
+    {
+      method = "POST",
+      body,
+      abortSignal,
+      timeoutMs = requestTimeoutMs,
+    }: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
+  ): Promise<string> => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const { status, response } = await exchange({ method, route, body, abortSignal, timeoutMs });
+    const text = await readBody(response, where, abortSignal, deadline, timeoutMs);
+    if (status >= 200 && status < 300) return text;
+    throw fromWire(status, text, where);
+  };
+
+  /** A JSON call: the parsed body of a 2xx answer, or the answer's error thrown as a ToolError. */
+  const call = async <Result>(
+    route: string,
+    {
+      method = "POST",
+      body,
+      abortSignal,
+      timeoutMs = requestTimeoutMs,
+    }: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
+  ): Promise<Result> => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const { status, response } = await exchange({ method, route, body, abortSignal, timeoutMs });
+    const text = await readBody(response, where, abortSignal, deadline, timeoutMs);
+    if (status >= 200 && status < 300) return (text === "" ? {} : JSON.parse(text)) as Result;
+    throw fromWire(status, text, where);
+  };
+
+  const clientOf = (id: string): HttpSandboxClient => {
+    const prefix = `/sandboxes/${id}`;
+    return {
+      readFile(filePath: string, { encoding }: FileEncodingOptions = {}) {
+        // The answer is the content itself: a big file costs no JSON escaping and parsing.
+        return callText(`${prefix}/read`, { body: { path: filePath, encoding } });
+      },
+      async writeFile(filePath: string, content: string, { encoding }: FileEncodingOptions = {}) {
+        if (typeof content !== "string") {
+          throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
+        }
+        const args = encodeURIComponent(JSON.stringify({ path: filePath, encoding }));
+        await call(`${prefix}/write?args=${args}`, { body: Buffer.from(content, "utf8") });
+      },
+      async exec(command: string, options: HttpExecOptions = {}) {
+        const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
+        if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+          throw new ToolError(
+            "INVALID_INPUT",
+            `timeoutMs must be a positive number, got ${timeoutMs}`,
+          );
+        }
+        const { status, response } = await exchange({
+          method: "POST",
+          route: `${prefix}/exec`,
+          body: { command, cwd, timeoutMs, env, stdin, maxOutputBytes },
+          abortSignal,
+          timeoutMs: requestTimeoutMs,
+        });
+        if (status !== 200) {
+          throw fromWire(
+            status,
+            await readBody(response, where, abortSignal, undefined, requestTimeoutMs),
+            where,
+          );
+        }
+        return readExecStream({ response, where, abortSignal, onOutput, streamIdleTimeoutMs });
+      },
+    };
+  };
+
+  return {
+    async acquire({ abortSignal, template: chosen = template } = {}) {
+      const created = await call<CreateSandboxResponse>("/sandboxes", {
+        body: { template: chosen },
+        abortSignal,
+        timeoutMs: acquireTimeoutMs,
+      });
+      let released: Promise<void> | undefined;
+      return {
+        id: created.id,
+        root: created.root,
+        client: clientOf(created.id),
+        release() {
+          released ??= call(`/sandboxes/${created.id}`, { method: "DELETE" }).then(
+            () => undefined,
+            (error: unknown) => {
+              // A sandbox the server no longer has is released already.
+              if ((error as ToolError).details?.reason === "gone") return;
+              throw error;
+            },
+          );
+          return released;
+        },
+      };
+    },
+    async health({ abortSignal } = {}) {
+      return call<{ sandboxes: number; maxSandboxes: number }>("/health", {
+        method: "GET",
+        abortSignal,
+      });
+    },
+    close() {
+      agent?.destroy();
+      agent = undefined;
+    },
+  };
+}
+
+function unreachable(where: string, error: Error): ToolError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return sandboxUnavailableError({
+    message: `could not reach the sandbox server at ${where} (${code ?? error.message}); it may be down: try again or use another server`,
+    cause: error,
+    details: { reason: "unreachable", errno: code },
+  });
+}
+
+async function readBody(
+  response: http.IncomingMessage,
+  where: string,
+  abortSignal: AbortSignal | undefined,
+  deadline: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  const signals = [abortSignal, deadline].filter((signal) => signal !== undefined);
+  const stop = signals.length === 0 ? undefined : AbortSignal.any(signals);
+  const onStop = () => response.destroy();
+  stop?.addEventListener("abort", onStop, { once: true });
+  try {
+    for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  } catch (error) {
+    if (abortSignal?.aborted) throw new ToolError("ABORTED", "the call was aborted");
+    if (deadline?.aborted) {
+      throw sandboxUnavailableError({
+        message: `the sandbox server at ${where} did not finish answering within ${timeoutMs} ms`,
+        details: { reason: "timeout" },
+      });
+    }
+    throw unreachable(where, error as Error);
+  } finally {
+    stop?.removeEventListener("abort", onStop);
+  }
+  if (!response.complete) {
+    throw sandboxUnavailableError({
+      message: `the sandbox server at ${where} broke off its answer`,
+      details: { reason: "disconnected" },
+    });
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The ToolError a non-2xx answer stands for. */
+function fromWire(status: number, text: string, where: string): ToolError {
+  let wire: Partial<WireError> | undefined;
+  try {
+    wire = (JSON.parse(text) as { error?: Partial<WireError> }).error;
+  } catch {
+    // Not our server, or a proxy's page: said below.
+  }
+  if (wire === undefined || typeof wire.message !== "string") {
+    const message = `the sandbox server at ${where} answered HTTP ${status} without a pleach error: ${text.slice(0, 200)}`;
+    return status === 502 || status === 503 || status === 504
+      ? sandboxUnavailableError({ message, details: { reason: "gateway", status } })
+      : new ToolError("INTERNAL", message, { details: { status } });
+  }
+  return toolErrorOf(wire, status);
+}
+
+function toolErrorOf(wire: Partial<WireError>, status?: number): ToolError {
+  const code: ToolErrorCode = WIRE_ERROR_CODES.has(wire.code ?? "")
+    ? (wire.code as ToolErrorCode)
+    : "INTERNAL";
+  const details = wire.details;
+  if (status === 503 || status === 410 || details?.unavailable === true) {
+    return sandboxUnavailableError({
+      message: wire.message ?? "the sandbox is unavailable",
+      details: { ...details, status },
+    });
+  }
+  return new ToolError(
+    code,
+    wire.message ?? "the sandbox server failed",
+    details === undefined ? {} : { details },
+  );
+}
+
+/** Read an exec answer's NDJSON events up to its `exit` (or `error`). */
+function readExecStream({
+  response,
+  where,
+  abortSignal,
+  onOutput,
+  streamIdleTimeoutMs,
+}: {
+  response: http.IncomingMessage;
+  where: string;
+  abortSignal: AbortSignal | undefined;
+  onOutput: HttpExecOptions["onOutput"];
+  streamIdleTimeoutMs: number;
+}): Promise<ExecResult> {
+  return new Promise<ExecResult>((resolve, reject) => {
+    let settled = false;
+    let pending = "";
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(idle);
+      abortSignal?.removeEventListener("abort", onAbort);
+      response.destroy();
+      outcome();
+    };
+    const onAbort = () => settle(() => reject(new ToolError("ABORTED", "the command was aborted")));
+    const onIdle = () =>
+      settle(() =>
+        reject(
+          sandboxUnavailableError({
+            message: `the sandbox server at ${where} sent nothing for ${streamIdleTimeoutMs} ms while running the command; it is taken for gone`,
+            details: { reason: "timeout" },
+          }),
+        ),
+      );
+    let idle = setTimeout(onIdle, streamIdleTimeoutMs);
+    abortSignal?.addEventListener("abort", onAbort, { once: true });
+    if (abortSignal?.aborted) onAbort();
+
+    const onEvent = (event: ExecEvent) => {
+      switch (event.type) {
+        case "stdout":
+        case "stderr":
+          onOutput?.(event.type, event.data);
+          return;
+        case "heartbeat":
+          return;
+        case "exit": {
+          const { type: _type, ...result } = event;
+          settle(() => resolve(result));
+          return;
+        }
+        case "error":
+          settle(() => reject(toolErrorOf(event.error)));
+          return;
+      }
+    };
+    response.setEncoding("utf8");
+    response.on("data", (text: string) => {
+      clearTimeout(idle);
+      idle = setTimeout(onIdle, streamIdleTimeoutMs);
+      pending += text;
+      let newline = pending.indexOf("\n");
+      while (newline >= 0 && !settled) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line !== "") {
+          try {
+            onEvent(JSON.parse(line) as ExecEvent);
+          } catch (error) {
+            settle(() =>
+              reject(
+                new ToolError(
+                  "INTERNAL",
+                  `the sandbox server at ${where} sent a line that is not an exec event`,
+                  {
+                    cause: error,
+                  },
+                ),
+              ),
+            );
+          }
+        }
+        newline = pending.indexOf("\n");
+      }
+    });
+    const ended = () =>
+      settle(() =>
+        reject(
+          sandboxUnavailableError({
+            message: `the connection to the sandbox server at ${where} ended before the command did; the server may have stopped, and the command's outcome is unknown`,
+            details: { reason: "disconnected" },
+          }),
+        ),
+      );
+    response.on("end", ended);
+    response.on("close", ended);
+    response.on("error", ended);
+  });
+}

@@ -1,0 +1,284 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, stat, utimes } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
+import { BoundedOutput } from "./bounded-output.js";
+import type { CommandInvocation } from "./os/index.js";
+import { createOutputChannel, type OutputChannel } from "./output-channel.js";
+import { type RunProcessOptions, runProcess } from "./run-process.js";
+
+const channel = createOutputChannel();
+afterAll(() => channel.close());
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+async function tempDir(): Promise<string> {
+  const temp = await makeTempDir();
+  cleanups.push(temp.cleanup);
+  return temp.dir;
+}
+
+function bash(command: string): CommandInvocation {
+  // SHLVL: a top-level bash whose stdin is a socket (Node's stdin pipe) would source ~/.bashrc.
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", SHLVL: "1" };
+  return { file: "/bin/bash", args: ["-c", command], env };
+}
+
+function run(command: string, options: Partial<RunProcessOptions> = {}) {
+  return runProcess(bash(command), {
+    cwd: process.cwd(),
+    timeoutMs: 20_000,
+    maxOutputBytes: 1_000_000,
+    outputChannel: channel,
+    ...options,
+  });
+}
+
+/** The bytes `seq 1 last` prints, without building them all. */
+function seqLength(last: number): number {
+  let total = 0;
+  for (let digits = 1, low = 1; low <= last; digits++, low *= 10) {
+    total += (Math.min(last, low * 10 - 1) - low + 1) * (digits + 1);
+  }
+  return total;
+}
+
+describe("runProcess through the output channel", () => {
+  it("keeps the exact head and tail of 50 MB of output", async () => {
+    const last = 6_500_000;
+    const maxOutputBytes = 100_001;
+    const result = await run(`seq 1 ${last}`, { maxOutputBytes });
+    const headBytes = Math.ceil(maxOutputBytes / 2);
+    const tailBytes = maxOutputBytes - headBytes;
+    let head = "";
+    for (let n = 1; head.length < headBytes; n++) head += `${n}\n`;
+    let tail = "";
+    for (let n = last; tail.length < tailBytes; n--) tail = `${n}\n${tail}`;
+    const total = seqLength(last);
+    expect(total).toBeGreaterThan(50_000_000);
+    const dropped = (total - headBytes - tailBytes).toLocaleString("en-US");
+    expect(result.exitCode).toBe(0);
+    expect(result.truncated).toBe(true);
+    expect(result.stdout).toBe(
+      `${head.slice(0, headBytes)}\n[... ${dropped} bytes of stdout cut ...]\n${tail.slice(-tailBytes)}`,
+    );
+    expect(result.stderr).toBe("");
+    expect(channel.directory).toBeDefined();
+  });
+
+  it("keeps interleaved stdout and stderr apart", async () => {
+    const result = await run('for i in $(seq 1 3000); do echo "out $i"; echo "err $i" >&2; done');
+    const lines = (label: string) =>
+      Array.from({ length: 3000 }, (_, index) => `${label} ${index + 1}\n`).join("");
+    expect(result.stdout).toBe(lines("out"));
+    expect(result.stderr).toBe(lines("err"));
+    expect(result.truncated).toBe(false);
+  });
+
+  it("gives each of 20 concurrent commands its own output, among strangers' connections", async () => {
+    await run("true");
+    const directory = channel.directory;
+    if (directory === undefined) throw new Error("the channel should be listening");
+    const running = Array.from({ length: 20 }, (_, index) =>
+      run(`head -c 200000 /dev/zero | tr '\\0' x; echo out-${index}; echo err-${index} >&2`),
+    );
+    // Strangers' connections, made while the commands' streams are being paired.
+    const strangers = Array.from({ length: 20 }, () => {
+      const stranger = net.connect(path.join(directory, "s"));
+      stranger.on("error", () => {});
+      stranger.write(randomBytes(16));
+      let received = 0;
+      stranger.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+      });
+      return { stranger, received: () => received };
+    });
+    const results = await Promise.all(running);
+    results.forEach((result, index) => {
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toBe(`${"x".repeat(200_000)}out-${index}\n`);
+      expect(result.stderr).toBe(`err-${index}\n`);
+    });
+    // Each stranger got the number of its own connection (6 bytes) and not one byte of output.
+    await vi.waitFor(() => {
+      for (const { received } of strangers) expect(received()).toBe(6);
+    });
+    for (const { stranger } of strangers) stranger.destroy();
+  });
+
+  it("passes stdin, and returns promptly when a background child holds the output", async () => {
+    expect((await run("cat", { stdin: "piped\n" })).stdout).toBe("piped\n");
+    const started = performance.now();
+    const result = await run("(setsid sleep 3 &); echo quick");
+    expect(result.stdout).toBe("quick\n");
+    expect(result.exitCode).toBe(0);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it("leaves nothing behind: only the listening socket in a private folder, no open fds", async () => {
+    // Without spares nothing connects in the background, so the count of fds can be exact.
+    const outputChannel = createOutputChannel({ spares: 0 });
+    cleanups.push(() => outputChannel.close());
+    const openFds = async () =>
+      process.platform === "linux" ? (await readdir("/proc/self/fd")).length : 0;
+    await run("true", { outputChannel });
+    const before = await openFds();
+    await Promise.all(
+      Array.from({ length: 10 }, (_, index) => run(`echo ${index}`, { outputChannel })),
+    );
+    await run("(setsid sleep 1 &); sleep 30", { outputChannel, timeoutMs: 100 });
+    await expect(
+      runProcess(
+        { file: "/nonexistent/program", args: [], env: {} },
+        { cwd: process.cwd(), timeoutMs: 20_000, maxOutputBytes: 100, outputChannel },
+      ),
+    ).rejects.toMatchObject({ code: "INTERNAL" });
+    await vi.waitFor(async () => expect(await openFds()).toBe(before));
+    for (const directory of [outputChannel.directory, channel.directory]) {
+      expect(await readdir(directory as string)).toEqual(["s"]);
+      expect((await stat(directory as string)).mode & 0o777).toBe(0o700);
+    }
+  });
+
+  it("removes its private folder when closed, and falls back to pipes after", async () => {
+    const own = createOutputChannel();
+    expect((await run("echo one", { outputChannel: own })).stdout).toBe("one\n");
+    const directory = own.directory;
+    expect(directory).toBeDefined();
+    await own.close();
+    await expect(stat(directory as string)).rejects.toMatchObject({ code: "ENOENT" });
+    expect((await run("echo two; echo err >&2", { outputChannel: own })).stdout).toBe("two\n");
+  });
+});
+
+describe("createOutputChannel", () => {
+  it("removes the folders killed processes left, and only those", async () => {
+    const parent = await tempDir();
+    const old = new Date(Date.now() - 3_600_000);
+    const folder = async (name: string) => {
+      const made = path.join(parent, name);
+      await mkdir(made);
+      return made;
+    };
+    // A socket nobody listens on any more, in a folder an hour old.
+    const stale = await folder("pleach-out-stale1");
+    const dead = net.createServer();
+    await new Promise<void>((resolve) => dead.listen(path.join(stale, "s"), resolve));
+    await new Promise((resolve) => dead.close(resolve));
+    const empty = await folder("pleach-out-stale2");
+    // A folder still being set up, a live channel's folder, and someone else's folder.
+    const fresh = await folder("pleach-out-fresh");
+    const live = createOutputChannel({ parent });
+    cleanups.push(() => live.close());
+    await run("true", { outputChannel: live });
+    const other = await folder("pleach-other");
+    for (const made of [stale, empty, live.directory as string, other])
+      await utimes(made, old, old);
+
+    const sweeping = createOutputChannel({ parent });
+    cleanups.push(() => sweeping.close());
+    await run("true", { outputChannel: sweeping });
+    const exists = (made: string) =>
+      stat(made).then(
+        () => true,
+        () => false,
+      );
+    await vi.waitFor(async () => {
+      expect(await exists(stale)).toBe(false);
+      expect(await exists(empty)).toBe(false);
+    });
+    for (const kept of [fresh, live.directory as string, other, sweeping.directory as string]) {
+      expect(await exists(kept)).toBe(true);
+    }
+    expect((await run("echo live", { outputChannel: live })).stdout).toBe("live\n");
+  });
+
+  it("lets go of the oldest strangers' connections past 256, and still pairs its own", async () => {
+    const outputChannel = createOutputChannel();
+    cleanups.push(() => outputChannel.close());
+    await run("true", { outputChannel });
+    const socketPath = path.join(outputChannel.directory as string, "s");
+    const strangers = Array.from({ length: 300 }, () => {
+      const stranger = net.connect(socketPath);
+      stranger.on("error", () => {});
+      stranger.resume();
+      return new Promise<void>((resolve) => stranger.on("end", () => resolve()));
+    });
+    await Promise.all(strangers.slice(0, 44));
+    expect((await run("echo mine", { outputChannel })).stdout).toBe("mine\n");
+    await outputChannel.close();
+    await Promise.all(strangers);
+  });
+});
+
+describe("runProcess without a usable output channel", () => {
+  async function expectPipesWork(outputChannel: OutputChannel) {
+    const result = await run("echo out; echo err >&2; head -c 300000 /dev/zero | tr '\\0' a", {
+      outputChannel,
+      maxOutputBytes: 1_000,
+    });
+    expect(outputChannel.directory).toBeUndefined();
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.startsWith("out\naaa")).toBe(true);
+    expect(result.stdout).toMatch(/bytes of stdout cut/);
+    expect(result.stderr).toBe("err\n");
+    expect(result.truncated).toBe(true);
+    expect((await run("cat", { outputChannel, stdin: "in" })).stdout).toBe("in");
+  }
+
+  it("falls back to pipes when the temporary folder cannot be created", async () => {
+    const parent = path.join(await tempDir(), "missing");
+    await expectPipesWork(createOutputChannel({ parent }));
+  });
+
+  it("falls back to pipes when the socket path would be too long, and cleans up", async () => {
+    const parent = path.join(await tempDir(), "d".repeat(120));
+    await mkdir(parent);
+    await expectPipesWork(createOutputChannel({ parent }));
+    expect(await readdir(parent)).toEqual([]);
+  });
+});
+
+describe("BoundedOutput", () => {
+  /** A small deterministic generator, so a failure can be replayed. */
+  function random(seed: number) {
+    let state = seed;
+    return (below: number) => {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      return state % below;
+    };
+  }
+
+  it("keeps exactly the head and tail of any chunking, from a reused buffer", () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const next = random(seed);
+      const maxBytes = 2 + next(300);
+      const total = next(1_500);
+      const bytes = Buffer.from(Array.from({ length: total }, () => 97 + next(26)));
+      const output = new BoundedOutput(maxBytes);
+      const reused = Buffer.alloc(400);
+      for (let offset = 0; offset < total; ) {
+        const length = Math.min(total - offset, next(400) + 1);
+        bytes.copy(reused, 0, offset, offset + length);
+        output.push(reused.subarray(0, length));
+        reused.fill(0x21);
+        offset += length;
+      }
+      const headBytes = Math.ceil(maxBytes / 2);
+      const head = bytes.subarray(0, headBytes).toString();
+      const tail = bytes.subarray(Math.max(headBytes, total - (maxBytes - headBytes))).toString();
+      const dropped = total - head.length - tail.length;
+      expect(output.totalBytes).toBe(total);
+      expect(output.truncated).toBe(dropped > 0);
+      expect(output.text("stdout")).toBe(
+        dropped > 0
+          ? `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of stdout cut ...]\n${tail}`
+          : head + tail,
+      );
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import type { CommandWrapper } from "../os/index.js";
+
+/** Options of {@link hidePaths}. */
+export interface HidePathsOptions {
+  wrapper: CommandWrapper;
+  /** Folders whose contents commands must not see (the server's root of all workspaces). */
+  folders: readonly string[];
+  /** Files commands must not read (the server's token file). */
+  files: readonly string[];
+}
+
+/**
+ * A command wrapper that also hides host paths from confined commands. Bubblewrap shows the host
+ * read-only, so a command of one sandbox could read a sibling sandbox's workspace or the server's
+ * token: an empty tmpfs over the folder of all workspaces (the sandbox's own workspace is bound
+ * over it later) and `/dev/null` over each file stop that. Unconfined invocations (bash in
+ * `danger-full-access`) are left as they are; Seatbelt confines reads by its profile.
+ */
+export function hidePaths({ wrapper, folders, files }: HidePathsOptions): CommandWrapper {
+  const masks = [
+    ...folders.flatMap((folder) => ["--tmpfs", folder]),
+    ...files.flatMap((file) => ["--ro-bind", "/dev/null", file]),
+  ];
+  return {
+    backend: wrapper.backend,
+    ...(wrapper.close === undefined ? {} : { close: () => wrapper.close?.() ?? Promise.resolve() }),
+    async invocation(request) {
+      const invocation = await wrapper.invocation(request);
+      if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
+      // Mounts apply in order: right after the read-only host, before the workspace's own bind.
+      const at = hostBindEnd(invocation.args);
+      if (at === undefined) return invocation;
+      return {
+        ...invocation,
+        args: [...invocation.args.slice(0, at), ...masks, ...invocation.args.slice(at)],
+      };
+    },
+  };
+}
+
+function hostBindEnd(args: readonly string[]): number | undefined {
+  for (let index = 0; index + 2 < args.length; index += 1) {
+    if (args[index] === "--") return undefined;
+    if (args[index] === "--ro-bind" && args[index + 1] === "/" && args[index + 2] === "/") {
+      return index + 3;
+    }
+  }
+  return undefined;
+}

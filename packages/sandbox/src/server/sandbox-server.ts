@@ -1,0 +1,608 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { chmod, mkdir, readdir, realpath, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import type { SandboxMode } from "@pleach/coding-agent/sandbox";
+import { isToolError, ToolError, type ToolErrorCode } from "@pleach/core";
+import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { type CommandWrapper, createCommandWrapper } from "../os/index.js";
+import { isInside } from "../paths.js";
+import { hidePaths } from "./hide-paths.js";
+import {
+  type CreateSandboxResponse,
+  type ExecEvent,
+  type ExecRequest,
+  PROTOCOL_PREFIX,
+  statusOfCode,
+  type WireError,
+} from "./protocol.js";
+import { execStreaming, type StreamingExecSettings } from "./stream-exec.js";
+import { fillWorkspace } from "./templates.js";
+
+/** Options of {@link createSandboxServer}. */
+export interface SandboxServerOptions {
+  /** The folder the sandboxes' workspaces are made in (one folder each). Created if missing. */
+  root: string;
+  /** The bearer token every request must carry (`Authorization: Bearer TOKEN`). */
+  token: string;
+  /**
+   * The address to listen on. Anything but loopback exposes the server: do it deliberately.
+   * @default "127.0.0.1"
+   */
+  host?: string;
+  /**
+   * The port; `0` picks a free one (read it from `url`).
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Listen on this Unix socket instead of `host` and `port` (a container with no network at all,
+   * reached through a socket in a mounted folder).
+   */
+  socketPath?: string;
+  /**
+   * The mode of the socket: who may connect (the token is still needed).
+   * @default 0o600
+   */
+  socketMode?: number;
+  /**
+   * The sandbox mode of every sandbox, as for the local client.
+   * @default "workspace-write"
+   */
+  mode?: SandboxMode;
+  /**
+   * Whether commands may reach the network.
+   * @default false
+   */
+  network?: boolean;
+  /**
+   * The most sandboxes alive at once; creating one more is refused (503) until one goes.
+   * @default 64
+   */
+  maxSandboxes?: number;
+  /**
+   * The largest request body, in bytes (a `writeFile`'s content travels in it).
+   * @default 33_554_432
+   */
+  maxRequestBytes?: number;
+  /**
+   * The largest file `readFile` returns, in bytes.
+   * @default 33_554_432
+   */
+  maxFileBytes?: number;
+  /**
+   * Bytes kept of each of stdout and stderr of a command, and the most a call may ask for.
+   * @default 10_485_760
+   */
+  maxOutputBytes?: number;
+  /**
+   * Time limit of a command when the call gives none, in milliseconds.
+   * @default 600_000
+   */
+  defaultExecTimeoutMs?: number;
+  /**
+   * The longest time limit a call may ask for; longer ones are cut to it.
+   * @default 3_600_000
+   */
+  maxExecTimeoutMs?: number;
+  /**
+   * A sandbox with no request and no running command for this long is destroyed.
+   * @default 1_800_000
+   */
+  idleTimeoutMs?: number;
+  /** Where `{ folder }` templates are looked up; without it they are refused. */
+  templateRoot?: string;
+  /**
+   * URL schemes `{ git }` templates may use; `[]` refuses them.
+   * @default ["https"]
+   */
+  gitProtocols?: readonly string[];
+  /**
+   * How often a running command's stream carries a heartbeat line, so that clients can tell a
+   * silent command from a dead server.
+   * @default 5_000
+   */
+  heartbeatMs?: number;
+  /**
+   * On `close()`, how long requests in flight have to finish (running commands are killed at once).
+   * @default 5_000
+   */
+  shutdownGraceMs?: number;
+  /** Files confined commands must not read, such as the token file. */
+  hiddenFiles?: readonly string[];
+  /**
+   * Where the workspace of a new sandbox is made.
+   * @default (id) => path.join(root, id)
+   */
+  workspacePath?: (sandboxId: string) => string;
+  /** How commands are confined; by default the host's OS sandbox. */
+  commandWrapper?: CommandWrapper;
+  /** Called with errors no request can be told of (a failed cleanup). */
+  onError?: (error: Error) => void;
+}
+
+/** A running sandbox server. */
+export interface SandboxServer {
+  /** Where it listens, such as `http://127.0.0.1:41234/` (`http://localhost/` on a socket). */
+  readonly url: URL;
+  /** The Unix socket it listens on, when it does. */
+  readonly socketPath: string | undefined;
+  /** How many sandboxes are alive. */
+  readonly sandboxCount: number;
+  /**
+   * Stop: refuse new requests, kill running commands (their callers get an `ABORTED` error event
+   * that says the server is shutting down), let other requests finish, destroy every sandbox.
+   */
+  close(): Promise<void>;
+}
+
+interface HostedSandbox {
+  id: string;
+  workspace: string;
+  client: LocalSandbox;
+  settings: StreamingExecSettings;
+  lastUsed: number;
+  running: Set<AbortController>;
+}
+
+const ID_PATTERN = /^[a-f0-9]{32}$/;
+const ROUTE = new RegExp(`^${PROTOCOL_PREFIX}/sandboxes(?:/([^/]+)(?:/(exec|read|write))?)?$`);
+
+/**
+ * Start a sandbox server: it hosts many sandboxes, each a fresh workspace folder served through the
+ * local client's confinement and OS sandbox, and speaks the protocol of `PROTOCOL.md` to
+ * `createHttpStreamSandboxProvider`. Every request needs the bearer token.
+ */
+export async function createSandboxServer({
+  root,
+  token,
+  host = "127.0.0.1",
+  port = 0,
+  socketPath,
+  socketMode = 0o600,
+  mode = "workspace-write",
+  network = false,
+  maxSandboxes = 64,
+  maxRequestBytes = 32 * 1024 * 1024,
+  maxFileBytes = 32 * 1024 * 1024,
+  maxOutputBytes = 10 * 1024 * 1024,
+  defaultExecTimeoutMs = 600_000,
+  maxExecTimeoutMs = 3_600_000,
+  idleTimeoutMs = 1_800_000,
+  templateRoot,
+  gitProtocols = ["https"],
+  heartbeatMs = 5_000,
+  shutdownGraceMs = 5_000,
+  hiddenFiles = [],
+  workspacePath,
+  commandWrapper,
+  onError = () => {},
+}: SandboxServerOptions): Promise<SandboxServer> {
+  if (typeof token !== "string" || token.length < 16 || /\s/.test(token)) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      "the server token must be at least 16 characters without whitespace (e.g. openssl rand -hex 32)",
+    );
+  }
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const rootReal = await realpath(root);
+  for (const system of ["/usr", "/etc", "/bin", "/proc"]) {
+    if (isInside(rootReal, system)) {
+      throw new ToolError(
+        "UNSUPPORTED",
+        `the server root ${rootReal} contains ${system}; choose a folder of its own`,
+      );
+    }
+  }
+  const templateRootReal = templateRoot === undefined ? undefined : await realpath(templateRoot);
+  const wrapper = hidePaths({
+    wrapper: commandWrapper ?? createCommandWrapper(),
+    folders: [rootReal],
+    files: hiddenFiles,
+  });
+  const expectedDigest = digest(token);
+  const sandboxes = new Map<string, HostedSandbox>();
+  let creating = 0;
+  let closing = false;
+
+  const authorized = (request: http.IncomingMessage): boolean => {
+    const header = request.headers.authorization ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    // Digests have one length whatever was sent: the comparison takes the same time for all.
+    return timingSafeEqual(digest(match?.[1] ?? ""), expectedDigest) && match !== null;
+  };
+
+  const destroy = async (sandbox: HostedSandbox, reason: string): Promise<void> => {
+    if (sandboxes.get(sandbox.id) !== sandbox) return;
+    sandboxes.delete(sandbox.id);
+    for (const controller of sandbox.running) controller.abort(reason);
+    await rm(sandbox.workspace, { recursive: true, force: true }).catch((error: Error) =>
+      onError(error),
+    );
+  };
+
+  const create = async (body: Record<string, unknown>): Promise<CreateSandboxResponse> => {
+    if (sandboxes.size + creating >= maxSandboxes) {
+      throw new HttpError(503, {
+        code: "INTERNAL",
+        message: `this server already hosts its limit of ${maxSandboxes} sandboxes; release one or use another server`,
+        details: { unavailable: true, reason: "capacity" },
+      });
+    }
+    creating += 1;
+    try {
+      const id = randomBytes(16).toString("hex");
+      const workspace = path.resolve(workspacePath?.(id) ?? path.join(rootReal, id));
+      if (workspacePath === undefined || isInside(rootReal, workspace)) {
+        if ((await readdir(workspace).catch(() => [])).length > 0) {
+          throw new ToolError("INTERNAL", `the workspace folder ${workspace} is not empty`);
+        }
+      }
+      await fillWorkspace({
+        folder: workspace,
+        template: body.template,
+        templateRoot: templateRootReal,
+        gitProtocols,
+        gitTimeoutMs: 120_000,
+      });
+      const client = await createLocalSandbox({
+        root: workspace,
+        mode,
+        network,
+        defaultTimeoutMs: defaultExecTimeoutMs,
+        defaultMaxOutputBytes: maxOutputBytes,
+        maxFileBytes,
+        commandWrapper: wrapper,
+      });
+      const sandbox: HostedSandbox = {
+        id,
+        workspace,
+        client,
+        settings: {
+          root: client.root,
+          mode,
+          network,
+          commandWrapper: wrapper,
+          defaultTimeoutMs: defaultExecTimeoutMs,
+          maxTimeoutMs: maxExecTimeoutMs,
+          maxOutputBytes,
+        },
+        lastUsed: Date.now(),
+        running: new Set(),
+      };
+      if (closing) {
+        await rm(workspace, { recursive: true, force: true });
+        throw shuttingDown();
+      }
+      sandboxes.set(id, sandbox);
+      return { id, root: client.root };
+    } finally {
+      creating -= 1;
+    }
+  };
+
+  const lookup = (id: string): HostedSandbox => {
+    const sandbox = ID_PATTERN.test(id) ? sandboxes.get(id) : undefined;
+    if (sandbox === undefined) {
+      throw new HttpError(410, {
+        code: "NOT_FOUND",
+        message: `no sandbox ${id} on this server: it was released, destroyed after being idle, or the server restarted; acquire a new one`,
+        details: { unavailable: true, reason: "gone" },
+      });
+    }
+    sandbox.lastUsed = Date.now();
+    return sandbox;
+  };
+
+  const exec = async (
+    sandbox: HostedSandbox,
+    body: Record<string, unknown>,
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): Promise<void> => {
+    const controller = new AbortController();
+    sandbox.running.add(controller);
+    response.writeHead(200, {
+      "content-type": "application/x-ndjson",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    response.flushHeaders();
+    const send = (event: ExecEvent) => {
+      if (!response.writableEnded && !response.destroyed)
+        response.write(`${JSON.stringify(event)}\n`);
+    };
+    const onGone = () => {
+      if (!response.writableFinished) controller.abort("the client went away");
+    };
+    response.on("close", onGone);
+    request.socket.setNoDelay(true);
+    const heartbeat = setInterval(() => send({ type: "heartbeat" }), heartbeatMs);
+    try {
+      const result = await execStreaming({
+        settings: sandbox.settings,
+        request: body as unknown as ExecRequest,
+        abortSignal: controller.signal,
+        onOutput: (stream, data) => send({ type: stream, data }),
+      });
+      send({ type: "exit", ...result });
+    } catch (error) {
+      const wire = toWireError(error);
+      if (wire.code === "ABORTED" && typeof controller.signal.reason === "string") {
+        wire.message = `${wire.message}: ${controller.signal.reason}`;
+        wire.details = { ...wire.details, reason: controller.signal.reason };
+      }
+      send({ type: "error", error: wire });
+    } finally {
+      clearInterval(heartbeat);
+      response.off("close", onGone);
+      sandbox.running.delete(controller);
+      sandbox.lastUsed = Date.now();
+      response.end();
+    }
+  };
+
+  const handle = async (
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): Promise<void> => {
+    if (!authorized(request)) {
+      response.setHeader("www-authenticate", 'Bearer realm="pleach-sandbox"');
+      throw new HttpError(401, {
+        code: "PERMISSION_DENIED",
+        message: "missing or wrong bearer token: send Authorization: Bearer TOKEN",
+      });
+    }
+    if (closing) throw shuttingDown();
+    const url = new URL(request.url ?? "/", "http://sandbox.invalid");
+    if (url.pathname === `${PROTOCOL_PREFIX}/health` && request.method === "GET") {
+      sendJson(response, 200, { ok: true, sandboxes: sandboxes.size, maxSandboxes });
+      return;
+    }
+    const route = ROUTE.exec(url.pathname);
+    if (route === null) {
+      throw new HttpError(404, {
+        code: "UNSUPPORTED",
+        message: `no route ${request.method} ${url.pathname}`,
+      });
+    }
+    const [, id, action] = route;
+    if (id === undefined) {
+      if (request.method !== "POST") throw methodNotAllowed(request, url);
+      const body = await readJson(request, maxRequestBytes);
+      sendJson(response, 201, await create(body));
+      return;
+    }
+    if (action === undefined) {
+      if (request.method !== "DELETE") throw methodNotAllowed(request, url);
+      await destroy(lookup(id), "the sandbox was released");
+      response.writeHead(204).end();
+      return;
+    }
+    if (request.method !== "POST") throw methodNotAllowed(request, url);
+    const sandbox = lookup(id);
+    if (action === "write") {
+      // The content is the raw body (no JSON to escape and parse); the rest is in `?args=`.
+      const args = parseJsonObject(url.searchParams.get("args") ?? "{}", "the args parameter");
+      const content = (await readBody(request, maxRequestBytes)).toString("utf8");
+      await sandbox.client.writeFile(args.path as string, content, encodingOf(args));
+      sendJson(response, 200, {});
+      return;
+    }
+    const body = await readJson(request, maxRequestBytes);
+    if (action === "exec") {
+      await exec(sandbox, body, request, response);
+      return;
+    }
+    const content = Buffer.from(
+      await sandbox.client.readFile(body.path as string, encodingOf(body)),
+      "utf8",
+    );
+    response.writeHead(200, {
+      "content-type": "text/plain; charset=utf-8",
+      "content-length": content.length,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    response.end(content);
+  };
+
+  const server = http.createServer(
+    { keepAliveTimeout: 65_000, requestTimeout: 0 },
+    (request, response) => {
+      handle(request, response).catch((error: unknown) => {
+        const status = error instanceof HttpError ? error.status : undefined;
+        const wire = error instanceof HttpError ? error.wire : toWireError(error);
+        if (response.headersSent) {
+          response.end();
+          return;
+        }
+        const unread = !request.complete;
+        // A connection whose request body was left unread (or was bad) is not reused.
+        if (unread || status === 400) response.setHeader("connection", "close");
+        sendJson(response, status ?? statusOfCode(wire.code), { error: wire });
+        if (unread) {
+          // The body is drained for a moment, so the client reads our answer; a peer that is
+          // still sending after that gets its connection cut.
+          request.resume();
+          const socket = request.socket;
+          setTimeout(() => {
+            if (!request.complete) socket.destroy();
+          }, 1_000).unref();
+        }
+      });
+    },
+  );
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    const listening = () => {
+      server.off("error", reject);
+      resolve();
+    };
+    if (socketPath === undefined) server.listen(port, host, listening);
+    else server.listen(socketPath, listening);
+  });
+  if (socketPath !== undefined) await chmod(socketPath, socketMode);
+
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const sandbox of sandboxes.values()) {
+        if (sandbox.running.size === 0 && now - sandbox.lastUsed > idleTimeoutMs) {
+          void destroy(sandbox, "the sandbox was idle too long");
+        }
+      }
+    },
+    Math.max(50, Math.min(idleTimeoutMs / 4, 30_000)),
+  );
+  sweeper.unref();
+
+  const address = server.address();
+  const url =
+    typeof address === "object" && address !== null
+      ? new URL(`http://${hostOf(address)}:${address.port}/`)
+      : new URL("http://localhost/");
+  let closed: Promise<void> | undefined;
+
+  return {
+    url,
+    socketPath,
+    get sandboxCount() {
+      return sandboxes.size;
+    },
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        clearInterval(sweeper);
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const sandbox of sandboxes.values()) {
+          for (const controller of sandbox.running) {
+            controller.abort("the sandbox server is shutting down");
+          }
+        }
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), shutdownGraceMs);
+        await stopped;
+        clearTimeout(grace);
+        await Promise.all(
+          [...sandboxes.values()].map((sandbox) =>
+            destroy(sandbox, "the sandbox server is shutting down"),
+          ),
+        );
+        await wrapper.close?.();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** A failure with its own HTTP status (401, 410, 503, ...). */
+class HttpError extends Error {
+  readonly status: number;
+  readonly wire: WireError;
+  constructor(status: number, wire: WireError) {
+    super(wire.message);
+    this.status = status;
+    this.wire = wire;
+  }
+}
+
+function hostOf(address: AddressInfo): string {
+  return address.family === "IPv6" ? `[${address.address}]` : address.address;
+}
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+function shuttingDown(): HttpError {
+  return new HttpError(503, {
+    code: "INTERNAL",
+    message: "the sandbox server is shutting down; use another server",
+    details: { unavailable: true, reason: "shutdown" },
+  });
+}
+
+function methodNotAllowed(request: http.IncomingMessage, url: URL): HttpError {
+  return new HttpError(405, {
+    code: "UNSUPPORTED",
+    message: `${request.method} is not allowed on ${url.pathname}`,
+  });
+}
+
+function toWireError(error: unknown): WireError {
+  if (isToolError(error)) {
+    const wire: WireError = { code: error.code as ToolErrorCode, message: error.message };
+    if (error.details !== undefined) wire.details = error.details;
+    return wire;
+  }
+  return {
+    code: "INTERNAL",
+    message: `the sandbox server failed: ${error instanceof Error ? error.message : String(error)}`,
+  };
+}
+
+function sendJson(response: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  response.end(text);
+}
+
+function encodingOf(args: Record<string, unknown>): { encoding?: "utf8" | "base64" } {
+  return args.encoding === undefined ? {} : { encoding: args.encoding as "utf8" };
+}
+
+/** Read a body of at most `limit` bytes. */
+async function readBody(request: http.IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) throw tooLarge(limit);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+}
+
+/** Read a JSON object body of at most `limit` bytes. */
+async function readJson(
+  request: http.IncomingMessage,
+  limit: number,
+): Promise<Record<string, unknown>> {
+  const body = await readBody(request, limit);
+  return body.length === 0 ? {} : parseJsonObject(body.toString("utf8"), "the request body");
+}
+
+function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, {
+      code: "INVALID_INPUT",
+      message: `${what} is not valid JSON: ${(error as Error).message}`,
+    });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new HttpError(400, { code: "INVALID_INPUT", message: `${what} must be a JSON object` });
+  }
+  return value as Record<string, unknown>;
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError(413, {
+    code: "TOO_LARGE",
+    message: `the request body is larger than this server's limit of ${limit} bytes; write big files in parts or raise --max-request-bytes`,
+  });
+}
