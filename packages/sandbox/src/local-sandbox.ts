@@ -49,8 +49,18 @@ export interface LocalSandboxOptions {
   commandWrapper?: CommandWrapper;
 }
 
+/** Options of {@link LocalSandbox.exec}: the contract's, and a hook to stream output. */
+export interface LocalExecOptions extends ExecOptions {
+  /**
+   * Called with each piece of output as it is read, decoded as UTF-8, up to `maxOutputBytes` per
+   * stream; the result still holds the bounded output as usual.
+   */
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+}
+
 /** The local sandbox: a {@link SandboxClient} over a folder of this machine. */
 export interface LocalSandbox extends SandboxClient {
+  exec(command: string, options?: LocalExecOptions): Promise<ExecResult>;
   /** The workspace root's real path. */
   readonly root: string;
   readonly mode: SandboxMode;
@@ -166,7 +176,7 @@ export async function createLocalSandbox({
       }
     },
 
-    async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    async exec(command: string, options: LocalExecOptions = {}): Promise<ExecResult> {
       if (typeof command !== "string" || command.trim() === "") {
         throw new ToolError("INVALID_INPUT", "exec needs a non-empty command string");
       }
@@ -179,6 +189,7 @@ export async function createLocalSandbox({
         stdin,
         abortSignal,
         maxOutputBytes = defaultMaxOutputBytes,
+        onOutput,
       } = options;
       if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
         throw new ToolError(
@@ -193,6 +204,9 @@ export async function createLocalSandbox({
         );
       }
       checkEnvironment(env);
+      if (stdin !== undefined && typeof stdin !== "string") {
+        throw new ToolError("INVALID_INPUT", "stdin must be a string");
+      }
       const directory = await confine(cwd);
       if (!directory.exists) throw new ToolError("NOT_FOUND", `no such folder: ${cwd}`);
       if (!(await stat(directory.real)).isDirectory()) {
@@ -213,6 +227,7 @@ export async function createLocalSandbox({
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
           abortSignal,
           maxOutputBytes,
+          onOutput,
         });
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

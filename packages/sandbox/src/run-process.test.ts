@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, stat, utimes } from "node:fs/promises";
+import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -240,6 +240,45 @@ describe("runProcess without a usable output channel", () => {
     await mkdir(parent);
     await expectPipesWork(createOutputChannel({ parent }));
     expect(await readdir(parent)).toEqual([]);
+  });
+});
+
+describe("runProcess onOutput", () => {
+  async function expectStreaming(outputChannel: OutputChannel) {
+    const seen: Array<{ stream: string; text: string }> = [];
+    // The marker file lets the command wait until the first piece was seen, proving it streams.
+    const marker = path.join(await tempDir(), "seen");
+    const pending = run(
+      `printf 'é-first'; while [ ! -e ${marker} ]; do sleep 0.02; done; printf 'then\\n'; echo oops >&2; head -c 5000 /dev/zero | tr '\\0' z`,
+      {
+        outputChannel,
+        maxOutputBytes: 100,
+        onOutput: (stream, text) => {
+          seen.push({ stream, text });
+          if (text.includes("first")) void writeFile(marker, "");
+        },
+      },
+    );
+    const result = await pending;
+    const streamed = (name: string) =>
+      seen
+        .filter((piece) => piece.stream === name)
+        .map((piece) => piece.text)
+        .join("");
+    expect(seen[0]?.text.startsWith("é-first")).toBe(true);
+    expect(streamed("stderr")).toBe("oops\n");
+    // Only the byte budget of each stream is streamed; the result keeps its own head and tail.
+    expect(Buffer.byteLength(streamed("stdout"))).toBe(100);
+    expect(streamed("stdout").startsWith("é-firstthen\nzzz")).toBe(true);
+    expect(result.truncated).toBe(true);
+  }
+
+  it("streams decoded output as it is read, through the output channel", async () => {
+    await expectStreaming(channel);
+  });
+
+  it("streams through plain pipes too", async () => {
+    await expectStreaming(createOutputChannel({ parent: path.join(await tempDir(), "missing") }));
   });
 });
 

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { BoundedOutput } from "./bounded-output.js";
@@ -32,6 +33,12 @@ export interface RunProcessOptions {
    * @default sharedOutputChannel()
    */
   outputChannel?: OutputChannel;
+  /**
+   * Called with each piece of output as it is read, decoded as UTF-8 (a character split across
+   * reads is held back until it is whole), up to `maxOutputBytes` per stream; for streaming a
+   * command's output to a remote caller while it runs.
+   */
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
 }
 
 /**
@@ -51,6 +58,7 @@ export async function runProcess(
     killGraceMs = 1000,
     drainMs = 250,
     outputChannel = sharedOutputChannel(),
+    onOutput,
   }: RunProcessOptions,
 ): Promise<ExecResult> {
   if (abortSignal?.aborted) {
@@ -58,7 +66,9 @@ export async function runProcess(
   }
   const stdout = new BoundedOutput(maxOutputBytes);
   const stderr = new BoundedOutput(maxOutputBytes);
-  const streams = await openStreams(outputChannel, stdout, stderr);
+  const onStdout = outputSink(stdout, "stdout", maxOutputBytes, onOutput);
+  const onStderr = outputSink(stderr, "stderr", maxOutputBytes, onOutput);
+  const streams = await openStreams(outputChannel, onStdout, onStderr);
   if (abortSignal?.aborted) {
     destroyStreams(streams);
     throw new ToolError("ABORTED", "the command was aborted before it started");
@@ -95,8 +105,8 @@ export async function runProcess(
     let readers: Readable[];
     if (streams === undefined) {
       readers = [child.stdout, child.stderr].filter((reader) => reader !== null);
-      child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
-      child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+      child.stdout?.on("data", onStdout);
+      child.stderr?.on("data", onStderr);
     } else {
       readers = streams.map((stream) => stream.reader);
     }
@@ -194,16 +204,37 @@ export async function runProcess(
 /** Both output streams from the channel, or `undefined` (use pipes) if either cannot be had. */
 async function openStreams(
   channel: OutputChannel,
-  stdout: BoundedOutput,
-  stderr: BoundedOutput,
+  onStdout: (chunk: Buffer) => void,
+  onStderr: (chunk: Buffer) => void,
 ): Promise<[OutputStream, OutputStream] | undefined> {
-  const [out, err] = await Promise.all([
-    channel.open((chunk) => stdout.push(chunk)),
-    channel.open((chunk) => stderr.push(chunk)),
-  ]);
+  const [out, err] = await Promise.all([channel.open(onStdout), channel.open(onStderr)]);
   if (out !== undefined && err !== undefined) return [out, err];
   destroyStreams([out, err]);
   return undefined;
+}
+
+/**
+ * What a chunk of one stream goes to: the bounded result, and, when the caller streams, its
+ * decoded text up to the byte budget. The chunk may be a view of a reused read buffer: both
+ * consumers copy what they keep.
+ */
+function outputSink(
+  bounded: BoundedOutput,
+  stream: "stdout" | "stderr",
+  budget: number,
+  onOutput: RunProcessOptions["onOutput"],
+): (chunk: Buffer) => void {
+  if (onOutput === undefined) return (chunk) => bounded.push(chunk);
+  const decoder = new StringDecoder("utf8");
+  let left = budget;
+  return (chunk) => {
+    bounded.push(chunk);
+    if (left <= 0) return;
+    const taken = chunk.length <= left ? chunk : chunk.subarray(0, left);
+    left -= taken.length;
+    const text = decoder.write(taken);
+    if (text !== "") onOutput(stream, text);
+  };
 }
 
 function destroyStreams(streams: ReadonlyArray<OutputStream | undefined> | undefined): void {

@@ -17,7 +17,7 @@ import {
   statusOfCode,
   type WireError,
 } from "./protocol.js";
-import { execStreaming, type StreamingExecSettings } from "./stream-exec.js";
+import { execStreaming, type StreamingExecLimits } from "./stream-exec.js";
 import { fillWorkspace } from "./templates.js";
 
 /** Options of {@link createSandboxServer}. */
@@ -141,7 +141,7 @@ interface HostedSandbox {
   id: string;
   workspace: string;
   client: LocalSandbox;
-  settings: StreamingExecSettings;
+  limits: StreamingExecLimits;
   lastUsed: number;
   running: Set<AbortController>;
 }
@@ -259,11 +259,7 @@ export async function createSandboxServer({
         id,
         workspace,
         client,
-        settings: {
-          root: client.root,
-          mode,
-          network,
-          commandWrapper: wrapper,
+        limits: {
           defaultTimeoutMs: defaultExecTimeoutMs,
           maxTimeoutMs: maxExecTimeoutMs,
           maxOutputBytes,
@@ -321,7 +317,8 @@ export async function createSandboxServer({
     const heartbeat = setInterval(() => send({ type: "heartbeat" }), heartbeatMs);
     try {
       const result = await execStreaming({
-        settings: sandbox.settings,
+        client: sandbox.client,
+        limits: sandbox.limits,
         request: body as unknown as ExecRequest,
         abortSignal: controller.signal,
         onOutput: (stream, data) => send({ type: stream, data }),
