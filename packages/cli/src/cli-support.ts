@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
   CODING_AGENT_TOOL_NAMES,
@@ -145,4 +146,48 @@ export function detachedTools(): CodingAgentTools {
     throw new Error("these tools only describe themselves; they do not run");
   };
   return createCodingAgentTools({ exec: refuse, readFile: refuse, writeFile: refuse });
+}
+
+/** Options of {@link readBearerToken}. */
+export interface ReadBearerTokenOptions {
+  /** The `--token-file` value, if given; it wins over the environment variable. */
+  tokenFile: string | undefined;
+  /** The environment variable that may hold the token instead. */
+  environmentVariable: string;
+  /** The command asking, for the usage error's help pointer. */
+  command: string;
+  /** What needs the token, for the message: `"--http"`, `"sandbox serve"`. */
+  purpose: string;
+  io: CliIo;
+}
+
+/**
+ * The bearer token a server command requires, from `--token-file` or the environment: trimmed,
+ * at least 16 characters and without whitespace, or a usage error that says how to make one.
+ */
+export async function readBearerToken({
+  tokenFile,
+  environmentVariable,
+  command,
+  purpose,
+  io,
+}: ReadBearerTokenOptions): Promise<string> {
+  let token = io.env?.[environmentVariable];
+  if (tokenFile !== undefined) {
+    try {
+      token = await readFile(tokenFile, "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
+        command,
+      });
+    }
+  }
+  token = token?.trim();
+  if (token === undefined || token.length < 16 || /\s/.test(token)) {
+    throw new UsageError(
+      `${purpose} needs a bearer token of at least 16 characters without whitespace: pass --token-file FILE or set ${environmentVariable} (e.g. openssl rand -hex 32 > token)`,
+      { command },
+    );
+  }
+  return token;
 }

@@ -160,7 +160,7 @@ describe("pleach mcp", () => {
     const result = await run(["mcp", "--http", "0"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      "--http needs a bearer token: pass --token-file FILE or set PLEACH_MCP_TOKEN",
+      "--http needs a bearer token of at least 16 characters without whitespace: pass --token-file FILE or set PLEACH_MCP_TOKEN",
     );
     const missing = await run(["mcp", "--http", "0", "--token-file", "/nonexistent/token"]);
     expect(missing).toMatchObject({

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "@pleach/coding-agent/tools";
 import {
@@ -7,6 +6,7 @@ import {
   parseCommandLine,
   parseMode,
   parseToolName,
+  readBearerToken,
   UsageError,
   VERSION,
   WORKSPACE_OPTIONS,
@@ -71,7 +71,15 @@ export async function mcpCommand({
   const only = values.tools === undefined ? undefined : parseToolList(values.tools);
   const listen = values.http === undefined ? undefined : parseListen(values.http);
   const token =
-    listen === undefined ? undefined : await readToken({ tokenFile: values["token-file"], io });
+    listen === undefined
+      ? undefined
+      : await readBearerToken({
+          tokenFile: values["token-file"],
+          environmentVariable: "PLEACH_MCP_TOKEN",
+          command: "mcp",
+          purpose: "--http",
+          io,
+        });
 
   const client = await openWorkspace({
     workspace: values.workspace,
@@ -137,34 +145,4 @@ function parseListen(text: string): { host: string; port: number } {
   }
   const host = match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1";
   return { host, port };
-}
-
-async function readToken({
-  tokenFile,
-  io,
-}: {
-  tokenFile: string | undefined;
-  io: CliIo;
-}): Promise<string> {
-  let token = io.env?.PLEACH_MCP_TOKEN;
-  if (tokenFile !== undefined) {
-    try {
-      token = await readFile(tokenFile, "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
-        command: "mcp",
-      });
-    }
-  }
-  token = token?.trim();
-  if (token === undefined || token === "") {
-    throw new UsageError(
-      "--http needs a bearer token: pass --token-file FILE or set PLEACH_MCP_TOKEN (e.g. PLEACH_MCP_TOKEN=$(openssl rand -hex 32))",
-      { command: "mcp" },
-    );
-  }
-  if (/\s/.test(token)) {
-    throw new UsageError("the bearer token may not contain whitespace", { command: "mcp" });
-  }
-  return token;
 }

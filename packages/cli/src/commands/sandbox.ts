@@ -1,7 +1,12 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createSandboxServer } from "@pleach/sandbox";
-import { type CliIo, parseCommandLine, parseMode, UsageError } from "../cli-support.js";
+import {
+  type CliIo,
+  parseCommandLine,
+  parseMode,
+  readBearerToken,
+  UsageError,
+} from "../cli-support.js";
 
 /** `pleach sandbox --help`. */
 export const SANDBOX_HELP = `Usage: pleach sandbox serve --root DIR --token-file FILE [options]
@@ -87,7 +92,13 @@ export async function sandboxCommand({
   const { host, port } = parseListen(values.listen ?? "127.0.0.1:8700");
   const tokenFile =
     values["token-file"] === undefined ? undefined : path.resolve(io.cwd, values["token-file"]);
-  const token = await readToken({ tokenFile, io });
+  const token = await readBearerToken({
+    tokenFile,
+    environmentVariable: "PLEACH_SANDBOX_TOKEN",
+    command: "sandbox",
+    purpose: "sandbox serve",
+    io,
+  });
   const number = (name: string, text: string | undefined) => {
     if (text === undefined) return undefined;
     const value = Number(text);
@@ -153,31 +164,4 @@ function parseListen(text: string): { host: string; port: number } {
     );
   }
   return { host: match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1", port };
-}
-
-async function readToken({
-  tokenFile,
-  io,
-}: {
-  tokenFile: string | undefined;
-  io: CliIo;
-}): Promise<string> {
-  let token = io.env?.PLEACH_SANDBOX_TOKEN;
-  if (tokenFile !== undefined) {
-    try {
-      token = await readFile(tokenFile, "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
-        command: "sandbox",
-      });
-    }
-  }
-  token = token?.trim();
-  if (token === undefined || token.length < 16 || /\s/.test(token)) {
-    throw new UsageError(
-      "sandbox serve needs a bearer token of at least 16 characters without whitespace: pass --token-file FILE or set PLEACH_SANDBOX_TOKEN (e.g. openssl rand -hex 32 > token)",
-      { command: "sandbox" },
-    );
-  }
-  return token;
 }
