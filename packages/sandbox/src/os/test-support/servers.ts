@@ -41,7 +41,12 @@ export async function listenStream(
     port,
     received,
     async sendMarker() {
-      const recorded = new Promise<void>((resolve) => waiters.push(resolve));
+      // Wait for the marker itself: a sandboxed connection still being recorded must not be
+      // taken for it (that race made the control case flaky).
+      const recorded = new Promise<void>((resolve) => {
+        const check = () => (received.includes("marker") ? resolve() : waiters.push(check));
+        waiters.push(check);
+      });
       const client = "port" in address ? net.connect(port, "127.0.0.1") : net.connect(address.path);
       client.end("marker");
       client.on("error", () => {});
