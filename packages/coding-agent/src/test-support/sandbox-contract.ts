@@ -149,84 +149,97 @@ export function describeSandboxClientContract(
       });
     });
 
-    describe.runIf(capabilities.exec)("exec", () => {
-      it("returns exit code, stdout and stderr as data", async () => {
-        const result = await client.exec("echo out; echo err >&2; exit 3");
-        expect(result).toMatchObject({
-          exitCode: 3,
-          stdout: "out\n",
-          stderr: "err\n",
-          timedOut: false,
-          truncated: false,
+    describe.runIf(capabilities.exec)(
+      capabilities.exec ? "exec" : "exec (skipped: this client refuses commands; see below)",
+      () => {
+        it("returns exit code, stdout and stderr as data", async () => {
+          const result = await client.exec("echo out; echo err >&2; exit 3");
+          expect(result).toMatchObject({
+            exitCode: 3,
+            stdout: "out\n",
+            stderr: "err\n",
+            timedOut: false,
+            truncated: false,
+          });
+          expect(result.durationMs).toBeGreaterThanOrEqual(0);
         });
-        expect(result.durationMs).toBeGreaterThanOrEqual(0);
-      });
 
-      it("runs in the workspace root by default and in a confined cwd", async () => {
-        await client.writeFile("sub/marker.txt", "m");
-        expect((await client.exec("pwd")).stdout.trim()).toBe(root);
-        expect((await client.exec("ls", { cwd: "sub" })).stdout.trim()).toBe("marker.txt");
-        await expectCode(client.exec("pwd", { cwd: ".." }), "PATH_ESCAPE");
-        await expectCode(client.exec("pwd", { cwd: "missing" }), "NOT_FOUND");
-        await expectCode(client.exec("pwd", { cwd: "sub/marker.txt" }), "NOT_A_DIRECTORY");
-      });
-
-      it("passes env and stdin, and gives an empty stdin by default", async () => {
-        expect(
-          (await client.exec('printf %s "$PLEACH_X"', { env: { PLEACH_X: "y z" } })).stdout,
-        ).toBe("y z");
-        expect((await client.exec("cat", { stdin: "piped\n" })).stdout).toBe("piped\n");
-        const noInput = await client.exec("cat; echo done");
-        expect(noInput.stdout).toBe("done\n");
-      });
-
-      it("sees the files it wrote and the files written through the client", async () => {
-        await client.writeFile("in.txt", "from client");
-        const result = await client.exec("cat in.txt && printf made > out.txt");
-        expect(result.stdout).toBe("from client");
-        expect(await client.readFile("out.txt")).toBe("made");
-      });
-
-      it("kills the whole process group on timeout", async () => {
-        const result = await client.exec("sleep 30 & sleep 30; echo never", { timeoutMs: 300 });
-        expect(result.timedOut).toBe(true);
-        expect(result.stdout).not.toContain("never");
-        expect(result.exitCode).toBeNull();
-      });
-
-      it("returns when the command exits even if a background child holds the pipes", async () => {
-        const result = await client.exec("(setsid sleep 30 &) ; echo quick", { timeoutMs: 20_000 });
-        expect(result.stdout).toBe("quick\n");
-        expect(result.exitCode).toBe(0);
-        expect(result.timedOut).toBe(false);
-      });
-
-      it("keeps bounded output of a command that prints a lot", async () => {
-        const result = await client.exec("head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END", {
-          maxOutputBytes: 10_000,
+        it("runs in the workspace root by default and in a confined cwd", async () => {
+          await client.writeFile("sub/marker.txt", "m");
+          expect((await client.exec("pwd")).stdout.trim()).toBe(root);
+          expect((await client.exec("ls", { cwd: "sub" })).stdout.trim()).toBe("marker.txt");
+          await expectCode(client.exec("pwd", { cwd: ".." }), "PATH_ESCAPE");
+          await expectCode(client.exec("pwd", { cwd: "missing" }), "NOT_FOUND");
+          await expectCode(client.exec("pwd", { cwd: "sub/marker.txt" }), "NOT_A_DIRECTORY");
         });
-        expect(result.truncated).toBe(true);
-        expect(result.stdout.length).toBeLessThan(11_000);
-        expect(result.stdout.startsWith("aaaa")).toBe(true);
-        expect(result.stdout.endsWith("END\n")).toBe(true);
-        expect(result.stdout).toMatch(/bytes of stdout cut/);
-      });
 
-      it("is aborted by an abort signal", async () => {
-        const controller = new AbortController();
-        setTimeout(() => controller.abort(), 200);
-        await expectCode(client.exec("sleep 30", { abortSignal: controller.signal }), "ABORTED");
-      });
+        it("passes env and stdin, and gives an empty stdin by default", async () => {
+          expect(
+            (await client.exec('printf %s "$PLEACH_X"', { env: { PLEACH_X: "y z" } })).stdout,
+          ).toBe("y z");
+          expect((await client.exec("cat", { stdin: "piped\n" })).stdout).toBe("piped\n");
+          const noInput = await client.exec("cat; echo done");
+          expect(noInput.stdout).toBe("done\n");
+        });
 
-      it("refuses an empty command", async () => {
-        await expectCode(client.exec(""), "INVALID_INPUT");
-      });
-    });
+        it("sees the files it wrote and the files written through the client", async () => {
+          await client.writeFile("in.txt", "from client");
+          const result = await client.exec("cat in.txt && printf made > out.txt");
+          expect(result.stdout).toBe("from client");
+          expect(await client.readFile("out.txt")).toBe("made");
+        });
 
-    describe.runIf(!capabilities.exec)("exec without a sandbox", () => {
-      it("refuses with NO_SANDBOX", async () => {
-        await expectCode(client.exec("echo hi"), "NO_SANDBOX");
-      });
-    });
+        it("kills the whole process group on timeout", async () => {
+          const result = await client.exec("sleep 30 & sleep 30; echo never", { timeoutMs: 300 });
+          expect(result.timedOut).toBe(true);
+          expect(result.stdout).not.toContain("never");
+          expect(result.exitCode).toBeNull();
+        });
+
+        it("returns when the command exits even if a background child holds the pipes", async () => {
+          const result = await client.exec("(setsid sleep 30 &) ; echo quick", {
+            timeoutMs: 20_000,
+          });
+          expect(result.stdout).toBe("quick\n");
+          expect(result.exitCode).toBe(0);
+          expect(result.timedOut).toBe(false);
+        });
+
+        it("keeps bounded output of a command that prints a lot", async () => {
+          const result = await client.exec(
+            "head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END",
+            {
+              maxOutputBytes: 10_000,
+            },
+          );
+          expect(result.truncated).toBe(true);
+          expect(result.stdout.length).toBeLessThan(11_000);
+          expect(result.stdout.startsWith("aaaa")).toBe(true);
+          expect(result.stdout.endsWith("END\n")).toBe(true);
+          expect(result.stdout).toMatch(/bytes of stdout cut/);
+        });
+
+        it("is aborted by an abort signal", async () => {
+          const controller = new AbortController();
+          setTimeout(() => controller.abort(), 200);
+          await expectCode(client.exec("sleep 30", { abortSignal: controller.signal }), "ABORTED");
+        });
+
+        it("refuses an empty command", async () => {
+          await expectCode(client.exec(""), "INVALID_INPUT");
+        });
+      },
+    );
+
+    describe.runIf(!capabilities.exec)(
+      capabilities.exec
+        ? "exec without a sandbox (skipped: this client runs commands)"
+        : "exec without a sandbox",
+      () => {
+        it("refuses with NO_SANDBOX", async () => {
+          await expectCode(client.exec("echo hi"), "NO_SANDBOX");
+        });
+      },
+    );
   });
 }
