@@ -4,8 +4,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
-import { type CliIo, main } from "./main.js";
 import { startProgress } from "./progress.js";
+import { runCli } from "./test-support/run-cli.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -18,30 +18,7 @@ async function workspace(): Promise<string> {
   return temp.dir;
 }
 
-async function run(
-  argv: string[],
-  {
-    cwd = process.cwd(),
-    stdin,
-    env = {},
-  }: { cwd?: string; stdin?: string; env?: Record<string, string> } = {},
-) {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => stdin,
-    cwd,
-    env,
-  };
-  const code = await main(argv, io);
-  return { code, stdout, stderr };
-}
+const run = runCli;
 
 describe("pleach call", () => {
   it("runs a tool on the current folder and prints JSON", async () => {

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
-import { type CliIo, main } from "../main.js";
+import { runCli } from "../test-support/run-cli.js";
 import { type EvalReport, parseTestStatuses } from "./eval.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -16,23 +16,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function run(argv: string[], { cwd = process.cwd(), env = {} } = {}) {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    readStdin: async () => undefined,
-    cwd,
-    env,
-  };
-  const code = await main(argv, io);
-  return { code, stdout, stderr };
-}
+const run = runCli;
 
 describe("pleach demo", () => {
   it("fixes the sample project with a scripted model: red, then green", async () => {
