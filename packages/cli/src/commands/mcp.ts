@@ -101,9 +101,13 @@ export async function mcpCommand({
     // stdout belongs to the protocol from here on: everything human goes to stderr.
     const handle = serveStdio(factory, { onerror });
     io.stderr(`pleach mcp: serving ${served} over stdio\n`);
+    // A signal ends the server like the end of stdin does, so exit handlers (the sandbox's
+    // placeholder cleanup) run instead of the process dying mid-way.
     await new Promise<void>((resolve) => {
       process.stdin.once("end", resolve);
       process.stdin.once("close", resolve);
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
     });
     await handle.close();
     return 0;
