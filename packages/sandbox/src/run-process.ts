@@ -28,7 +28,7 @@ export interface RunProcessOptions {
    */
   drainMs?: number;
   /**
-   * Where stdout and stderr are read: `open` is called for stdout first, then for stderr. When it
+   * Where stdout and stderr are read (through one reused buffer). When it
    * cannot open both, plain pipes are used.
    * @default sharedOutputChannel()
    */

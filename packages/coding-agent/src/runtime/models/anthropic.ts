@@ -87,8 +87,6 @@ export function createAnthropicModel({
         provider: "anthropic",
         model,
         keyVariable,
-        errorMessageOf: (error) =>
-          (error as { error?: { message?: string } } | undefined)?.error?.message,
         maxRetries,
         initialBackoffMs,
       })) as AnthropicMessage;

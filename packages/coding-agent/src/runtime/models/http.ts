@@ -30,8 +30,11 @@ export interface PostJSONOptions extends RetryOptions {
   model: string;
   /** The environment variable the key comes from, named when the key is refused. */
   keyVariable: string;
-  /** Pull the provider's own error message out of an error body. */
-  errorMessageOf(body: unknown): string | undefined;
+  /**
+   * Pull the provider's own error message out of an error body.
+   * @default reads `error.message`, the shape OpenAI, Anthropic and compatible servers answer with
+   */
+  errorMessageOf?(body: unknown): string | undefined;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -50,7 +53,7 @@ export async function postJSON({
   provider,
   model,
   keyVariable,
-  errorMessageOf,
+  errorMessageOf = nestedErrorMessage,
   maxRetries = 4,
   initialBackoffMs = 1_000,
 }: PostJSONOptions): Promise<unknown> {
@@ -197,4 +200,10 @@ export function parseArguments(text: string): { input: unknown; inputError?: str
 export function withoutSchemaKey(schema: Record<string, unknown>): Record<string, unknown> {
   const { $schema: _schema, ...rest } = schema;
   return rest;
+}
+
+/** `error.message` of an error body, as OpenAI and Anthropic both answer. */
+function nestedErrorMessage(body: unknown): string | undefined {
+  const message = (body as { error?: { message?: unknown } } | undefined)?.error?.message;
+  return typeof message === "string" ? message : undefined;
 }

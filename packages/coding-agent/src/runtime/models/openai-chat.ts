@@ -96,8 +96,6 @@ export function createOpenAIChatModel({
         provider: "openai",
         model,
         keyVariable,
-        errorMessageOf: (error) =>
-          (error as { error?: { message?: string } } | undefined)?.error?.message,
         maxRetries,
         initialBackoffMs,
       })) as ChatCompletion;

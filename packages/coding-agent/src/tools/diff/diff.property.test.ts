@@ -117,85 +117,67 @@ describe("applyFilePatch on generated diffs", () => {
     );
   });
 
+  /** Distinct lines, so every run of them occurs once in a file made of them. */
+  const uniqueLines = fc.uniqueArray(
+    fc.string({ minLength: 1, maxLength: 8 }).filter((line) => !/[\r\n]/.test(line)),
+    { minLength: 1, maxLength: 30 },
+  );
+
+  /**
+   * Old and new text of a change to unique lines. New lines are taken from outside the old ones'
+   * alphabet (a leading `+`) so the old text stays unique in the new file too.
+   */
+  function uniqueChange(lines: string[], steps: Parameters<typeof changed>[1]) {
+    const newLines = changed(
+      lines,
+      steps.map((step) => ({
+        ...step,
+        insert: step.insert.map((line) => `+${line}`),
+        replacement: `+${step.replacement}`,
+      })),
+    );
+    return { oldText: `${lines.join("\n")}\n`, newText: `${newLines.join("\n")}\n` };
+  }
+
   it("gives the same result when the @@ line numbers are shifted and the context is unique", () => {
     fc.assert(
-      fc.property(
-        fc.uniqueArray(
-          fc.string({ minLength: 1, maxLength: 8 }).filter((line) => !/[\r\n]/.test(line)),
-          {
-            minLength: 1,
-            maxLength: 30,
-          },
-        ),
-        change,
-        fc.integer({ min: -50, max: 50 }),
-        (lines, steps, shift) => {
-          const oldText = `${lines.join("\n")}\n`;
-          // New lines are taken from outside the old ones' alphabet so the old text stays unique.
-          const newLines = changed(
-            lines,
-            steps.map((step) => ({
-              ...step,
-              insert: step.insert.map((line) => `+${line}`),
-              replacement: `+${step.replacement}`,
-            })),
-          );
-          const newText = `${newLines.join("\n")}\n`;
-          if (oldText === newText) return;
-          const diff = createPatch("f", oldText, newText).replace(
-            /^@@ -(\d+)/gm,
-            (_, start: string) => `@@ -${Math.max(1, Number(start) + shift)}`,
-          );
-          const [patch] = parseUnifiedDiff(diff);
-          if (patch === undefined) throw new Error("no patch");
-          const result = applyFilePatch(oldText, patch);
-          // A hunk that only adds lines with no context has nothing to locate it but the number.
-          const contextless = patch.hunks.some((hunk) =>
-            hunk.lines.every((line) => line.kind === "add"),
-          );
-          if (!contextless) {
-            expect(result.conflicts).toEqual([]);
-            expect(result.text).toBe(newText);
-          }
-        },
-      ),
+      fc.property(uniqueLines, change, fc.integer({ min: -50, max: 50 }), (lines, steps, shift) => {
+        const { oldText, newText } = uniqueChange(lines, steps);
+        if (oldText === newText) return;
+        const diff = createPatch("f", oldText, newText).replace(
+          /^@@ -(\d+)/gm,
+          (_, start: string) => `@@ -${Math.max(1, Number(start) + shift)}`,
+        );
+        const [patch] = parseUnifiedDiff(diff);
+        if (patch === undefined) throw new Error("no patch");
+        const result = applyFilePatch(oldText, patch);
+        // A hunk that only adds lines with no context has nothing to locate it but the number.
+        const contextless = patch.hunks.some((hunk) =>
+          hunk.lines.every((line) => line.kind === "add"),
+        );
+        if (!contextless) {
+          expect(result.conflicts).toEqual([]);
+          expect(result.text).toBe(newText);
+        }
+      }),
       { numRuns: 500 },
     );
   });
 
   it("reports every hunk already applied when the diff is applied twice", () => {
     fc.assert(
-      fc.property(
-        fc.uniqueArray(
-          fc.string({ minLength: 1, maxLength: 8 }).filter((line) => !/[\r\n]/.test(line)),
-          {
-            minLength: 1,
-            maxLength: 30,
-          },
-        ),
-        change,
-        (lines, steps) => {
-          const oldText = `${lines.join("\n")}\n`;
-          const newLines = changed(
-            lines,
-            steps.map((step) => ({
-              ...step,
-              insert: step.insert.map((line) => `+${line}`),
-              replacement: `+${step.replacement}`,
-            })),
-          );
-          const newText = `${newLines.join("\n")}\n`;
-          if (oldText === newText) return;
-          const [patch] = parseUnifiedDiff(createPatch("f", oldText, newText));
-          if (patch === undefined) throw new Error("no patch");
-          const second = applyFilePatch(newText, patch);
-          // Never applied twice: either recognised as applied, or refused; never a changed file.
-          expect(second.text === newText || second.conflicts.length > 0).toBe(true);
-          if (second.conflicts.length === 0) {
-            expect(second.hunks.every((hunk) => hunk.status === "already-applied")).toBe(true);
-          }
-        },
-      ),
+      fc.property(uniqueLines, change, (lines, steps) => {
+        const { oldText, newText } = uniqueChange(lines, steps);
+        if (oldText === newText) return;
+        const [patch] = parseUnifiedDiff(createPatch("f", oldText, newText));
+        if (patch === undefined) throw new Error("no patch");
+        const second = applyFilePatch(newText, patch);
+        // Never applied twice: either recognised as applied, or refused; never a changed file.
+        expect(second.text === newText || second.conflicts.length > 0).toBe(true);
+        if (second.conflicts.length === 0) {
+          expect(second.hunks.every((hunk) => hunk.status === "already-applied")).toBe(true);
+        }
+      }),
       { numRuns: 500 },
     );
   });
