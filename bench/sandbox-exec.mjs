@@ -103,7 +103,10 @@ function spawnAndWait(file, args, env) {
 async function fullCall(wrapper, root) {
   const invocation = await wrapper.invocation(request(root));
   try {
-    await spawnAndWait(invocation.file, invocation.args, invocation.env);
+    // A warm sandbox runs the command when one is ready (see the wrapper's `warmSandbox`).
+    const warm = invocation.warm?.run({ timeoutMs: 60_000, maxOutputBytes: 1_000_000 });
+    if (warm === undefined) await spawnAndWait(invocation.file, invocation.args, invocation.env);
+    else if ((await warm).exitCode !== 0) throw new Error("true failed in the warm sandbox");
   } finally {
     await invocation.release?.();
   }

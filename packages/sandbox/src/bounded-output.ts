@@ -1,3 +1,5 @@
+import { StringDecoder } from "node:string_decoder";
+
 /** The smallest tail ring allocated, so that small writes do not regrow it byte by byte. */
 const MIN_TAIL_CAPACITY = 4096;
 
@@ -95,4 +97,28 @@ export class BoundedOutput {
       this.#tail.subarray(0, end - this.#tail.length),
     ]);
   }
+}
+
+/**
+ * What a chunk of one stream goes to: the bounded result, and, when the caller streams, its
+ * decoded text up to the byte budget. The chunk may be a view of a reused read buffer: both
+ * consumers copy what they keep.
+ */
+export function outputSink(
+  bounded: BoundedOutput,
+  stream: "stdout" | "stderr",
+  budget: number,
+  onOutput: ((stream: "stdout" | "stderr", text: string) => void) | undefined,
+): (chunk: Buffer) => void {
+  if (onOutput === undefined) return (chunk) => bounded.push(chunk);
+  const decoder = new StringDecoder("utf8");
+  let left = budget;
+  return (chunk) => {
+    bounded.push(chunk);
+    if (left <= 0) return;
+    const taken = chunk.length <= left ? chunk : chunk.subarray(0, left);
+    left -= taken.length;
+    const text = decoder.write(taken);
+    if (text !== "") onOutput(stream, text);
+  };
 }

@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
-import { StringDecoder } from "node:string_decoder";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { BoundedOutput } from "./bounded-output.js";
+import { BoundedOutput, outputSink } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
 import { type OutputChannel, type OutputStream, sharedOutputChannel } from "./output-channel.js";
 
@@ -63,6 +62,17 @@ export async function runProcess(
 ): Promise<ExecResult> {
   if (abortSignal?.aborted) {
     throw new ToolError("ABORTED", "the command was aborted before it started");
+  }
+  if (stdin === undefined && invocation.warm !== undefined) {
+    const warm = invocation.warm.run({
+      timeoutMs,
+      maxOutputBytes,
+      killGraceMs,
+      drainMs,
+      ...(abortSignal === undefined ? {} : { abortSignal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
+    });
+    if (warm !== undefined) return warm;
   }
   const stdout = new BoundedOutput(maxOutputBytes);
   const stderr = new BoundedOutput(maxOutputBytes);
@@ -211,30 +221,6 @@ async function openStreams(
   if (out !== undefined && err !== undefined) return [out, err];
   destroyStreams([out, err]);
   return undefined;
-}
-
-/**
- * What a chunk of one stream goes to: the bounded result, and, when the caller streams, its
- * decoded text up to the byte budget. The chunk may be a view of a reused read buffer: both
- * consumers copy what they keep.
- */
-function outputSink(
-  bounded: BoundedOutput,
-  stream: "stdout" | "stderr",
-  budget: number,
-  onOutput: RunProcessOptions["onOutput"],
-): (chunk: Buffer) => void {
-  if (onOutput === undefined) return (chunk) => bounded.push(chunk);
-  const decoder = new StringDecoder("utf8");
-  let left = budget;
-  return (chunk) => {
-    bounded.push(chunk);
-    if (left <= 0) return;
-    const taken = chunk.length <= left ? chunk : chunk.subarray(0, left);
-    left -= taken.length;
-    const text = decoder.write(taken);
-    if (text !== "") onOutput(stream, text);
-  };
 }
 
 function destroyStreams(streams: ReadonlyArray<OutputStream | undefined> | undefined): void {

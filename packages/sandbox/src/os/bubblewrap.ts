@@ -26,6 +26,22 @@ export function bubblewrapArguments({
   policy,
   hostFacts,
 }: BubblewrapArgumentsOptions): string[] {
+  const args = bubblewrapSandboxArguments({ policy, hostFacts });
+  for (const [name, value] of Object.entries(requestedEnvironment(policy.env))) {
+    args.push("--setenv", name, value);
+  }
+  args.push("--chdir", policy.cwd, "--", SHELL, "-c", command);
+  return args;
+}
+
+/**
+ * The part of {@link bubblewrapArguments} that builds the sandbox (namespaces and mounts), without
+ * the command, its folder and its variables: what a warm sandbox is started from.
+ */
+export function bubblewrapSandboxArguments({
+  policy,
+  hostFacts,
+}: Omit<BubblewrapArgumentsOptions, "command">): string[] {
   const { root } = hostFacts;
   if (root === "/") {
     throw new ToolError(
@@ -109,11 +125,6 @@ export function bubblewrapArguments({
     }
   }
   for (const socket of hostFacts.hostSockets) args.push("--ro-bind", "/dev/null", socket);
-
-  for (const [name, value] of Object.entries(requestedEnvironment(policy.env))) {
-    args.push("--setenv", name, value);
-  }
-  args.push("--chdir", policy.cwd, "--", SHELL, "-c", command);
   return args;
 }
 

@@ -1,13 +1,24 @@
-import type { SandboxMode } from "@pleach/coding-agent/sandbox";
+import type { ExecResult, SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
-import { PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
+import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
+import {
+  pathIdentities,
+  type WarmRunOptions,
+  WarmSandbox,
+  warmSandboxSupported,
+} from "./warm-sandbox.js";
 import { wrapCommand } from "./wrap-command.js";
 
 export type { BubblewrapArgumentsOptions } from "./bubblewrap.js";
-export { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+export {
+  BUBBLEWRAP_PATH,
+  bubblewrapArguments,
+  bubblewrapSandboxArguments,
+} from "./bubblewrap.js";
 export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
 export { createWorkspaceWalker } from "./folder-walk.js";
 export type {
@@ -31,6 +42,8 @@ export {
 } from "./protected-entries.js";
 export type { SeatbeltProfileOptions } from "./seatbelt.js";
 export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
+export type { WarmRunOptions } from "./warm-sandbox.js";
+export { warmSandboxSupported } from "./warm-sandbox.js";
 export type { SandboxPolicy, WrapCommandOptions, WrappedCommand } from "./wrap-command.js";
 export { wrapCommand } from "./wrap-command.js";
 
@@ -46,6 +59,12 @@ export interface CommandInvocation {
    * is nothing to undo.
    */
   release?: () => Promise<void>;
+  /**
+   * A warm sandbox ready for this very command (see `warmSandbox`): `run` runs it there and
+   * settles as a spawn of `file` would, or returns `undefined` if the sandbox was taken or went
+   * away meanwhile (then spawn `file`). Only for commands without stdin.
+   */
+  warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -117,6 +136,25 @@ export interface CommandWrapperOptions {
    * @default a cache of its own
    */
   hostFactsCache?: HostFactsCache;
+  /**
+   * Keep a bubblewrap sandbox running between commands that come in a burst (a command starting
+   * within `placeholderIdleMs` of the last one's end in the same workspace, mode and network), and
+   * run the next ones in it: a fork and an exec instead of a new sandbox. It is used only while
+   * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
+   * command left before the next one starts, empties its private folders, and stops after
+   * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside) and `/usr/bin/mkfifo`;
+   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own.
+   * @default true
+   */
+  warmSandbox?: boolean;
+}
+
+/** The warm sandbox of one workspace, mode and network, and when its last command ended. */
+interface WarmSlot {
+  key: string;
+  sandbox: WarmSandbox | undefined;
+  running: number;
+  lastEnded: number;
 }
 
 const SHELL = "/bin/bash";
@@ -133,11 +171,65 @@ export function createCommandWrapper({
   hostEnvironment = process.env,
   placeholderIdleMs = 200,
   hostFactsCache: cache = createHostFactsCache(),
+  warmSandbox = true,
 }: CommandWrapperOptions = {}): CommandWrapper {
   const chosen = backend === "auto" ? platformBackend() : backend;
+  let warmEnabled =
+    warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && warmSandboxSupported();
+  const warmSlots = new Map<string, WarmSlot>();
+
+  /** The warm sandbox for this command, if one is ready; starts one when a burst begins. */
+  const warmFor = (
+    slotId: string,
+    key: string,
+    start: () => WarmSandbox,
+  ): { sandbox: WarmSandbox | undefined; started: WarmSandbox | undefined; done: () => void } => {
+    const now = performance.now();
+    for (const [id, slot] of warmSlots) {
+      if (
+        slot.sandbox === undefined &&
+        slot.running === 0 &&
+        now - slot.lastEnded > placeholderIdleMs
+      ) {
+        warmSlots.delete(id);
+      }
+    }
+    let slot = warmSlots.get(slotId);
+    if (slot !== undefined && slot.key !== key) {
+      // The policy or a protected path changed: this sandbox no longer matches.
+      void slot.sandbox?.retire();
+      slot.sandbox = undefined;
+      slot.key = key;
+    }
+    if (slot === undefined) {
+      slot = { key, sandbox: undefined, running: 0, lastEnded: Number.NEGATIVE_INFINITY };
+      warmSlots.set(slotId, slot);
+    }
+    if (slot.sandbox !== undefined && !slot.sandbox.alive) slot.sandbox = undefined;
+    const burst = slot.running > 0 || now - slot.lastEnded <= placeholderIdleMs;
+    const started = slot.sandbox === undefined && burst ? start() : undefined;
+    if (started !== undefined) slot.sandbox = started;
+    const current = slot;
+    current.running += 1;
+    let ended = false;
+    return {
+      sandbox: current.sandbox?.idle ? current.sandbox : undefined,
+      started,
+      done() {
+        if (ended) return;
+        ended = true;
+        current.running -= 1;
+        current.lastEnded = performance.now();
+      },
+    };
+  };
+
   return {
     backend: chosen,
     async close() {
+      const sandboxes = [...warmSlots.values()].map((slot) => slot.sandbox);
+      warmSlots.clear();
+      await Promise.all(sandboxes.map((sandbox) => sandbox?.destroy()));
       removeIdlePlaceholders();
     },
     async invocation({ command, root, cwd, mode, env, network }) {
@@ -170,15 +262,58 @@ export function createCommandWrapper({
           ? acquirePlaceholders(hostFacts.protectedPaths, { idleMs: placeholderIdleMs })
           : undefined;
       try {
-        const wrapped = wrapCommand({
-          command,
-          policy: { backend: chosen, mode, cwd, network, env },
-          hostFacts:
-            lease === undefined
-              ? hostFacts
-              : { ...hostFacts, protectedPaths: lease.protectedPaths },
+        const policy = { backend: chosen, mode, cwd, network, env } as const;
+        const facts =
+          lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
+        const wrapped = wrapCommand({ command, policy, hostFacts: facts });
+        if (!warmEnabled || chosen !== "bubblewrap") {
+          return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+        }
+        const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
+        const inWorkspace = new Set([root]);
+        for (const arg of sandboxArgs) if (arg.startsWith(`${root}/`)) inWorkspace.add(arg);
+        const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
+        const warm = warmFor(`${root}\0${mode}\0${network}`, key, () => {
+          const sandbox = new WarmSandbox(
+            {
+              file: wrapped.file,
+              sandboxArgs,
+              protectedPaths: facts.protectedPaths,
+              cleanFolders: [
+                "/tmp",
+                "/run",
+                "/dev",
+                "/dev/shm",
+                ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
+              ],
+              placeholderIdleMs,
+            },
+            placeholderIdleMs,
+            (_gone, startFailed) => {
+              // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+              if (startFailed) warmEnabled = false;
+            },
+          );
+          return sandbox;
         });
-        return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+        const release = async () => {
+          warm.done();
+          // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
+          // points in the workspace as it starts, which must not happen after the call.
+          await warm.started?.ready;
+          await lease?.release();
+        };
+        const ready = warm.sandbox;
+        const commandEnv = { ...wrapped.env, ...requestedEnvironment(env) };
+        return {
+          ...wrapped,
+          release,
+          ...(ready === undefined
+            ? {}
+            : {
+                warm: { run: (options) => ready.run({ cwd, command, env: commandEnv }, options) },
+              }),
+        };
       } catch (error) {
         await lease?.release();
         throw error;

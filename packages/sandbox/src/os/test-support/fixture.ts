@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
-import { type CommandWrapper, createCommandWrapper } from "../index.js";
+import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
 import { hostState } from "./host-state.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
@@ -47,8 +47,57 @@ function git(cwd: string, ...args: string[]): void {
   execFileSync("git", [...GIT_IDENTITY, ...args], { cwd, stdio: "ignore" });
 }
 
+/** Options of {@link createAttackFixture}. */
+export interface AttackFixtureOptions {
+  /**
+   * Run each command in a warm sandbox (see the wrapper's `warmSandbox`), right after another
+   * command ran in that same sandbox; commands with stdin still get a sandbox of their own.
+   * @default false
+   */
+  warm?: boolean;
+}
+
+/** Warm sandboxes stay up across a whole test; each run's `close` stops them. */
+const WARM_IDLE_MS = 60_000;
+
+/**
+ * Run `request` in a warm sandbox of `runner`: `true` runs until one is up (and once more in it),
+ * then the command itself. Fails if the command would not run warm.
+ */
+async function runWarm(
+  runner: CommandWrapper,
+  request: InvocationRequest,
+  timeoutMs = 20_000,
+): Promise<RunResult> {
+  for (let attempt = 0; ; attempt += 1) {
+    const warmUp = await runner.invocation({ ...request, command: "true", env: {} });
+    const ran = warmUp.warm?.run({ timeoutMs, maxOutputBytes: 1024 });
+    try {
+      if (ran !== undefined) {
+        await ran;
+        break;
+      }
+      if (attempt >= 200) throw new Error("no warm sandbox started after 200 commands");
+      await runInvocation(warmUp);
+    } finally {
+      await warmUp.release?.();
+    }
+  }
+  const invocation = await runner.invocation(request);
+  try {
+    const ran = invocation.warm?.run({ timeoutMs, maxOutputBytes: 1024 * 1024 });
+    if (ran === undefined) throw new Error("the command did not run in the warm sandbox");
+    const { exitCode, stdout, stderr } = await ran;
+    return { exitCode, stdout, stderr };
+  } finally {
+    await invocation.release?.();
+  }
+}
+
 /** A fresh workspace with a repository, a nested repository, an editor folder and an escaping link. */
-export async function createAttackFixture(): Promise<AttackFixture> {
+export async function createAttackFixture({
+  warm = false,
+}: AttackFixtureOptions = {}): Promise<AttackFixture> {
   const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
   const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
   const outside = await realpath(await mkdtemp("/var/tmp/pleach-outside-"));
@@ -68,7 +117,8 @@ export async function createAttackFixture(): Promise<AttackFixture> {
   await symlink(outside, path.join(root, "escape"));
 
   // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
-  const wrapper = createCommandWrapper();
+  const wrapperOptions = warm ? { placeholderIdleMs: WARM_IDLE_MS } : {};
+  const wrapper = createCommandWrapper(wrapperOptions);
   return {
     root,
     outside,
@@ -88,16 +138,14 @@ export async function createAttackFixture(): Promise<AttackFixture> {
     ) {
       const runner =
         chosen ??
-        (hostEnvironment === undefined ? wrapper : createCommandWrapper({ hostEnvironment }));
+        (hostEnvironment === undefined
+          ? wrapper
+          : createCommandWrapper({ ...wrapperOptions, hostEnvironment }));
       try {
-        const invocation = await runner.invocation({
-          command,
-          root,
-          cwd: cwd ?? root,
-          mode,
-          env,
-          network,
-        });
+        const request = { command, root, cwd: cwd ?? root, mode, env, network };
+        if (warm && chosen === undefined && stdin === undefined)
+          return await runWarm(runner, request);
+        const invocation = await runner.invocation(request);
         return await runInvocation(invocation, stdin === undefined ? {} : { stdin });
       } finally {
         // Placeholders outlive a command briefly (placeholderIdleMs); tests compare the host

@@ -1,0 +1,574 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { closeSync, constants, lstatSync, openSync, rmSync, statSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { ExecResult } from "@pleach/coding-agent/sandbox";
+import { ToolError } from "@pleach/core";
+import { BoundedOutput, outputSink } from "../bounded-output.js";
+import type { ProtectedPath } from "./host-facts.js";
+import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
+
+/**
+ * A warm sandbox: one bubblewrap sandbox kept running between commands, with a small server of
+ * ours inside (Perl, from the host's read-only root) that runs each command as a fresh
+ * `/bin/bash -c`, so that commands run back to back pay a fork and an exec instead of building a
+ * sandbox each (mount namespace, bind mounts, tmpfs, user and pid namespaces).
+ *
+ * What a command sees is what a sandbox of its own gives it, and nothing it does outlives it:
+ * - The sandbox is built from the same argv as a one-off sandbox for the same policy and host
+ *   facts (the wrapper reuses it only while both, and the identity of every protected path, are
+ *   unchanged).
+ * - The server runs one command at a time. When the command has exited and its output has closed
+ *   (or the drain time has passed), every other process in the sandbox's pid namespace is killed
+ *   (`kill(-1, SIGKILL)` from the server, the namespace's pid 1), and the server waits until they
+ *   are gone. Then what the command left in the sandbox's private
+ *   folders (`/tmp`, `/run`, `/dev`, `/dev/shm`) is removed.
+ * - A timeout or an abort kills the whole sandbox, like a one-off sandbox.
+ * - The server is the sandbox's pid 1, which no command can signal, and makes itself non-dumpable
+ *   before it starts any command, so a command (same uid, no capabilities) can neither ptrace it
+ *   nor write its memory through `/proc/<pid>/mem` to outlive its call.
+ * - Each command's environment is sent with it; the server's own is empty but for `PATH`.
+ *
+ * Left alone on purpose: System V IPC objects and POSIX message queues made by a command live as
+ * long as the warm sandbox (its IPC namespace); they hold nothing of the host.
+ */
+
+const PERL_PATH = "/usr/bin/perl";
+const MKFIFO_PATH = "/usr/bin/mkfifo";
+/** Where the folder of the output FIFOs (in the host's temporary folder) is mounted (read-only) inside the sandbox. */
+const CONTROL_MOUNT = "/dev/.pleach-warm";
+/** `prctl`'s system call number, per architecture (`PR_SET_DUMPABLE` is 4 everywhere). */
+const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = {
+  x64: 157,
+  arm64: 167,
+  riscv64: 167,
+  loong64: 167,
+  arm: 172,
+  ia32: 172,
+  s390x: 172,
+  ppc64: 171,
+};
+const READ_BUFFER_BYTES = 64 * 1024;
+/** How long the server has to start before the wrapper gives up on warm sandboxes. */
+const START_TIMEOUT_MS = 5_000;
+/** How long the server has to kill what a command left and clean up after it. */
+const REAP_TIMEOUT_MS = 5_000;
+
+/**
+ * The server inside the sandbox. Reads requests from stdin as NUL-terminated fields:
+ * `run, cwd, command, n, name1, value1, ...` and `reap`. Writes `ready`, `exit <wait status>` and
+ * `reaped` lines on fd 3. It is the sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no
+ * signal from inside the namespace that it has no handler for (it has none), so a command can
+ * neither kill nor stop it, and `kill(-1)` from it reaches every other process there.
+ */
+const SERVER = String.raw`
+my ($ctl, $prctl, @clean) = @ARGV;
+syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
+open(my $status, '>&=', 3) or die "no status pipe: $!\n";
+sub report { syswrite($status, "$_[0]\n") or exit 1 }
+sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
+sub remove {
+  my ($p) = @_; my @st = lstat($p); return unless @st;
+  if (($st[2] & 0170000) == 0040000) { chmod(0700, $p); remove("$p/$_") for entries($p); rmdir($p) } else { unlink($p) }
+}
+my %keep; for my $dir (@clean) { $keep{$dir} = { map { $_ => 1 } entries($dir) } }
+sub others {
+  my @alive;
+  for my $pid (entries('/proc')) {
+    next unless $pid =~ /^\d+$/ && $pid != $$;
+    open(my $h, '<', "/proc/$pid/stat") or next; my $line = <$h>; close($h);
+    push @alive, $pid if defined $line && $line =~ /.*\)\s+([A-Za-z])/ && $1 ne 'Z' && $1 ne 'X';
+  }
+  @alive
+}
+report('ready');
+my ($buffer, @fields) = ('');
+while (1) {
+  1 while waitpid(-1, 1) > 0;
+  while ((my $at = index($buffer, "\0")) >= 0) { push @fields, substr($buffer, 0, $at); substr($buffer, 0, $at + 1) = '' }
+  if (@fields && $fields[0] eq 'reap') {
+    shift @fields;
+    my $tries = 0;
+    while (1) { kill('KILL', -1); 1 while waitpid(-1, 1) > 0; last unless others(); select(undef, undef, undef, 0.001); exit 2 if ++$tries > 5000 }
+    for my $dir (@clean) { remove("$dir/$_") for grep { !$keep{$dir}{$_} } entries($dir) }
+    report('reaped');
+    next;
+  }
+  if (@fields >= 4 && $fields[0] eq 'run' && @fields >= 4 + 2 * $fields[3]) {
+    my (undef, $cwd, $command, $count) = splice(@fields, 0, 4);
+    my %env = splice(@fields, 0, 2 * $count);
+    my $child = fork();
+    if (!defined $child) { report('exit 32256'); next }
+    if ($child == 0) {
+      close($status);
+      open(STDIN, '<', '/dev/null') or exit 126;
+      open(STDOUT, '>', "$ctl/out") or exit 126;
+      open(STDERR, '>', "$ctl/err") or exit 126;
+      chdir($cwd) or do { print STDERR "bwrap: Can't chdir to $cwd: $!\n"; exit 1 };
+      %ENV = %env;
+      exec { '/bin/bash' } '/bin/bash', '-c', $command;
+      print STDERR "cannot run /bin/bash: $!\n";
+      exit 127;
+    }
+    # The host sends nothing while a command runs (a timeout kills the whole sandbox).
+    waitpid($child, 0);
+    report("exit $?");
+    next;
+  }
+  exit 4 if @fields && $fields[0] ne 'run';
+  my $read = sysread(STDIN, $buffer, 65536, length($buffer));
+  exit 0 unless $read;
+}
+`;
+
+const CONTROL_PREFIX = "pleach-warm-";
+/** The FIFO folders of this process's live warm sandboxes, removed at exit if still there. */
+const liveControlFolders = new Set<string>();
+let exitHookInstalled = false;
+let staleSwept = false;
+
+/** Remove the FIFO folders that processes no longer running left behind (killed, say). */
+async function sweepStaleControlFolders(): Promise<void> {
+  if (staleSwept) return;
+  staleSwept = true;
+  const entries = await readdir(os.tmpdir()).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const owner = new RegExp(`^${CONTROL_PREFIX}(\\d+)-`).exec(entry)?.[1];
+    if (owner === undefined || Number(owner) === process.pid) continue;
+    try {
+      process.kill(Number(owner), 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ESRCH") {
+        await rm(path.join(os.tmpdir(), entry), { recursive: true, force: true }).catch(() => {});
+      }
+    }
+  }
+}
+
+/** Whether this host can run warm sandboxes: a trusted Perl and `mkfifo`, a known `prctl`. */
+export function warmSandboxSupported(): boolean {
+  if (PRCTL_SYSCALL[process.arch] === undefined) return false;
+  return [PERL_PATH, MKFIFO_PATH].every((file) => {
+    try {
+      const stats = statSync(file);
+      return stats.isFile() && stats.uid === 0 && (stats.mode & 0o022) === 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** What a warm sandbox is built from: the sandbox part of a one-off sandbox's argv. */
+export interface WarmSandboxSpec {
+  /** The bubblewrap binary. */
+  file: string;
+  /** Everything before `--setenv`/`--chdir`/`--`: the namespaces and mounts. */
+  sandboxArgs: readonly string[];
+  /** The protected paths the sandbox mounts over, whose placeholders it keeps while it runs. */
+  protectedPaths: readonly ProtectedPath[];
+  /** The sandbox's own private folders, emptied of what each command left. */
+  cleanFolders: readonly string[];
+  /** How long the placeholders stay after the sandbox stops. */
+  placeholderIdleMs: number;
+}
+
+/** One command for a warm sandbox. */
+export interface WarmCommand {
+  cwd: string;
+  command: string;
+  /** The command's whole environment. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** How a command runs, as in `runProcess`. */
+export interface WarmRunOptions {
+  timeoutMs: number;
+  abortSignal?: AbortSignal;
+  maxOutputBytes: number;
+  killGraceMs?: number;
+  drainMs?: number;
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+}
+
+type SandboxState = "starting" | "idle" | "busy" | "dead";
+
+/** A line from the server, or its end. */
+type ServerEvent = { kind: "line"; line: string } | { kind: "gone" };
+
+export class WarmSandbox {
+  #state: SandboxState = "starting";
+  #child: ChildProcess | undefined;
+  #lease: PlaceholderLease | undefined;
+  #control: string | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #listener: ((event: ServerEvent) => void) | undefined;
+  #pending = "";
+  #retired = false;
+  #gone: Promise<void> = Promise.resolve();
+  readonly #buffers = [
+    Buffer.allocUnsafe(READ_BUFFER_BYTES),
+    Buffer.allocUnsafe(READ_BUFFER_BYTES),
+  ];
+  /** Settles once the server is ready (true) or failed to start (false). */
+  readonly ready: Promise<boolean>;
+
+  constructor(
+    readonly spec: WarmSandboxSpec,
+    readonly idleMs: number,
+    private readonly onGone: (sandbox: WarmSandbox, startFailed: boolean) => void,
+  ) {
+    this.ready = this.#start().catch(() => {
+      void this.destroy(true);
+      return false;
+    });
+  }
+
+  /** Stop using it: destroyed now if no command runs in it, else once its command is done. */
+  retire(): Promise<void> {
+    if (this.#state === "busy") {
+      this.#retired = true;
+      return Promise.resolve();
+    }
+    return this.destroy();
+  }
+
+  get idle(): boolean {
+    return this.#state === "idle";
+  }
+
+  get alive(): boolean {
+    return this.#state !== "dead";
+  }
+
+  async #start(): Promise<boolean> {
+    this.#lease = acquirePlaceholders(this.spec.protectedPaths, {
+      idleMs: this.spec.placeholderIdleMs,
+    });
+    void sweepStaleControlFolders();
+    this.#control = await mkdtemp(path.join(os.tmpdir(), `${CONTROL_PREFIX}${process.pid}-`));
+    const control = this.#control;
+    liveControlFolders.add(control);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once("exit", () => {
+        for (const folder of liveControlFolders) rmSync(folder, { recursive: true, force: true });
+      });
+    }
+    await new Promise<void>((resolve, reject) => {
+      execFile(
+        MKFIFO_PATH,
+        ["-m", "600", "--", path.join(control, "out"), path.join(control, "err")],
+        (error) => (error ? reject(error) : resolve()),
+      );
+    });
+    if (this.#state === "dead") return false;
+    const prctl = PRCTL_SYSCALL[process.arch];
+    if (prctl === undefined) throw new Error(`no prctl number for ${process.arch}`);
+    const child = spawn(
+      this.spec.file,
+      [
+        ...this.spec.sandboxArgs,
+        "--ro-bind",
+        control,
+        CONTROL_MOUNT,
+        "--as-pid-1",
+        "--chdir",
+        "/",
+        "--",
+        PERL_PATH,
+        "-e",
+        SERVER,
+        "--",
+        CONTROL_MOUNT,
+        String(prctl),
+        ...this.spec.cleanFolders,
+      ],
+      {
+        env: { PATH: "/usr/bin:/bin" },
+        stdio: ["pipe", "ignore", "ignore", "pipe"],
+        detached: true,
+      },
+    );
+    this.#child = child;
+    child.unref();
+    for (const stream of [child.stdin, child.stdio[3]]) (stream as net.Socket | null)?.unref?.();
+    child.stdin?.on("error", () => {
+      // The server is gone; its exit says so.
+    });
+    const status = child.stdio[3] as net.Socket | null;
+    status?.setEncoding("utf8");
+    status?.on("data", (text: string) => {
+      this.#pending += text;
+      let newline = this.#pending.indexOf("\n");
+      while (newline >= 0) {
+        const line = this.#pending.slice(0, newline);
+        this.#pending = this.#pending.slice(newline + 1);
+        this.#listener?.({ kind: "line", line });
+        newline = this.#pending.indexOf("\n");
+      }
+    });
+    const gone = () => {
+      const wasStarting = this.#state === "starting";
+      this.#listener?.({ kind: "gone" });
+      void this.destroy(wasStarting);
+    };
+    child.once("exit", gone);
+    child.once("error", gone);
+    status?.once("close", gone);
+
+    const started = await this.#next(START_TIMEOUT_MS);
+    if (started?.kind !== "line" || started.line !== "ready") throw new Error("did not start");
+    if (this.#state !== "starting") return false;
+    this.#state = "idle";
+    this.#armIdleTimer();
+    return true;
+  }
+
+  /** The next line from the server, `gone`, or `undefined` after `timeoutMs`. */
+  #next(timeoutMs: number): Promise<ServerEvent | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#listener = undefined;
+        resolve(undefined);
+      }, timeoutMs);
+      this.#listener = (event) => {
+        clearTimeout(timer);
+        this.#listener = undefined;
+        resolve(event);
+      };
+    });
+  }
+
+  #armIdleTimer(): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => void this.destroy(false), this.idleMs);
+    this.#idleTimer.unref();
+  }
+
+  /**
+   * Kill the sandbox and everything in it, and let go of its placeholders and folder; settles
+   * once bubblewrap is gone and they are let go.
+   */
+  destroy(startFailed = false): Promise<void> {
+    if (this.#state === "dead") return this.#gone;
+    this.#state = "dead";
+    clearTimeout(this.#idleTimer);
+    const child = this.#child;
+    if (child?.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    const lease = this.#lease;
+    const control = this.#control;
+    // The placeholders stay until bubblewrap is gone: removing a mount point detaches the mount.
+    const cleanUp = async () => {
+      await lease?.release();
+      if (control === undefined) return;
+      await rm(control, { recursive: true, force: true });
+      liveControlFolders.delete(control);
+    };
+    const running = child !== undefined && child.exitCode === null && child.signalCode === null;
+    // Held until it is gone, so that a caller awaiting this keeps the process alive meanwhile.
+    if (running) child.ref();
+    this.#gone = running
+      ? new Promise<void>((resolve) => child.once("exit", () => resolve())).then(cleanUp)
+      : cleanUp();
+    this.onGone(this, startFailed);
+    return this.#gone;
+  }
+
+  /**
+   * Run `command` if the sandbox is idle, settling like `runProcess`; `undefined` when it is not
+   * (busy, starting or gone): run the command some other way.
+   */
+  run(command: WarmCommand, options: WarmRunOptions): Promise<ExecResult> | undefined {
+    if (this.#state !== "idle" || this.#control === undefined || this.#child?.stdin == null) {
+      return undefined;
+    }
+    for (const text of [command.cwd, command.command, ...Object.entries(command.env).flat()]) {
+      // A NUL cannot cross `exec`; the one-off path reports it as it always has.
+      if (text.includes("\0")) return undefined;
+    }
+    this.#state = "busy";
+    clearTimeout(this.#idleTimer);
+    return this.#run(command, options, this.#control, this.#child.stdin);
+  }
+
+  async #run(
+    { cwd, command, env }: WarmCommand,
+    {
+      timeoutMs,
+      abortSignal,
+      maxOutputBytes,
+      killGraceMs = 1000,
+      drainMs = 250,
+      onOutput,
+    }: WarmRunOptions,
+    control: string,
+    input: NodeJS.WritableStream,
+  ): Promise<ExecResult> {
+    const started = performance.now();
+    const stdout = new BoundedOutput(maxOutputBytes);
+    const stderr = new BoundedOutput(maxOutputBytes);
+    const sinks = [
+      outputSink(stdout, "stdout", maxOutputBytes, onOutput),
+      outputSink(stderr, "stderr", maxOutputBytes, onOutput),
+    ];
+    const readers: net.Socket[] = [];
+    const placeholders: number[] = [];
+    let openReaders = 0;
+    let onReadersClosed: (() => void) | undefined;
+    try {
+      ["out", "err"].forEach((name, index) => {
+        const fifo = path.join(control, name);
+        const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+        // Our own writer keeps the reader from ending before the command has opened its end.
+        placeholders.push(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        const sink = sinks[index] as (chunk: Buffer) => void;
+        const buffer = this.#buffers[index] as Buffer;
+        const reader = new net.Socket({
+          fd: readFd,
+          readable: true,
+          writable: false,
+          onread: { buffer, callback: (bytes: number) => sink(buffer.subarray(0, bytes)) },
+        } as net.SocketConstructorOpts);
+        openReaders += 1;
+        let ended = false;
+        const onEnded = () => {
+          if (ended) return;
+          ended = true;
+          openReaders -= 1;
+          if (openReaders === 0) onReadersClosed?.();
+        };
+        reader.once("end", onEnded);
+        reader.once("close", onEnded);
+        reader.on("error", () => {
+          // What was read before the error is kept.
+        });
+        readers.push(reader);
+      });
+    } catch (error) {
+      for (const fd of placeholders) closeSync(fd);
+      for (const reader of readers) reader.destroy();
+      void this.destroy();
+      throw new ToolError("INTERNAL", `the warm sandbox's output could not be opened: ${error}`, {
+        cause: error,
+      });
+    }
+    const closePlaceholders = () => {
+      for (const fd of placeholders.splice(0)) closeSync(fd);
+    };
+
+    let timedOut = false;
+    let aborted = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const killAll = () => {
+      const pid = this.#child?.pid;
+      if (pid === undefined) return;
+      try {
+        process.kill(-pid, "SIGTERM");
+      } catch {
+        // Gone already.
+      }
+      killTimer = setTimeout(() => void this.destroy(), killGraceMs);
+    };
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      killAll();
+    }, timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      killAll();
+    };
+    abortSignal?.addEventListener("abort", onAbort, { once: true });
+
+    const fields = ["run", cwd, command, String(Object.keys(env).length)];
+    for (const [name, value] of Object.entries(env)) fields.push(name, value);
+    const exited = this.#next(2_147_483_647);
+    input.write(`${fields.join("\0")}\0`);
+    const event = await exited;
+
+    let exitCode: number | null = null;
+    let signal: NodeJS.Signals | undefined;
+    const exitedNormally = event?.kind === "line" && event.line.startsWith("exit ");
+    if (exitedNormally) {
+      const status = Number(event.line.slice(5));
+      // As bubblewrap reports a command killed by a signal: 128 + the signal.
+      exitCode = (status & 0x7f) === 0 ? status >> 8 : 128 + (status & 0x7f);
+    } else {
+      // The sandbox died under the command: a timeout, an abort, or the command killed it.
+      signal = (this.#child?.signalCode as NodeJS.Signals | null) ?? "SIGKILL";
+    }
+    // The command's output ends when all it started have closed it, or after the drain time.
+    closePlaceholders();
+    if (openReaders > 0) {
+      await new Promise<void>((resolve) => {
+        const drain = setTimeout(resolve, drainMs);
+        onReadersClosed = () => {
+          clearTimeout(drain);
+          resolve();
+        };
+      });
+    }
+    let reaped = false;
+    if (exitedNormally && this.#state === "busy") {
+      const done = this.#next(REAP_TIMEOUT_MS);
+      input.write("reap\0");
+      const answer = await done;
+      reaped = answer?.kind === "line" && answer.line === "reaped";
+    }
+    clearTimeout(timeout);
+    clearTimeout(killTimer);
+    abortSignal?.removeEventListener("abort", onAbort);
+    if (timedOut || aborted) {
+      // Killed from outside, as a one-off sandbox is: no exit code of the command's own.
+      exitCode = null;
+      signal = (this.#child?.signalCode as NodeJS.Signals | null) ?? "SIGTERM";
+    }
+    if (!reaped) void this.destroy();
+    // Once reaped nobody else holds the FIFOs: what is left unread is the command's, past the drain.
+    for (const reader of readers) reader.destroy();
+    closePlaceholders();
+    if (this.#state === "busy") {
+      this.#state = "idle";
+      if (this.#retired) void this.destroy();
+      else this.#armIdleTimer();
+    }
+    if (aborted) throw new ToolError("ABORTED", "the command was aborted");
+    const result: ExecResult = {
+      exitCode,
+      stdout: stdout.text("stdout"),
+      stderr: stderr.text("stderr"),
+      durationMs: Math.round(performance.now() - started),
+      timedOut,
+      truncated: stdout.truncated || stderr.truncated,
+    };
+    if (signal !== undefined) result.signal = signal;
+    return result;
+  }
+}
+
+/**
+ * Who each path is, so that a warm sandbox is dropped once one was replaced or removed: device,
+ * inode and birth time, and for every path but `root` the change time too (an inode number can be
+ * reused at once; a protected path or placeholder changes only from the host, since the sandbox
+ * mounts over it, while the root changes with every file a command adds at its top).
+ */
+export function pathIdentities(root: string, paths: Iterable<string>): string {
+  const parts: string[] = [];
+  for (const each of paths) {
+    try {
+      const stats = lstatSync(each, { bigint: true });
+      const changed = each === root ? "" : `:${stats.ctimeNs}`;
+      parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
+    } catch {
+      parts.push(`${each}:-`);
+    }
+  }
+  return parts.join("\n");
+}
