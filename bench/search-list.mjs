@@ -14,13 +14,17 @@
 // Two kinds of case:
 // - same work: maxMatches / maxEntries above the trees' totals, so both sides print everything;
 //   the script checks the two sides found the same records.
-// - defaults (maxMatches 100, maxEntries 5,000), what a model gets when it passes no limit. A
-//   search that has more matches than that runs twice (see search-files.ts: the cut must not
-//   depend on thread timing), so those cases have three baselines: the parallel `rg` cut after 100
-//   lines (the fastest way to get *some* 100 matches, a different set from run to run);
-//   `rg --sort=path` cut after 100 lines (the fastest way to get the answer the tool gives, which
-//   the script checks it does, if one knew beforehand that the search would be cut); and both
-//   one after the other (the work the tool does, so that ratio is its own overhead).
+// - defaults (maxMatches 100, maxEntries 5,000), what a model gets when it passes no limit.
+//   search_files's first run prints ripgrep's `--heading` output (a file's path once, above its
+//   matches; a blank line between files) cut at 202 lines, which hold more than 100 matches. A
+//   search whose first, parallel run was cut runs again with `--sort=path`, printing
+//   `path\0line:content` records cut at 101 lines (see search-files.ts: the cut must not depend on
+//   thread timing); one that was not cut is complete and is cut in path order without a second
+//   run. So the cut cases have three baselines: the parallel `rg` cut after 202 lines (what the
+//   first run does); `rg --sort=path` cut after 101 lines (the fastest way to get the answer the
+//   tool gives, which the script checks it does, if one knew beforehand that the search would be
+//   cut); and both one after the other (the work the tool does when its first run was cut, so
+//   that ratio is its own overhead then). The "runs" column says how many searches the tool ran.
 //
 // Sides run interleaved (the order rotates every round) after warm-up rounds; medians and p90s
 // are reported, ratio = tool median / baseline median. The machine's load is printed: on a shared
@@ -126,22 +130,31 @@ function runRaw(argv, cwd, { separator, limit = Number.POSITIVE_INFINITY }) {
   });
 }
 
-/** `path:line` of each `./path\0line:content\n` record, workspace-relative. */
-const rgKeys = (stdout, folder) =>
-  stdout
-    .split("\n")
-    .filter(Boolean)
-    .map((record) => {
-      const nul = record.indexOf("\0");
-      const line = record.slice(nul + 1, record.indexOf(":", nul));
-      return `${folder}/${record.slice(2, nul)}:${line}`;
-    });
-/** The path of each `./path\tkind\tsize\0` record, workspace-relative. */
-const findKeys = (stdout, folder) =>
+/**
+ * `path:line` of each match in ripgrep's `--null` output, workspace-relative: `./path\0line:content`
+ * records, or with `--heading` `./path\0` before a file's first `line:content` only (and a blank
+ * line between files).
+ */
+function rgKeys(stdout, folder) {
+  const keys = [];
+  let path = "";
+  for (let line of stdout.split("\n")) {
+    const nul = line.indexOf("\0");
+    if (nul !== -1) {
+      path = line.slice(2, nul);
+      line = line.slice(nul + 1);
+    }
+    const number = /^(\d+):/.exec(line);
+    if (number !== null) keys.push(`${folder}/${path}:${number[1]}`);
+  }
+  return keys;
+}
+/** The path of each `path\tkind\tsize\0` record (find prints it workspace-relative). */
+const findKeys = (stdout) =>
   stdout
     .split("\0")
     .filter(Boolean)
-    .map((record) => `${folder}/${record.slice(2, record.lastIndexOf("\t") - 2)}`);
+    .map((record) => record.slice(0, record.lastIndexOf("\t") - 2));
 
 const quantile = (values, fraction) => {
   const sorted = [...values].sort((left, right) => left - right);
@@ -171,29 +184,33 @@ async function toolsFrom(folder) {
 const toolsets = [await toolsFrom(dist)];
 if (beforeDist !== undefined) toolsets.push(await toolsFrom(beforeDist));
 
-// The ripgrep argv search_files builds (see search-files.ts), without the shell around it.
+// The ripgrep argv search_files builds (see search-files.ts), without the shell around it: the
+// first run prints headings, the run in path order records.
 const rgArgv = (pattern, { sorted = false } = {}) => [
   "rg",
   "--no-config",
   "--null",
   "--line-number",
   "--with-filename",
-  "--no-heading",
+  sorted ? "--no-heading" : "--heading",
   "--color=never",
   "--hidden",
   "--glob=!.git",
-  "--max-columns=4096",
+  // maxSnippetChars (500) × 4: the bytes of the longest snippet the tool returns.
+  "--max-columns=2000",
   "--max-columns-preview",
   ...(sorted ? ["--sort=path"] : []),
   `--regexp=${pattern}`,
   "--",
   ".",
 ];
-const findArgv = [
+// The find argv list_files builds for the workspace folder `folder` (see list-files.ts).
+const findArgv = (folder, { children = false } = {}) => [
   "find",
   ".",
   "-mindepth",
   "1",
+  ...(children ? ["-maxdepth", "1"] : []),
   "-name",
   ".git",
   "-prune",
@@ -206,7 +223,7 @@ const findArgv = [
   "d",
   ")",
   "-printf",
-  "%p\\t%y\\t%s\\0",
+  `${folder}/%P\\t%y\\t%s\\0`,
 ];
 
 const problems = [];
@@ -215,8 +232,11 @@ const rows = [];
 /**
  * Time the tool (and the `--before` build of it) and its baselines interleaved. `tool(tools)` calls
  * the tool, `keysOf(output)` gives its records as comparable keys; each baseline says how to read
- * its stdout into keys and whether its records must equal the tool's (`same`) or only be as many
- * (`count`). Only the current build is checked.
+ * its stdout into keys and whether its records must equal the tool's (`same`), begin with them in
+ * order (`prefix`: the baseline printed more, as the tool's `head` lets through), only be as many
+ * (`count`) or at least as many (`atLeast`). A baseline marked `ifCut` is a command the tool runs
+ * only when its first search was cut: its argv is checked only then. Only the current build is
+ * checked.
  */
 async function measure(name, { tool, keysOf, baselines }) {
   if (!name.includes(only)) return;
@@ -226,6 +246,7 @@ async function measure(name, { tool, keysOf, baselines }) {
   ];
   const times = sides.map(() => []);
   const lastKeys = sides.map(() => []);
+  let toolRuns = 0;
   for (let round = 0; round < warmups + runs; round++) {
     for (let step = 0; step < sides.length; step++) {
       const index = (round + step) % sides.length;
@@ -237,7 +258,9 @@ async function measure(name, { tool, keysOf, baselines }) {
       if (round >= warmups) times[index].push(ms);
       lastKeys[index] = side.isTool ? keysOf(result) : side.keys(result.stdout);
       if (index === 0 && round === 0) {
-        for (const argv of baselines.flatMap((baseline) => baseline.argvs)) {
+        toolRuns = commands.length;
+        const checked = baselines.filter((baseline) => !baseline.ifCut || toolRuns > 1);
+        for (const argv of checked.flatMap((baseline) => baseline.argvs)) {
           const words = shellJoin(argv);
           if (!commands.some((command) => command.includes(words))) {
             problems.push(`${name}: the tool did not run the baseline's argv: ${words}`);
@@ -254,10 +277,15 @@ async function measure(name, { tool, keysOf, baselines }) {
     const index = offset + toolsets.length;
     const toolKeys = lastKeys[0];
     const rawKeys = lastKeys[index];
-    if (toolKeys.length !== rawKeys.length) {
+    const longer = baseline.check === "prefix" || baseline.check === "atLeast";
+    if (longer ? rawKeys.length < toolKeys.length : toolKeys.length !== rawKeys.length) {
       problems.push(
         `${name} vs ${baseline.label}: ${toolKeys.length} vs ${rawKeys.length} records`,
       );
+    } else if (baseline.check === "prefix") {
+      if (toolKeys.some((key, at) => key !== rawKeys[at])) {
+        problems.push(`${name} vs ${baseline.label}: different records`);
+      }
     } else if (baseline.check === "same") {
       const differs =
         baseline.order === "sorted"
@@ -272,6 +300,7 @@ async function measure(name, { tool, keysOf, baselines }) {
       before: toolsets.length > 1 ? timesOf(1) : undefined,
       raw: timesOf(index),
       count: toolKeys.length,
+      toolRuns,
     });
   });
 }
@@ -315,37 +344,47 @@ await measure(`search /${rare}/ default (not cut)`, {
     },
   ],
 });
+// search_files cuts ripgrep's first run at 2 × (maxMatches + 1) lines, and the run in path order at
+// maxMatches + 1 (see search-files.ts).
+const cutLines = 2 * (100 + 1);
+const sortedLines = 100 + 1;
 for (const pattern of [selective, broad, sparse]) {
   await measure(`search /${pattern}/ default (cut at 100)`, {
     tool: ({ search }) => search.execute({ pattern, path: "search" }),
     keysOf: searchKeys,
     baselines: [
       {
-        label: "rg, first 100 lines",
+        label: `rg, first ${cutLines} lines`,
         argvs: [rgArgv(pattern)],
-        check: "count",
-        run: () => runRaw(rgArgv(pattern), trees.search, { separator: "\n", limit: 100 }),
+        check: "atLeast",
+        run: () => runRaw(rgArgv(pattern), trees.search, { separator: "\n", limit: cutLines }),
         keys: (stdout) => rgKeys(stdout, "search"),
       },
       {
-        label: "rg --sort=path, first 100",
+        label: `rg --sort=path, first ${sortedLines}`,
         argvs: [rgArgv(pattern, { sorted: true })],
-        check: "same",
-        order: "sorted",
+        ifCut: true,
+        check: "prefix",
         run: () =>
-          runRaw(rgArgv(pattern, { sorted: true }), trees.search, { separator: "\n", limit: 100 }),
+          runRaw(rgArgv(pattern, { sorted: true }), trees.search, {
+            separator: "\n",
+            limit: sortedLines,
+          }),
         keys: (stdout) => rgKeys(stdout, "search"),
       },
       {
         label: "both of those, one after the other",
         argvs: [rgArgv(pattern), rgArgv(pattern, { sorted: true })],
-        check: "same",
-        order: "sorted",
+        ifCut: true,
+        check: "prefix",
         run: async () => {
-          const all = await runRaw(rgArgv(pattern), trees.search, { separator: "\n", limit: 100 });
+          const all = await runRaw(rgArgv(pattern), trees.search, {
+            separator: "\n",
+            limit: cutLines,
+          });
           const sorted = await runRaw(rgArgv(pattern, { sorted: true }), trees.search, {
             separator: "\n",
-            limit: 100,
+            limit: sortedLines,
           });
           return { ms: all.ms + sorted.ms, stdout: sorted.stdout };
         },
@@ -361,10 +400,10 @@ await measure("list_files list/, recursive, maxEntries 1M", {
   baselines: [
     {
       label: "find",
-      argvs: [findArgv],
+      argvs: [findArgv("list")],
       check: "same",
-      run: () => runRaw(findArgv, trees.list, { separator: "\0" }),
-      keys: (stdout) => findKeys(stdout, "list"),
+      run: () => runRaw(findArgv("list"), trees.list, { separator: "\0" }),
+      keys: findKeys,
     },
   ],
 });
@@ -375,15 +414,13 @@ await measure(`list_files ${oneFolder}/ (its children)`, {
   baselines: [
     {
       label: "find -maxdepth 1",
-      argvs: [[...findArgv.slice(0, 4), "-maxdepth", "1", ...findArgv.slice(4)]],
+      argvs: [findArgv(oneFolder, { children: true })],
       check: "same",
       run: () =>
-        runRaw(
-          [...findArgv.slice(0, 4), "-maxdepth", "1", ...findArgv.slice(4)],
-          path.join(trees.work, oneFolder),
-          { separator: "\0" },
-        ),
-      keys: (stdout) => findKeys(stdout, oneFolder),
+        runRaw(findArgv(oneFolder, { children: true }), path.join(trees.work, oneFolder), {
+          separator: "\0",
+        }),
+      keys: findKeys,
     },
   ],
 });
@@ -394,10 +431,11 @@ await measure(`list_files ${onePackage}/, recursive, default (not cut)`, {
   baselines: [
     {
       label: "find",
-      argvs: [findArgv],
+      argvs: [findArgv(onePackage)],
       check: "same",
-      run: () => runRaw(findArgv, path.join(trees.work, onePackage), { separator: "\0" }),
-      keys: (stdout) => findKeys(stdout, onePackage),
+      run: () =>
+        runRaw(findArgv(onePackage), path.join(trees.work, onePackage), { separator: "\0" }),
+      keys: findKeys,
     },
   ],
 });
@@ -407,10 +445,10 @@ await measure("list_files list/, recursive, default (cut at 5,000)", {
   baselines: [
     {
       label: "find, first 5,000 records",
-      argvs: [findArgv],
+      argvs: [findArgv("list")],
       check: "count",
-      run: () => runRaw(findArgv, trees.list, { separator: "\0", limit: 5_000 }),
-      keys: (stdout) => findKeys(stdout, "list"),
+      run: () => runRaw(findArgv("list"), trees.list, { separator: "\0", limit: 5_000 }),
+      keys: findKeys,
     },
   ],
 });
@@ -430,6 +468,7 @@ const header = [
   "case",
   "baseline",
   "results",
+  "runs",
   "tool med",
   "tool p90",
   "raw med",
@@ -437,10 +476,11 @@ const header = [
   "ratio",
   ...(beforeDist === undefined ? [] : ["before med", "before ratio"]),
 ];
-const table = rows.map(({ name, baseline, tool, before, raw, count }) => [
+const table = rows.map(({ name, baseline, tool, before, raw, count, toolRuns }) => [
   name,
   baseline.label,
   String(count),
+  String(toolRuns),
   tool.median.toFixed(1),
   tool.p90.toFixed(1),
   raw.median.toFixed(1),

@@ -59,6 +59,89 @@ describe("defineTool", () => {
     });
   });
 
+  it("applies the output schema's defaults and transforms, and strips unknown keys", async () => {
+    const shaped = defineTool({
+      name: "shaped",
+      description: "returns an output the schema reshapes",
+      inputSchema: z.object({}),
+      outputSchema: z.object({
+        name: z.string().trim(),
+        tags: z.array(z.string()).default([]),
+      }),
+      execute: async () => ({ name: "  x  ", extra: 1 }) as unknown as { name: string },
+    });
+    expect(await shaped.execute({})).toEqual({ name: "x", tags: [] });
+  });
+
+  describe('with outputValidation "check"', () => {
+    const entry = z.object({
+      path: z.string(),
+      line: z.number().int().min(1),
+      kind: z.enum(["file", "dir"]),
+      cut: z.literal(true).optional(),
+    });
+    type Entry = z.output<typeof entry>;
+    const listing = (entries: () => Entry[], outputValidation: "parse" | "check" = "check") =>
+      defineTool({
+        name: "listing",
+        description: "returns many entries",
+        inputSchema: z.object({}),
+        outputSchema: z.array(entry),
+        outputValidation,
+        execute: async () => entries(),
+      });
+    const many = (count: number): Entry[] =>
+      Array.from({ length: count }, (_, index) => ({
+        path: `f${index}`,
+        line: index + 1,
+        kind: "file",
+      }));
+
+    it("returns the output the tool built, not a copy", async () => {
+      const built = many(50_000);
+      const returned = await listing(() => built).execute({});
+      expect(returned).toBe(built);
+      expect(returned).toEqual(many(50_000));
+    });
+
+    it("still throws INVALID_OUTPUT, with zod's issues, when one entry of many drifts", async () => {
+      const drifted = (): Entry[] => {
+        const entries = many(50_000);
+        (entries[40_000] as { line: number }).line = 0;
+        (entries[45_000] as { kind: string }).kind = "link";
+        return entries;
+      };
+      const failure = await listing(drifted)
+        .execute({})
+        .catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: "INVALID_OUTPUT" });
+      expect((failure as ToolError).message).toMatchInlineSnapshot(`
+        "listing produced output that does not match its schema:
+        - 40000.line: Too small: expected number to be >=1
+        - 45000.kind: Invalid option: expected one of "file"|"dir""
+      `);
+      // The same issues as zod's parse gives.
+      const parsed = await listing(drifted, "parse")
+        .execute({})
+        .catch((error: unknown) => error);
+      expect((parsed as ToolError).details).toEqual((failure as ToolError).details);
+    });
+
+    it("is refused for a schema whose parse would change the output", () => {
+      for (const outputSchema of [
+        z.object({ name: z.string().trim() }),
+        z.object({ tags: z.array(z.string()).default([]) }),
+        z.object({ count: z.coerce.number() }),
+        z.array(z.string().transform((text) => text.length)),
+        z.object({ inner: z.object({ at: z.string().pipe(z.string()) }) }),
+      ]) {
+        expect(() =>
+          defineTool({ ...echoSpec(), outputSchema, outputValidation: "check" }),
+        ).toThrow(/plain data/);
+      }
+    });
+  });
+
   it("does not start when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort();

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ToolError } from "./errors.js";
 import { formatZodIssues } from "./format-issues.js";
+import { type OutputValidation, outputChecker } from "./output-check.js";
 
 /** The sandbox modes of seed 002, weakest confinement last. */
 export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
@@ -46,6 +47,17 @@ export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodType> {
   inputSchema: Input;
   outputSchema: Output;
   annotations?: ToolAnnotations;
+  /**
+   * How each output is checked against `outputSchema`. `"parse"` returns zod's parse of it (a
+   * copy: unknown keys stripped, defaults and transforms applied). `"check"` validates it as
+   * fully (a drifting output still throws `INVALID_OUTPUT` with zod's issues) and returns the
+   * output as the tool built it, without the copy: for tools whose outputs can hold tens of
+   * thousands of entries. It needs a schema of plain data (no defaults, transforms, coercions or
+   * overwriting checks such as `trim()`), and keys the schema does not name are kept, not
+   * stripped, so the tool must build exactly the schema's shape.
+   * @default "parse"
+   */
+  outputValidation?: OutputValidation;
   execute(input: z.output<Input>, context: ToolExecutionContext): Promise<z.input<Output>>;
   /**
    * How a successful output reads to a model, when pretty JSON is not the best form (a file's
@@ -90,6 +102,7 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodType>(
   if (!TOOL_NAME.test(name)) {
     throw new TypeError(`defineTool: invalid tool name ${JSON.stringify(name)}`);
   }
+  const checkOutput = outputChecker(outputSchema, spec.outputValidation ?? "parse");
   const toModelOutput: (output: z.output<Output>) => ToolResult =
     spec.toModelOutput ?? defaultModelOutput;
   return {
@@ -111,15 +124,15 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodType>(
         );
       }
       const output = await execute(parsedInput.data as z.output<Input>, context);
-      const parsedOutput = outputSchema.safeParse(output);
-      if (!parsedOutput.success) {
+      const checked = checkOutput(output);
+      if (!checked.success) {
         throw new ToolError(
           "INVALID_OUTPUT",
-          `${name} produced output that does not match its schema:\n${formatZodIssues(parsedOutput.error.issues)}`,
-          { details: { issues: parsedOutput.error.issues } },
+          `${name} produced output that does not match its schema:\n${formatZodIssues(checked.issues)}`,
+          { details: { issues: checked.issues } },
         );
       }
-      return parsedOutput.data as z.output<Output>;
+      return checked.data as z.output<Output>;
     },
     toModelOutput,
   };

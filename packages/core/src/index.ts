@@ -13,6 +13,7 @@ export { isToolError, ToolError } from "./errors.js";
 export { formatZodIssues } from "./format-issues.js";
 export type { JSONSchema } from "./json-schema.js";
 export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
+export type { OutputValidation } from "./output-check.js";
 export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
 export { renderToolResult } from "./render.js";
 export {

@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { type FileHandle, mkdir, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { isAscii } from "node:buffer";
+import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import type {
   ExecOptions,
@@ -11,9 +10,10 @@ import type {
 } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { type CommandWrapper, createCommandWrapper } from "./os/index.js";
-import { type ConfinedPath, confinePath, fromErrno } from "./paths.js";
-import { protectedReason } from "./protected-paths.js";
+import { type ConfinedPath, confinePath, confinePathSync, fromErrno } from "./paths.js";
 import { runProcess } from "./run-process.js";
+import { SpareBuffer } from "./spare-buffer.js";
+import { readConfinedFile, refuseWrite, writeConfinedFile } from "./workspace-files.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
@@ -102,20 +102,6 @@ export async function createLocalSandbox({
   const confine = (requested: unknown): Promise<ConfinedPath> =>
     confinePath(rootReal, rootGiven, requested);
 
-  const refuseWrite = (confined: ConfinedPath) => {
-    if (mode === "read-only") {
-      throw new ToolError(
-        "READ_ONLY",
-        `the read-only sandbox refuses writes: ${confined.requested}`,
-      );
-    }
-    if (mode === "danger-full-access") return;
-    const reason = protectedReason(confined.relative);
-    if (reason !== undefined) {
-      throw new ToolError("PROTECTED_PATH", `refusing to write ${confined.requested}: ${reason}`);
-    }
-  };
-
   return {
     root: rootReal,
     mode,
@@ -123,35 +109,19 @@ export async function createLocalSandbox({
 
     async readFile(filePath: string, { encoding = "utf8" }: FileEncodingOptions = {}) {
       checkEncoding(encoding);
-      const confined = await confine(nonEmpty(filePath));
-      let bytes: Buffer;
+      // Path checks, open, fstat and close are synchronous: each takes microseconds on a local
+      // file system, a fifth or less of a trip through libuv's thread pool. The bytes themselves
+      // are read off the event loop when there are many (see readWhole).
+      const confined = confinePathSync(rootReal, rootGiven, nonEmpty(filePath));
+      const bytes = await readConfinedFile(confined, filePath, maxFileBytes, readBuffers);
       try {
-        // One open, then everything through the handle: the checked file is the file read.
-        // O_NONBLOCK so that a FIFO planted in the workspace cannot hang the open.
-        const handle = await open(confined.real, constants.O_RDONLY | constants.O_NONBLOCK);
-        try {
-          const info = await handle.stat();
-          if (info.isDirectory()) {
-            throw new ToolError(
-              "NOT_A_FILE",
-              `is a folder, not a file: ${filePath} (list it instead)`,
-            );
-          }
-          if (!info.isFile()) throw new ToolError("NOT_A_FILE", `not a regular file: ${filePath}`);
-          if (info.size > maxFileBytes) {
-            throw new ToolError(
-              "TOO_LARGE",
-              `${filePath} has ${info.size} bytes, more than the ${maxFileBytes} this sandbox reads`,
-            );
-          }
-          bytes = await readWhole(handle, info.size, maxFileBytes, filePath);
-        } finally {
-          await handle.close();
-        }
-      } catch (error) {
-        throw error instanceof ToolError ? error : fromErrno(error, filePath);
+        // ASCII bytes read the same as Latin-1, which copies them: a few percent faster than
+        // decoding UTF-8, and the check costs about a fortieth of the decoding.
+        if (encoding === "utf8" && isAscii(bytes)) return bytes.toString("latin1");
+        return bytes.toString(encoding);
+      } finally {
+        readBuffers.giveBack(bytes);
       }
-      return encoding === "base64" ? bytes.toString("base64") : bytes.toString("utf8");
     },
 
     async writeFile(
@@ -164,16 +134,11 @@ export async function createLocalSandbox({
         throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
       }
       const confined = await confine(nonEmpty(filePath));
-      refuseWrite(confined);
+      refuseWrite(mode, confined);
       if (encoding === "base64" && !BASE64.test(content.replace(/\s+/g, ""))) {
         throw new ToolError("INVALID_INPUT", "content is not valid base64");
       }
-      const bytes = Buffer.from(content, encoding);
-      try {
-        await writeAtomically(confined, bytes);
-      } catch (error) {
-        throw error instanceof ToolError ? error : fromErrno(error, filePath);
-      }
+      await writeConfinedFile(confined, filePath, Buffer.from(content, encoding));
     },
 
     async exec(command: string, options: LocalExecOptions = {}): Promise<ExecResult> {
@@ -238,50 +203,11 @@ export async function createLocalSandbox({
 }
 
 /**
- * Read a file whose size `stat` gave into one buffer of that size, then read on in chunks if it
- * grew meanwhile (up to the limit): as few calls and copies as a plain `fs.readFile`.
+ * Files up to this size are read into one buffer kept between reads: a fresh buffer the size of
+ * the file costs a page fault per 4 KiB on first touch (a tenth of a millisecond per megabyte, as
+ * much as the read itself). A read that finds the buffer taken gets its own.
  */
-async function readWhole(
-  handle: FileHandle,
-  size: number,
-  maxFileBytes: number,
-  filePath: string,
-): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  let chunk = Buffer.allocUnsafe(size);
-  for (;;) {
-    let filled = 0;
-    while (filled < chunk.length) {
-      const { bytesRead } = await handle.read(chunk, filled, chunk.length - filled, total + filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > 0) chunks.push(chunk.subarray(0, filled));
-    total += filled;
-    if (filled < chunk.length && chunk.length > 0) break;
-    // The file was at least as long as expected: probe for more.
-    if (total > maxFileBytes) {
-      throw new ToolError(
-        "TOO_LARGE",
-        `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
-      );
-    }
-    const probe = Buffer.allocUnsafe(64 * 1024);
-    const { bytesRead } = await handle.read(probe, 0, probe.length, total);
-    if (bytesRead === 0) break;
-    chunks.push(probe.subarray(0, bytesRead));
-    total += bytesRead;
-    chunk = Buffer.allocUnsafe(64 * 1024);
-  }
-  if (total > maxFileBytes) {
-    throw new ToolError(
-      "TOO_LARGE",
-      `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
-    );
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
-}
+const readBuffers = new SpareBuffer(4 * 1024 * 1024);
 
 function nonEmpty(filePath: unknown): unknown {
   if (filePath === "") throw new ToolError("INVALID_PATH", "the path is empty");
@@ -313,51 +239,5 @@ function checkEnvironment(env: unknown): void {
         `env entry ${JSON.stringify(key)} must be a string without NUL bytes`,
       );
     }
-  }
-}
-
-/**
- * Write through a temporary file in the target's own folder, then rename it over the target, so a
- * reader sees the old bytes or the new ones, never half. The temporary file is created exclusively
- * (never through a link); the rename replaces the final path segment itself, never a link's target.
- * The target's mode (and owner, when running as root) is kept.
- */
-async function writeAtomically(confined: ConfinedPath, bytes: Buffer): Promise<void> {
-  const target = confined.real;
-  let mode = 0o666;
-  let owner: { uid: number; gid: number } | undefined;
-  if (confined.exists) {
-    const info = await stat(target);
-    if (info.isDirectory()) {
-      throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${confined.requested}`);
-    }
-    if (!info.isFile())
-      throw new ToolError("NOT_A_FILE", `not a regular file: ${confined.requested}`);
-    mode = info.mode & 0o7777;
-    owner = { uid: info.uid, gid: info.gid };
-  } else {
-    await mkdir(path.dirname(target), { recursive: true });
-  }
-  const temporary = path.join(
-    path.dirname(target),
-    `.${path.basename(target).slice(0, 100)}.pleach-${randomBytes(6).toString("hex")}.tmp`,
-  );
-  const handle = await open(temporary, "wx", mode);
-  try {
-    try {
-      await handle.writeFile(bytes);
-      if (confined.exists) {
-        // open() applied the umask; restore the exact bits the file had.
-        await handle.chmod(mode);
-        if (owner !== undefined && process.getuid?.() === 0)
-          await handle.chown(owner.uid, owner.gid);
-      }
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => {});
-    throw error;
   }
 }

@@ -125,6 +125,19 @@ describe("list_files", () => {
     `);
   });
 
+  it("lists a folder whose name find -printf would read as directives or escapes", async () => {
+    const folder = "100% \\n %p \\0";
+    await plant({ [`${folder}/sub/a.txt`]: "abc" });
+    const tool = await listTool();
+    expect(await tool.execute({ dir: folder, recursive: true })).toEqual([
+      { path: `${folder}/sub`, kind: "dir" },
+      { path: `${folder}/sub/a.txt`, kind: "file", size: 3 },
+    ]);
+    expect(await tool.execute({ dir: `${folder}/sub` })).toEqual([
+      { path: `${folder}/sub/a.txt`, kind: "file", size: 3 },
+    ]);
+  });
+
   it("sorts by the bytes of the names, listing one folder or a tree", async () => {
     // U+FF21 is three UTF-8 bytes starting 0xEF, U+1F600 four starting 0xF0, so byte order puts
     // the fullwidth letter first; JavaScript's UTF-16 order would put the emoji first.

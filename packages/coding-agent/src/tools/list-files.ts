@@ -65,8 +65,9 @@ export const listEntrySchema = z.object({
 
 /**
  * The output of `list_files`: files and folders, sorted by path bytes (seed 000's shape).
- * Compiled (`z.compile`): `defineTool` validates every output, and the compiled check of a long
- * list is about ten times faster than zod's interpreter, with the same result and the same issues.
+ * Compiled (`z.compile`): parsing a long list is about ten times faster than with zod's
+ * interpreter, with the same result and the same issues. (The tool's own outputs are checked
+ * without a copy: see `outputValidation`.)
  */
 export const listFilesOutputSchema = z.compile(z.array(listEntrySchema));
 
@@ -92,9 +93,9 @@ const RECORD_BYTES = 4_096 + 32;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 /**
- * `list_files` (seed 000): list a workspace folder with `find -printf '%y\t%s\t%p'` (each record
- * NUL-terminated so any file name parses), its immediate children or, with `recursive`, everything
- * below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
+ * `list_files` (seed 000): list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the
+ * workspace-relative path, kind and size; each record NUL-terminated so any file name parses), its
+ * immediate children or, with `recursive`, everything below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
  * dropped, and `.git` is neither listed nor entered.
  *
  * Order and cuts: entries come sorted by path bytes. A listing longer than maxEntries is cut before
@@ -117,6 +118,9 @@ export function createListFilesTool(
     inputSchema: listFilesInputSchema,
     outputSchema: listFilesOutputSchema,
     annotations: { title: "List files", readOnlyHint: true, idempotentHint: true },
+    // Tens of thousands of entries, built here in the schema's exact shape: validate each one, but
+    // return them as built rather than a copy.
+    outputValidation: "check",
     async execute(
       { dir, recursive = false, glob, maxEntries = DEFAULT_MAX_ENTRIES },
       { abortSignal },
@@ -142,7 +146,9 @@ export function createListFilesTool(
         ")",
         ...(glob === undefined ? [] : ["-name", glob]),
         "-printf",
-        "%p\\t%y\\t%s\\0",
+        // The path as reported (`%P` is the path below `.`, without `./`), so each is one slice
+        // of the output; `%` and a backslash in the folder's name are escaped for -printf.
+        `${printfLiteral(folder === "" ? "" : `${folder}/`)}%P\\t%y\\t%s\\0`,
       ]);
       // `head` before sorting: find stops once it has printed maxEntries + 1 records (one more
       // than asked for tells "exactly maxEntries" from "more"), and only those are sorted. A tree
@@ -188,7 +194,7 @@ export function createListFilesTool(
           "list_files got more output than it can hold. Lower maxEntries or list a smaller folder.",
         );
       }
-      const { entries, truncated } = parseFindOutput(result.stdout, { prefix: folder, maxEntries });
+      const { entries, truncated } = parseFindOutput(result.stdout, maxEntries);
       // Within one folder, this order is the byte order `sort -z` gives.
       if (!recursive) entries.sort((left, right) => compareTreePaths(left.path, right.path));
       // find exits 1 when some folder could not be read; what it did list is still worth returning.
@@ -228,53 +234,52 @@ export function createListFilesTool(
   });
 }
 
-/** Options of {@link parseFindOutput}. */
-interface ParseFindOptions {
-  /** The listed folder, workspace-relative, put before each `./`-relative path. */
-  prefix: string;
-  maxEntries: number;
-}
-
 /**
- * Parse `./path\tkind\tsize\0` records in one pass over the text; kinds other than file and
- * folder are dropped. The kind and size never hold a tab, so the last two tabs
- * split a record even when the file name has tabs of its own.
+ * Parse `path\tkind\tsize\0` records (the path as reported) in one pass over the text, keeping the
+ * first maxEntries; kinds other than file and folder are dropped. Each record is read from its end:
+ * the size's digits, a tab, the kind and a tab, so a tab in a file name cannot confuse the parse.
+ * (This walk is about twice as fast as `lastIndexOf("\t")` from the end of each record.)
  */
 function parseFindOutput(
   stdout: string,
-  { prefix, maxEntries }: ParseFindOptions,
+  maxEntries: number,
 ): { entries: ListEntry[]; truncated: boolean } {
   const entries: ListEntry[] = [];
-  const pathPrefix = prefix === "" ? "" : `${prefix}/`;
   // `head -z -n` counts records, kept or dropped.
   let records = 0;
   let position = 0;
-  while (position < stdout.length && records < maxEntries) {
+  const length = stdout.length;
+  while (position < length && records < maxEntries) {
     let end = stdout.indexOf("\0", position);
-    if (end === -1) end = stdout.length;
+    if (end === -1) end = length;
     records += 1;
     const recordStart = position;
     position = end + 1;
-    const sizeTab = stdout.lastIndexOf("\t", end);
-    const kindTab = sizeTab - 2;
-    // `%p` of `find .` starts with `./`, which the workspace-relative path does not keep.
-    if (kindTab <= recordStart + 2) continue;
+    let cursor = end - 1;
+    let size = 0;
+    let scale = 1;
+    let code = stdout.charCodeAt(cursor);
+    while (code >= 0x30 && code <= 0x39) {
+      size += (code - 0x30) * scale;
+      scale *= 10;
+      cursor -= 1;
+      code = stdout.charCodeAt(cursor);
+    }
+    const kindTab = cursor - 2;
+    if (code !== 0x09 /* \t */ || kindTab <= recordStart) continue;
     const kind = stdout.charCodeAt(kindTab + 1);
     if (kind === 0x66 /* f */) {
-      let size = 0;
-      for (let index = sizeTab + 1; index < end; index++) {
-        size = size * 10 + (stdout.charCodeAt(index) - 0x30);
-      }
-      entries.push({
-        path: pathPrefix + stdout.slice(recordStart + 2, kindTab),
-        kind: "file",
-        size,
-      });
+      entries.push({ path: stdout.slice(recordStart, kindTab), kind: "file", size });
     } else if (kind === 0x64 /* d */) {
-      entries.push({ path: pathPrefix + stdout.slice(recordStart + 2, kindTab), kind: "dir" });
+      entries.push({ path: stdout.slice(recordStart, kindTab), kind: "dir" });
     }
   }
-  return { entries, truncated: position < stdout.length };
+  return { entries, truncated: position < length };
+}
+
+/** `text` as a literal part of a find `-printf` format: `\\` and `%` escaped. */
+function printfLiteral(text: string): string {
+  return text.replaceAll("\\", "\\\\").replaceAll("%", "%%");
 }
 
 function insideGitDir(dir: string): ToolError {

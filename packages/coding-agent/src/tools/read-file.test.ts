@@ -29,6 +29,56 @@ function numberedLines(count: number, width = 0): string {
 }
 
 describe("read_file", () => {
+  it("reads files of every size exactly through the local sandbox, whichever buffer it reads into", async () => {
+    const { tool, put } = await setup({
+      maxLines: Number.MAX_SAFE_INTEGER,
+      maxChars: Number.MAX_SAFE_INTEGER,
+      maxLineChars: Number.MAX_SAFE_INTEGER,
+    });
+    // Around the sizes where the local sandbox's reads become asynchronous (1 MiB) and stop
+    // sharing one buffer (4 MiB), in an order where a small file follows a larger one.
+    const sizes = [3 << 20, 0, 1, 64 << 10, (1 << 20) - 1, 5 << 20, 1 << 20, (1 << 20) + 1, 10];
+    const files = sizes.map((size, index) => {
+      const bytes = Buffer.alloc(size);
+      for (let at = 0; at < size; at++) bytes[at] = (at * 7 + index) % 251;
+      return { bytes, text: String.fromCharCode(0x61 + index).repeat(size) };
+    });
+    for (const [index, { bytes, text }] of files.entries()) {
+      await put(`f${index}`, bytes);
+      await put(`t${index}`, text);
+    }
+    const reads = await Promise.all(
+      files.flatMap((_file, index) => [
+        tool.execute({ path: `f${index}`, encoding: "base64" }),
+        tool.execute({ path: `t${index}` }),
+      ]),
+    );
+    for (const [index, { bytes, text }] of files.entries()) {
+      // Compared as a whole: a deep comparison of megabytes, item by item, takes seconds.
+      expect(Buffer.from(reads[2 * index]?.content ?? "", "base64").equals(bytes)).toBe(true);
+      expect(reads[2 * index + 1]?.content === text).toBe(true);
+      expect((await tool.execute({ path: `t${index}` })).content === text).toBe(true);
+    }
+  });
+
+  it.runIf(process.platform === "linux")(
+    "reads a file that holds more than its size says, up to the sandbox's limit",
+    async () => {
+      // /proc files report a size of 0 and hold more: the read goes on past the size fstat gave.
+      const read = async (maxFileBytes?: number) =>
+        createReadFileTool(
+          await createLocalSandbox({ root: "/proc/self", mode: "read-only", maxFileBytes }),
+        ).execute({ path: "status" });
+      const { content } = await read();
+      expect(content).toMatch(/^Name:\t/);
+      expect(content).toContain(`\nPid:\t${process.pid}\n`);
+      await expect(read(16)).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringContaining("grew past the 16 bytes"),
+      });
+    },
+  );
+
   it("returns text exactly, with the UTF-8 byte length of what it returns", async () => {
     const { tool, put } = await setup();
     const text = "héllo wörld ✓\n日本語 🎉\n";
@@ -286,6 +336,40 @@ describe("read_file", () => {
 });
 
 describe("read_file windows (property)", () => {
+  it("reads the window a plain line-by-line reading gives, whatever the budgets", async () => {
+    const temp = await makeTempDir();
+    cleanups.push(temp.cleanup);
+    const client = await createLocalSandbox({ root: temp.dir, mode: "read-only" });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom("a", "bb", "", "\r", "é", "🎉🎉🎉", "xyz xyz xyz", "\r\r"), {
+          maxLength: 12,
+        }),
+        fc.array(fc.constantFrom("\n", "\r\n", ""), { maxLength: 12 }),
+        fc.record({
+          offset: fc.integer({ min: 1, max: 14 }),
+          limit: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+          maxLines: fc.integer({ min: 1, max: 8 }),
+          maxChars: fc.integer({ min: 1, max: 60 }),
+          maxLineChars: fc.integer({ min: 1, max: 12 }),
+        }),
+        async (bodies, endings, { offset, limit, ...budgets }) => {
+          const text = bodies.map((body, index) => body + (endings[index] ?? "\n")).join("");
+          await writeFile(path.join(temp.dir, "p.txt"), text);
+          const tool = createReadFileTool(client, budgets);
+          const expected = readPlainly(text, offset, limit, budgets);
+          const read = tool.execute({ path: "p.txt", offset, limit });
+          if (expected === undefined) {
+            await expect(read).rejects.toMatchObject({ code: "INVALID_INPUT" });
+          } else {
+            expect(await read).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("returns whole consecutive lines from offset, and counts lines as splitting does", async () => {
     const { tool, put } = await setup({ maxLines: 7, maxChars: 60, maxLineChars: 1_000 });
     await fc.assert(
@@ -314,3 +398,47 @@ describe("read_file windows (property)", () => {
     );
   });
 });
+
+/** read_file's window, computed the plain way: split into lines, cut each, add while they fit. */
+function readPlainly(
+  text: string,
+  offset: number,
+  limit: number | undefined,
+  { maxLines, maxChars, maxLineChars }: Required<Omit<ReadFileToolOptions, "maxBase64Bytes">>,
+): Record<string, unknown> | undefined {
+  const lines = splitLinesKeepingEnds(text);
+  if (offset > Math.max(lines.length, 1)) return undefined;
+  const wanted = limit ?? Number.POSITIVE_INFINITY;
+  const pieces: string[] = [];
+  let characters = 0;
+  let linesCut = 0;
+  for (const original of lines.slice(offset - 1)) {
+    if (pieces.length >= Math.min(wanted, maxLines)) break;
+    const body = original.replace(/\r?\n$/, "");
+    let line = original;
+    if (body.length > maxLineChars) {
+      let keep = maxLineChars;
+      const last = body.charCodeAt(keep - 1);
+      if (last >= 0xd800 && last <= 0xdbff) keep -= 1;
+      const cutChars = (body.length - keep).toLocaleString("en-US");
+      line = `${body.slice(0, keep)} [... ${cutChars} more characters of this line cut]${original.slice(body.length)}`;
+    }
+    if (pieces.length > 0 && characters + line.length > maxChars) break;
+    if (line !== original) linesCut += 1;
+    pieces.push(line);
+    characters += line.length;
+  }
+  const content = pieces.join("");
+  const endLine = offset + pieces.length - 1;
+  return {
+    content,
+    bytes: Buffer.byteLength(content, "utf8"),
+    encoding: "utf8",
+    totalLines: lines.length,
+    startLine: offset,
+    endLine,
+    truncated: (endLine < lines.length && pieces.length < wanted) || linesCut > 0,
+    ...(endLine < lines.length ? { nextOffset: endLine + 1 } : {}),
+    ...(linesCut > 0 ? { linesCut } : {}),
+  };
+}

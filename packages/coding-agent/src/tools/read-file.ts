@@ -2,7 +2,7 @@ import { Buffer } from "node:buffer";
 import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
-import { splitLinesKeepingEnds, stripLineEnding } from "./line-numbers.js";
+import { splitLinesKeepingEnds } from "./line-numbers.js";
 import { binaryReason, decodeUtf8 } from "./text-format.js";
 
 /** The input of `read_file`. */
@@ -217,60 +217,87 @@ interface ReadLinesOptions {
   maxLineChars: number;
 }
 
-/** Take the window of lines asked for, within the line, character and line-length budgets. */
+/**
+ * Take the window of lines asked for, within the line, character and line-length budgets, in one
+ * pass of `indexOf` over the text: lines before the window and after it are only counted, and the
+ * window is one slice of the text unless a line in it is cut.
+ */
 function readLines(
   text: string,
   { path, offset = 1, limit, maxLines, maxChars, maxLineChars }: ReadLinesOptions,
 ): ReadFileOutput {
-  const whole =
-    offset === 1
-      ? wholeTextWithinBudgets(text, Math.min(limit ?? maxLines, maxLines), maxChars, maxLineChars)
-      : undefined;
-  if (whole !== undefined) {
-    return {
-      content: text,
-      bytes: Buffer.byteLength(text, "utf8"),
-      encoding: "utf8",
-      totalLines: whole,
-      startLine: 1,
-      endLine: whole,
-      truncated: false,
-    };
-  }
-  const totalLines = countLines(text);
-  if (offset > Math.max(totalLines, 1)) {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `offset ${offset} is past the end of ${path}, which has ${totalLines} line${totalLines === 1 ? "" : "s"}. Use an offset from 1 to ${Math.max(totalLines, 1)}.`,
-      { details: { offset, totalLines } },
-    );
-  }
   // Without a limit the caller wants the rest of the file: stopping early is a truncation.
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   const lineBudget = Math.min(wanted, maxLines);
-  const pieces: string[] = [];
-  let characters = 0;
-  let linesCut = 0;
-  // Walk to the first wanted line, then slice only the lines returned: a window of a large
-  // file costs one scan, not a copy of every line.
-  let start = startOfLine(text, offset);
-  while (start < text.length && pieces.length < lineBudget) {
+  if (offset === 1 && text.length <= maxChars) {
+    const whole = wholeTextWithinBudgets(text, lineBudget, maxLineChars);
+    if (whole !== undefined) {
+      return {
+        content: text,
+        bytes: Buffer.byteLength(text, "utf8"),
+        encoding: "utf8",
+        totalLines: whole,
+        startLine: 1,
+        endLine: whole,
+        truncated: false,
+      };
+    }
+  }
+  // Walk to the start of line `offset`.
+  let start = 0;
+  let skipped = 0;
+  while (skipped < offset - 1) {
     const newline = text.indexOf("\n", start);
+    if (newline === -1) break;
+    start = newline + 1;
+    skipped += 1;
+  }
+  if (skipped < offset - 1) {
+    throw offsetPastEnd(path, offset, skipped + (start < text.length ? 1 : 0));
+  }
+  // The window: whole lines from `start`. Lines that fit are not copied one by one; the content
+  // is a slice of the text, with `pieces` holding what comes before each cut line.
+  const pieces: string[] = [];
+  let copiedUpTo = start;
+  let characters = 0;
+  let returned = 0;
+  let linesCut = 0;
+  let position = start;
+  while (position < text.length && returned < lineBudget) {
+    const newline = text.indexOf("\n", position);
     const end = newline === -1 ? text.length : newline + 1;
-    let line = text.slice(start, end);
-    const body = stripLineEnding(line);
-    if (body.length > maxLineChars) {
+    let bodyEnd = end;
+    if (newline !== -1) {
+      bodyEnd = newline;
+      // The body excludes the terminator, `\r\n` included.
+      if (newline > position && text.charCodeAt(newline - 1) === 13) bodyEnd -= 1;
+    }
+    let length = end - position;
+    let cut: string | undefined;
+    if (bodyEnd - position > maxLineChars) {
+      const body = text.slice(position, bodyEnd);
       const kept = body.slice(0, keepWholeCharacters(body, maxLineChars));
-      line = `${kept} [... ${(body.length - kept.length).toLocaleString("en-US")} more characters of this line cut]${line.slice(body.length)}`;
+      cut = `${kept} [... ${(body.length - kept.length).toLocaleString("en-US")} more characters of this line cut]${text.slice(bodyEnd, end)}`;
+      length = cut.length;
+    }
+    if (returned > 0 && characters + length > maxChars) break;
+    if (cut !== undefined) {
+      pieces.push(text.slice(copiedUpTo, position), cut);
+      copiedUpTo = end;
       linesCut += 1;
     }
-    if (pieces.length > 0 && characters + line.length > maxChars) break;
-    pieces.push(line);
-    characters += line.length;
-    start = end;
+    characters += length;
+    returned += 1;
+    position = end;
   }
-  const content = pieces.join("");
-  const endLine = offset + pieces.length - 1;
+  let content = text.slice(copiedUpTo, position);
+  if (pieces.length > 0) {
+    pieces.push(content);
+    content = pieces.join("");
+  }
+  const endLine = offset + returned - 1;
+  const totalLines = endLine + countLines(text, position);
+  if (offset > Math.max(totalLines, 1)) throw offsetPastEnd(path, offset, totalLines);
   const output: ReadFileOutput = {
     content,
     bytes: Buffer.byteLength(content, "utf8"),
@@ -278,57 +305,62 @@ function readLines(
     totalLines,
     startLine: offset,
     endLine,
-    truncated: (endLine < totalLines && pieces.length < wanted) || linesCut > 0,
+    truncated: (endLine < totalLines && returned < wanted) || linesCut > 0,
   };
   if (endLine < totalLines) output.nextOffset = endLine + 1;
   if (linesCut > 0) output.linesCut = linesCut;
   return output;
 }
 
-/** Lines in `text` as {@link splitLinesKeepingEnds} counts them: a final unterminated line counts. */
-function countLines(text: string): number {
-  let lines = 0;
-  let index = text.indexOf("\n");
-  while (index !== -1) {
-    lines += 1;
-    index = text.indexOf("\n", index + 1);
-  }
-  return text.length > 0 && !text.endsWith("\n") ? lines + 1 : lines;
-}
-
-/** The character index where 1-based line `line` starts (`text.length` past the end). */
-function startOfLine(text: string, line: number): number {
-  let start = 0;
-  for (let current = 1; current < line; current += 1) {
-    const newline = text.indexOf("\n", start);
-    if (newline === -1) return text.length;
-    start = newline + 1;
-  }
-  return start;
+function offsetPastEnd(path: string, offset: number, totalLines: number): ToolError {
+  return new ToolError(
+    "INVALID_INPUT",
+    `offset ${offset} is past the end of ${path}, which has ${totalLines} line${totalLines === 1 ? "" : "s"}. Use an offset from 1 to ${Math.max(totalLines, 1)}.`,
+    { details: { offset, totalLines } },
+  );
 }
 
 /**
- * The line count of `text` when all of it fits the budgets (so it can be returned as it is, with
- * no splitting), or `undefined` when it does not. One pass of `indexOf`, no allocation.
+ * Lines in `text` from index `from` (a line start) on, as {@link splitLinesKeepingEnds} counts
+ * them: a final unterminated line counts.
+ */
+function countLines(text: string, from: number): number {
+  if (from >= text.length) return 0;
+  let lines = 0;
+  for (let index = text.indexOf("\n", from); index !== -1; index = text.indexOf("\n", index + 1)) {
+    lines += 1;
+  }
+  return text.charCodeAt(text.length - 1) === 10 ? lines : lines + 1;
+}
+
+/**
+ * The line count of `text` when all of it fits the line budgets (so it can be returned as it is,
+ * with no splitting), or `undefined` when it does not; the caller checked the character budget.
+ * One pass of `indexOf`, no allocation.
  */
 function wholeTextWithinBudgets(
   text: string,
   maxLines: number,
-  maxChars: number,
   maxLineChars: number,
 ): number | undefined {
-  if (text.length > maxChars) return undefined;
+  // No line can be longer than the text: then only the lines need counting.
+  if (text.length <= maxLineChars) {
+    const lines = countLines(text, 0);
+    return lines <= maxLines ? lines : undefined;
+  }
   let lines = 0;
   let start = 0;
   while (start < text.length) {
     const newline = text.indexOf("\n", start);
     const end = newline === -1 ? text.length : newline + 1;
-    // The body excludes the terminator, `\r\n` included, as the line cut does.
-    const bodyLength =
-      end -
-      start -
-      (newline === -1 ? 0 : text.charCodeAt(newline - 1) === 13 && newline > start ? 2 : 1);
-    if (bodyLength > maxLineChars) return undefined;
+    if (end - start > maxLineChars) {
+      // The body excludes the terminator, `\r\n` included, as the line cut does.
+      const bodyLength =
+        newline === -1
+          ? end - start
+          : newline - start - (newline > start && text.charCodeAt(newline - 1) === 13 ? 1 : 0);
+      if (bodyLength > maxLineChars) return undefined;
+    }
     lines += 1;
     if (lines > maxLines) return undefined;
     start = end;

@@ -129,9 +129,11 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
   });
 
   it("counts a newline in a file name as a line for head, and reports the cut there", async () => {
-    await plant({ "new\nline.txt": "needle\n".repeat(3) });
+    await plant({ "new\nline.txt": "needle\n".repeat(8) });
     const tool = await searchTool(backend);
-    // `head -n 4` lets two records of two lines each through: the third match was cut.
+    // `head -n 4` lets two records of two lines each through: the third match was cut. (ripgrep's
+    // first search, which prints the name once, is cut too: `head -n 8` stops it after the name's
+    // newline and 7 matches. Its second search, in path order, prints records as grep does.)
     const found = await tool.execute({ pattern: "needle", maxMatches: 3 });
     expect(found).toEqual([
       { path: "new\nline.txt", line: 1, snippet: "needle" },
@@ -258,8 +260,78 @@ describe("search_files", () => {
     }
   });
 
+  it("with rg, cuts a search its first run printed whole in path order, without a second", async () => {
+    const files: Record<string, string> = {};
+    for (let index = 0; index < 40; index++) {
+      files[`dir-${index % 4}/file-${String(index).padStart(2, "0")}.txt`] =
+        "needle\nhay\nneedle\n";
+    }
+    await plant(files);
+    const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
+    const commands: string[] = [];
+    const client: typeof sandbox = {
+      ...sandbox,
+      async exec(command, options) {
+        commands.push(command);
+        return sandbox.exec(command, options);
+      },
+    };
+    const tool = createSearchFilesTool(client, { searchBackend: "rg" });
+    const everything = await tool.execute({ pattern: "needle" });
+    expect(everything).toHaveLength(80);
+    // 80 matches and 39 blank lines fit in `head -n 142`: one search, cut here in path order.
+    commands.length = 0;
+    const firstSeventy = everything.slice(0, 70).map((match) => ({ ...match }));
+    const last = firstSeventy[69];
+    if (last !== undefined) last.truncatedAfter = true;
+    expect(await tool.execute({ pattern: "needle", maxMatches: 70 })).toEqual(firstSeventy);
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).not.toContain("--sort=path");
+    // 80 matches and 39 blank lines do not fit in `head -n 102`: a second search, in path order.
+    commands.length = 0;
+    const firstFifty = everything.slice(0, 50).map((match) => ({ ...match }));
+    const fiftieth = firstFifty[49];
+    if (fiftieth !== undefined) fiftieth.truncatedAfter = true;
+    expect(await tool.execute({ pattern: "needle", maxMatches: 50 })).toEqual(firstFifty);
+    expect(commands).toHaveLength(2);
+    expect(commands[1]).toContain("--sort=path");
+  });
+
+  it("with rg, skips the warning ripgrep prints about a file it found binary after a match", async () => {
+    await plant({
+      "a.txt": "needle in a\n",
+      // The NUL byte lies beyond ripgrep's first read: it has printed a match when it sees it.
+      "late.bin": Buffer.concat([
+        Buffer.from("needle early\n"),
+        Buffer.alloc(200_000, "x"),
+        Buffer.from("\nneedle late\n\0\nneedle after the NUL\n"),
+      ]),
+      "m.txt": "needle in m\n",
+      "z.txt": "needle in z\n",
+    });
+    const tool = await searchTool("rg");
+    const match = (path: string, snippet: string) => ({ path, line: 1, snippet });
+    // ripgrep prints `./late.bin: WARNING: stopped searching binary file after match (...)` on a
+    // line of its own: neither a match nor part of the next file's path.
+    expect(await tool.execute({ pattern: "needle" })).toEqual([
+      match("a.txt", "needle in a"),
+      match("late.bin", "needle early"),
+      match("m.txt", "needle in m"),
+      match("z.txt", "needle in z"),
+    ]);
+    // The first search's 8 lines (4 matches, the warning, 3 blank lines) are cut at 8: the search
+    // in path order prints records, the warning among them, and is cut after 4 lines.
+    expect(await tool.execute({ pattern: "needle", maxMatches: 3 })).toEqual([
+      match("a.txt", "needle in a"),
+      match("late.bin", "needle early"),
+      { ...match("m.txt", "needle in m"), truncatedAfter: true },
+    ]);
+  });
+
   it("keeps the first cut when the search in path order runs out of time", async () => {
-    await plant({ "a.txt": "needle\n", "b.txt": "needle\n", "c.txt": "needle\n" });
+    // Eight files of one match: with their blank separators, 15 lines, more than the first
+    // search's `head -n 6` lets through.
+    await plant(Object.fromEntries([..."abcdefgh"].map((name) => [`${name}.txt`, "needle\n"])));
     const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
     const commands: string[] = [];
     const client: typeof sandbox = {

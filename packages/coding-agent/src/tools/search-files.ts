@@ -74,8 +74,9 @@ export const searchMatchSchema = z.object({
 
 /**
  * The output of `search_files`: the matching lines, sorted by path and line (seed 000's shape).
- * Compiled (`z.compile`): `defineTool` validates every output, and the compiled check of a long
- * list is about ten times faster than zod's interpreter, with the same result and the same issues.
+ * Compiled (`z.compile`): parsing a long list is about ten times faster than with zod's
+ * interpreter, with the same result and the same issues. (The tool's own outputs are checked
+ * without a copy: see `outputValidation`.)
  */
 export const searchFilesOutputSchema = z.compile(z.array(searchMatchSchema));
 
@@ -118,8 +119,10 @@ const GREP_RAN = "pleach-search-backend grep";
 
 /**
  * `search_files` (seed 000): search file contents for a regular expression with ripgrep, or
- * `grep -rn` where ripgrep is missing. Both print the canonical `path:line:content` records (the
- * path NUL-terminated, so any file name parses), capped upstream with `| head -n`.
+ * `grep -rn` where ripgrep is missing, capped upstream with `| head -n`. Both print the canonical
+ * `path:line:content` records (the path NUL-terminated, so any file name parses), except that
+ * ripgrep's first search prints each file's path once, above that file's `line:content` lines
+ * (`--heading`), which leaves less to print, pipe, decode and parse when files have many matches.
  *
  * What is searched: ripgrep skips binary files and, inside a git repository, files ignored by
  * `.gitignore` (so `node_modules` usually), and searches hidden files; grep has no ignore rules,
@@ -127,10 +130,13 @@ const GREP_RAN = "pleach-search-backend grep";
  *
  * Order and cuts: matches come sorted by path (folder by folder, as ripgrep's `--sort path` walks:
  * `a/b.ts` before `a.ts`) and line. ripgrep searches on all cores, so the order in which it finds
- * files, and which matches a `head` cut keeps, change from run to run; a search that fits in
- * maxMatches is complete, so sorting it is enough. A search that was cut runs again with
- * `--sort path` (one thread, stopping once maxMatches + 1 lines are out), so a cut result is always
- * the first maxMatches matches in path order. grep walks in one thread: its cut keeps the first
+ * files, and which matches a cut keeps, change from run to run. Its first search is cut at
+ * 2 × (maxMatches + 1) lines, which hold more than maxMatches matches (each line is a match, or the
+ * blank line that closes a file's matches): a search that was not cut is complete, and sorting it
+ * gives the first maxMatches matches in path order, however many more there are. A search that was
+ * cut runs again with `--sort path` (one thread, records cut at maxMatches + 1 lines, so it stops
+ * as early as it can), so a cut result is always the first maxMatches matches in path order. grep
+ * prints records cut at maxMatches + 1 lines and walks in one thread: its cut keeps the first
  * matches in the file system's directory order, the same for an unchanged tree.
  */
 export function createSearchFilesTool(
@@ -143,7 +149,7 @@ export function createSearchFilesTool(
 ): PluginToolDefinition<typeof searchFilesInputSchema, typeof searchFilesOutputSchema> {
   // Bound the bytes per line upstream so a minified file cannot flood the pipe; a line cut there is
   // always longer than maxSnippetChars (at most 4 bytes per character), so the marker still shows.
-  const lineBytes = Math.max(4_096, maxSnippetChars * 4);
+  const lineBytes = Math.max(64, maxSnippetChars * 4);
   return defineTool({
     name: "search_files",
     description: [
@@ -156,6 +162,9 @@ export function createSearchFilesTool(
     inputSchema: searchFilesInputSchema,
     outputSchema: searchFilesOutputSchema,
     annotations: { title: "Search files", readOnlyHint: true, idempotentHint: true },
+    // Tens of thousands of entries, built here in the schema's exact shape: validate each one, but
+    // return them as built rather than a copy.
+    outputValidation: "check",
     async execute(
       { pattern, glob, path = "", maxMatches = DEFAULT_MAX_MATCHES },
       { abortSignal },
@@ -167,15 +176,21 @@ export function createSearchFilesTool(
           `search_files does not search inside .git (path ${JSON.stringify(path)}). Search the working tree, and use git tools for history.`,
         );
       }
+      // One line more than asked for tells "exactly maxMatches" from "more than maxMatches".
+      const recordLines = maxMatches + 1;
+      // In ripgrep's `--heading` output a line is a match or the blank line that closes a file's
+      // matches, so twice that many lines hold more than maxMatches matches. (A warning line or a
+      // newline in a file name takes a line too: a cut is then reported even if fewer were kept.)
+      const headingLines = 2 * recordLines;
       const rg = (order: "any" | "path") =>
-        reportExitStatus(
+        `${reportExitStatus(
           shellJoin([
             "rg",
             "--no-config",
             "--null",
             "--line-number",
             "--with-filename",
-            "--no-heading",
+            order === "any" ? "--heading" : "--no-heading",
             "--color=never",
             "--hidden",
             "--glob=!.git",
@@ -187,7 +202,7 @@ export function createSearchFilesTool(
             "--",
             ".",
           ]),
-        );
+        )} | head -n ${order === "any" ? headingLines : recordLines}`;
       const grep = shellJoin([
         "grep",
         "-rnHIZE",
@@ -202,7 +217,7 @@ export function createSearchFilesTool(
         ".",
       ]);
       // grep cannot bound its line length itself; `cut` does (NUL bytes pass through it).
-      const grepPipeline = `${reportExitStatus(grep)} | cut -b 1-${PATH_BYTES + lineBytes}`;
+      const grepPipeline = `${reportExitStatus(grep)} | cut -b 1-${PATH_BYTES + lineBytes} | head -n ${recordLines}`;
       const search =
         searchBackend === "rg"
           ? rg("any")
@@ -210,7 +225,7 @@ export function createSearchFilesTool(
             ? grepPipeline
             : `if command -v rg >/dev/null 2>&1; then ${rg("any")}; else printf '%s\\n' '${GREP_RAN}' >&2; ${grepPipeline}; fi`;
       const started = performance.now();
-      const run = (command: string) =>
+      const run = (command: string, heading: boolean) =>
         runSearch(client, command, {
           path,
           folder,
@@ -218,28 +233,29 @@ export function createSearchFilesTool(
           abortSignal,
           maxMatches,
           maxSnippetChars,
+          headingLines: heading ? headingLines : undefined,
           maxOutputBytes: Math.min(
-            (maxMatches + 1) * (PATH_BYTES + lineBytes + 64) + 65_536,
+            (heading ? headingLines : recordLines) * (PATH_BYTES + lineBytes + 64) + 65_536,
             MAX_OUTPUT_BYTES,
           ),
         });
-      let found = await run(search);
+      let found = await run(search, searchBackend !== "grep");
       if (found === "timed out") {
         throw new ToolError(
           "TIMEOUT",
           `search_files ran past ${timeoutMs} ms and was stopped. Narrow the search with path or glob.`,
         );
       }
-      const ripgrepRan = searchBackend === "rg" || (searchBackend === "auto" && !found.grepRan);
-      if (found.truncated && ripgrepRan) {
+      if (found.cut && found.heading) {
         // Which matches a parallel search kept depends on thread timing; walking in path order
         // makes the cut the first maxMatches in the order shown, and stops as early. One thread
         // can take much longer than all of them: out of time, the first cut is still an answer.
-        const sorted = await run(rg("path"));
+        const sorted = await run(rg("path"), false);
         if (sorted !== "timed out") found = sorted;
       }
-      const { matches } = found;
-      if (found.truncated) {
+      const { matches, truncated } = found;
+      if (matches.length > maxMatches) matches.length = maxMatches;
+      if (truncated) {
         const last = matches[matches.length - 1];
         if (last !== undefined) last.truncatedAfter = true;
       }
@@ -285,22 +301,33 @@ interface RunSearchOptions {
   abortSignal: AbortSignal | undefined;
   maxMatches: number;
   maxSnippetChars: number;
+  /**
+   * Set when the command runs ripgrep with `--heading` (unless `auto` finds no ripgrep): the
+   * lines its `head` lets through.
+   */
+  headingLines: number | undefined;
   maxOutputBytes: number;
 }
 
 /** What one run of the search pipeline found. */
 interface SearchRun {
-  /** At most maxMatches matches, sorted by path and line. */
+  /**
+   * The matches printed, sorted by path and line: of `path\0line:content` records (grep, or
+   * ripgrep in path order), the first maxMatches; of ripgrep's `--heading` output, every one
+   * (maybe more than maxMatches).
+   */
   matches: SearchMatch[];
-  /** The pipeline's `head` cut the output: more matches exist. */
+  /** More than maxMatches matches exist (or may: see `cut`). */
   truncated: boolean;
-  /** The `auto` probe found no ripgrep, so grep searched (only `auto` says so). */
-  grepRan: boolean;
+  /** The pipeline's `head` may have cut the output, so matches may be missing. */
+  cut: boolean;
+  /** ripgrep printed `--heading` output. */
+  heading: boolean;
 }
 
 /**
- * Run one search pipeline (`... | head -n maxMatches+1`) and parse what it printed; `"timed out"`
- * when it ran out of time.
+ * Run one search pipeline (ending in `| head -n N`) and parse what it printed; `"timed out"` when
+ * it ran out of time.
  */
 async function runSearch(
   client: SandboxClient,
@@ -312,11 +339,11 @@ async function runSearch(
     abortSignal,
     maxMatches,
     maxSnippetChars,
+    headingLines,
     maxOutputBytes,
   }: RunSearchOptions,
 ): Promise<SearchRun | "timed out"> {
-  // One line more than asked for tells "exactly maxMatches" from "more than maxMatches".
-  const command = `${GIT_DIR_GUARD}${search} | head -n ${maxMatches + 1}`;
+  const command = `${GIT_DIR_GUARD}${search}`;
   let result: Awaited<ReturnType<SandboxClient["exec"]>>;
   try {
     result = await client.exec(command, { cwd: folder, timeoutMs, abortSignal, maxOutputBytes });
@@ -352,47 +379,147 @@ async function runSearch(
       "search_files got more output than it can hold. Lower maxMatches or narrow the search with path or glob.",
     );
   }
-  const { matches, truncated } = parseSearchOutput(result.stdout, {
-    prefix: folder,
-    maxMatches,
-    maxSnippetChars,
-  });
+  const prefix = folder === "" ? "" : `${folder}/`;
+  let run: SearchRun;
+  if (headingLines !== undefined && !grepRan) {
+    const { matches, newlines } = parseHeadingOutput(result.stdout, { prefix, maxSnippetChars });
+    // As many newlines as `head` lets through: the output may have been cut there.
+    const cut = newlines >= headingLines;
+    run = { matches, truncated: cut || matches.length > maxMatches, cut, heading: true };
+  } else {
+    const parsed = parseRecordOutput(result.stdout, { prefix, maxMatches, maxSnippetChars });
+    run = { ...parsed, cut: parsed.truncated, heading: false };
+  }
   // 0: matches; 1: none; 2: an error (a bad regex, an unreadable file). Matches found beside
   // an unreadable file are still worth returning.
-  if (matches.length === 0 && status !== 0 && status !== 1) {
+  if (run.matches.length === 0 && status !== 0 && status !== 1) {
     throw new ToolError(
       status === 2 ? "INVALID_INPUT" : "COMMAND_FAILED",
       `search_files failed (exit ${status}): ${stderr || "no message"}${status === 2 ? "\nIf the pattern is at fault, fix its syntax or escape its metacharacters (\\( \\[ \\. \\$) and search again." : ""}`,
       { details: { exitCode: status, stderr } },
     );
   }
-  return { matches, truncated, grepRan };
+  return run;
 }
 
-/** Options of {@link parseSearchOutput}. */
-interface ParseSearchOptions {
-  /** The searched folder, workspace-relative, put before each `./`-relative path. */
+/** Options of {@link parseRecordOutput} and {@link parseHeadingOutput}. */
+interface ParseOptions {
+  /** The searched folder, workspace-relative with a trailing `/` (or `""`), put before each path. */
   prefix: string;
-  maxMatches: number;
   maxSnippetChars: number;
 }
 
 /**
- * Parse `path\0line:content\n` records (ripgrep `--null`, grep `-Z`) in one pass over the text.
- * Scanning for the NUL first keeps colons and even newlines inside file names from confusing the
- * parse. Each program prints a file's matches as one block; blocks out of path order (a parallel
- * ripgrep, grep's directory order) are put in order whole, a few comparisons per file rather than
- * per match.
+ * Matches of one file after another, as a program printed them (each file's matches together, in
+ * line order), to be put in path order a file at a time: a few comparisons per file, not per match.
  */
-function parseSearchOutput(
-  stdout: string,
-  { prefix, maxMatches, maxSnippetChars }: ParseSearchOptions,
-): { matches: SearchMatch[]; truncated: boolean } {
-  const matches: SearchMatch[] = [];
+class MatchBlocks {
+  readonly matches: SearchMatch[] = [];
   /** Where each file's block starts in `matches`. */
-  const blockStarts: number[] = [];
-  const pathPrefix = prefix === "" ? "" : `${prefix}/`;
-  let inOrder = true;
+  readonly #starts: number[] = [];
+  /**
+   * Each block's path below the searched folder with `/` as U+0000 (paths hold no NUL): compared
+   * natively, as UTF-16 code units, these sort as compareTreePaths does, except where UTF-16 and
+   * UTF-8 disagree (U+E000 and up against surrogates). `undefined` once a path has such a
+   * character: then compareTreePaths sorts the blocks.
+   */
+  #keys: string[] | undefined = [];
+  #inOrder = true;
+  #lastPath = "";
+  #lastKey = "";
+
+  /**
+   * Start the block of the file at `path` (as reported), printed as `printed` (`./` and the path
+   * below the searched folder).
+   */
+  startFile(path: string, printed: string): void {
+    const keys = this.#keys;
+    if (keys !== undefined && /[\uD800-\uFFFF]/.test(printed)) this.#keys = undefined;
+    if (this.#keys !== undefined && keys !== undefined) {
+      const key = (printed.startsWith("./") ? printed.slice(2) : printed).replaceAll("/", "\0");
+      if (keys.length > 0 && key < this.#lastKey) this.#inOrder = false;
+      keys.push(key);
+      this.#lastKey = key;
+    } else if (this.#starts.length > 0 && compareTreePaths(this.#lastPath, path) > 0) {
+      this.#inOrder = false;
+    }
+    this.#lastPath = path;
+    this.#starts.push(this.matches.length);
+  }
+
+  /** The matches in path order (a stable sort of whole blocks: lines stay in order). */
+  sorted(): SearchMatch[] {
+    const { matches } = this;
+    const starts = this.#starts;
+    if (this.#inOrder) return matches;
+    const order = Array.from(starts, (_start, index) => index);
+    const keys = this.#keys;
+    if (keys !== undefined) {
+      order.sort((left, right) => {
+        const leftKey = keys[left] as string;
+        const rightKey = keys[right] as string;
+        return leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0;
+      });
+    } else {
+      const paths = starts.map((start) => matches[start]?.path ?? "");
+      order.sort((left, right) => compareTreePaths(paths[left] ?? "", paths[right] ?? ""));
+    }
+    const sorted = new Array<SearchMatch>(matches.length);
+    let filled = 0;
+    for (const block of order) {
+      const end = starts[block + 1] ?? matches.length;
+      for (let index = starts[block] ?? 0; index < end; index++) {
+        sorted[filled++] = matches[index] as SearchMatch;
+      }
+    }
+    return sorted;
+  }
+}
+
+/**
+ * A match: `path`, `line`, and the content at `text[start, end)` less a final `\r`, cut at
+ * `maxSnippetChars` with a marker.
+ */
+function match(
+  path: string,
+  line: number,
+  text: string,
+  start: number,
+  lineEnd: number,
+  maxSnippetChars: number,
+): SearchMatch {
+  const end =
+    text.charCodeAt(lineEnd - 1) === 0x0d /* \r */ && lineEnd > start ? lineEnd - 1 : lineEnd;
+  if (end - start <= maxSnippetChars) return { path, line, snippet: text.slice(start, end) };
+  let cut = start + maxSnippetChars;
+  // Never split a surrogate pair.
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
+  return {
+    path,
+    line,
+    snippet: `${text.slice(start, cut)} [... line cut at ${maxSnippetChars} characters]`,
+    snippetTruncated: true,
+  };
+}
+
+/** The reported path of a printed one: `./a/b` under the searched folder. */
+function reportedPath(prefix: string, printed: string): string {
+  return prefix + (printed.startsWith("./") ? printed.slice(2) : printed);
+}
+
+/**
+ * Parse `path\0line:content\n` records (ripgrep `--null`, grep `-Z`) in one pass over the text,
+ * keeping the first maxMatches. Scanning for the NUL first keeps colons and even newlines inside
+ * file names from confusing the parse. Each program prints a file's matches as one block; blocks
+ * out of path order (grep's directory order) are put in order whole.
+ */
+function parseRecordOutput(
+  stdout: string,
+  { prefix, maxMatches, maxSnippetChars }: ParseOptions & { maxMatches: number },
+): { matches: SearchMatch[]; truncated: boolean } {
+  const blocks = new MatchBlocks();
+  const { matches } = blocks;
   // The last record's path as printed, and as reported: a file's matches share one string.
   let printedPath = "";
   let printedPathNewlines = 0;
@@ -421,51 +548,89 @@ function parseSearchOutput(
     // A slice and a native comparison are cheaper than `startsWith` at an offset.
     const found = stdout.slice(recordStart, nul);
     if (found !== printedPath || matches.length === 0) {
+      if (matches.length > 0 && found.startsWith(`${printedPath}: `) && found.includes("\n")) {
+        // ripgrep's `<path>: WARNING: stopped searching binary file after match (...)` line about
+        // the file before, not the start of a path: skip that line, and parse on after it.
+        position = recordStart + found.indexOf("\n") + 1;
+        newlines += 1;
+        continue;
+      }
       printedPath = found;
       printedPathNewlines = countNewlines(printedPath);
-      const next = pathPrefix + (printedPath.startsWith("./") ? printedPath.slice(2) : printedPath);
-      if (matches.length > 0 && compareTreePaths(path, next) > 0) inOrder = false;
-      path = next;
-      blockStarts.push(matches.length);
+      path = reportedPath(prefix, printedPath);
+      blocks.startFile(path, printedPath);
     }
     newlines += 1 + printedPathNewlines;
-    let contentEnd = end;
-    if (stdout.charCodeAt(end - 1) === 0x0d /* \r */ && end - 1 > cursor) contentEnd = end - 1;
-    if (contentEnd - cursor - 1 > maxSnippetChars) {
-      let cut = cursor + 1 + maxSnippetChars;
-      // Never split a surrogate pair.
-      const last = stdout.charCodeAt(cut - 1);
-      if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
-      matches.push({
-        path,
-        line,
-        snippet: `${stdout.slice(cursor + 1, cut)} [... line cut at ${maxSnippetChars} characters]`,
-        snippetTruncated: true,
-      });
-    } else {
-      matches.push({ path, line, snippet: stdout.slice(cursor + 1, contentEnd) });
-    }
+    matches.push(match(path, line, stdout, cursor + 1, end, maxSnippetChars));
   }
   // `head` counts newlines, and a newline inside a file name counts too: output left unread, or
   // maxMatches + 1 newlines read, mean the search may have been cut.
   const truncated = position < stdout.length || newlines > maxMatches;
-  return { matches: inOrder ? matches : sortBlocks(matches, blockStarts), truncated };
+  return { matches: blocks.sorted(), truncated };
 }
 
-/** Reorder whole blocks of one file's matches by path (a stable sort: lines stay in order). */
-function sortBlocks(matches: SearchMatch[], blockStarts: number[]): SearchMatch[] {
-  const paths = blockStarts.map((start) => matches[start]?.path ?? "");
-  const order = Array.from(blockStarts, (_start, index) => index);
-  order.sort((left, right) => compareTreePaths(paths[left] ?? "", paths[right] ?? ""));
-  const sorted = new Array<SearchMatch>(matches.length);
-  let filled = 0;
-  for (const block of order) {
-    const end = blockStarts[block + 1] ?? matches.length;
-    for (let index = blockStarts[block] ?? 0; index < end; index++) {
-      sorted[filled++] = matches[index] as SearchMatch;
+/**
+ * Parse ripgrep's `--heading --null` output: for each file, its path and a NUL, then its
+ * `line:content\n` lines, then a blank line before the next file. Every match is kept, in path
+ * order. `newlines` counts every newline, those inside file names too, as `head` does.
+ */
+function parseHeadingOutput(
+  stdout: string,
+  { prefix, maxSnippetChars }: ParseOptions,
+): { matches: SearchMatch[]; newlines: number } {
+  const blocks = new MatchBlocks();
+  const { matches } = blocks;
+  const length = stdout.length;
+  let newlines = 0;
+  let position = 0;
+  while (position < length) {
+    // A file's block: its path, up to the NUL, whatever it holds.
+    const nul = stdout.indexOf("\0", position);
+    if (nul === -1) {
+      newlines += countNewlines(stdout.slice(position));
+      break;
     }
+    const printed = stdout.slice(position, nul);
+    newlines += countNewlines(printed);
+    const path = reportedPath(prefix, printed);
+    blocks.startFile(path, printed);
+    // Its lines, up to the blank line that ends it.
+    let start = nul + 1;
+    while (start < length) {
+      let end = stdout.indexOf("\n", start);
+      if (end === -1) end = length;
+      else newlines += 1;
+      if (end === start) {
+        start = end + 1;
+        break;
+      }
+      let cursor = start;
+      let line = 0;
+      let code = stdout.charCodeAt(cursor);
+      while (code >= 0x30 && code <= 0x39) {
+        line = line * 10 + (code - 0x30);
+        cursor += 1;
+        code = stdout.charCodeAt(cursor);
+      }
+      if (code === 0x3a /* : */ && cursor > start) {
+        matches.push(match(path, line, stdout, cursor + 1, end, maxSnippetChars));
+      } else if (isPathLine(stdout, start, end)) {
+        // A path and its first match with no blank line before them: the next file's block.
+        if (end < length) newlines -= 1;
+        break;
+      }
+      // Anything else (ripgrep's warning that it stopped reading a file it found binary) is no match.
+      start = end + 1;
+    }
+    position = start;
   }
-  return sorted;
+  return { matches: blocks.sorted(), newlines };
+}
+
+/** Whether the line at `text[start, end)` holds a NUL: a path, not a match or a warning. */
+function isPathLine(text: string, start: number, end: number): boolean {
+  const nul = text.indexOf("\0", start);
+  return nul !== -1 && nul < end;
 }
 
 function countNewlines(text: string): number {
