@@ -1,7 +1,9 @@
 // What the sandbox server adds over loopback: each call through createHttpStreamSandboxProvider
 // against the same call on a local client over a folder of the same machine (the baseline),
-// measured in the same run, interleaved, as medians and p99s; then the time from `exec` to the
-// first chunk of a streaming command's output. Needs the build.
+// measured in the same run, interleaved, as medians and p99s (1 MiB of text, and 1 MiB of binary as
+// base64: the wire carries the raw bytes either way); then what a bare Node HTTP server and client
+// take to move 1 MiB on this machine, the floor under any HTTP transport; then the time from
+// `exec` to the first chunk of a streaming command's output. Needs the build.
 //
 //   npx tsc -b && node bench/sandbox-http.mjs [runs] [mode]
 //
@@ -10,6 +12,7 @@
 // Goals: at most 2 ms added per read/write; the first chunk within 50 ms.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -44,16 +47,22 @@ try {
   await (await import("node:fs/promises")).mkdir(localRoot);
   const local = await createLocalSandbox({ root: localRoot, mode });
   const small = "x".repeat(1024);
+  // 1 MiB of text, and 1 MiB of binary given and read as base64 (the wire carries raw bytes).
   const big = randomBytes(768 * 1024).toString("base64");
+  const binary = randomBytes(1024 * 1024).toString("base64");
+  const base64 = { encoding: "base64" };
   for (const client of [local, remote]) {
     await client.writeFile("small.txt", small);
     await client.writeFile("big.txt", big);
+    await client.writeFile("binary.bin", binary, base64);
   }
   const cases = {
     "readFile 1 KiB": (client) => client.readFile("small.txt"),
     "writeFile 1 KiB": (client) => client.writeFile("small.txt", small),
     "readFile 1 MiB": (client) => client.readFile("big.txt"),
     "writeFile 1 MiB": (client) => client.writeFile("big.txt", big),
+    "readFile 1 MiB base64": (client) => client.readFile("binary.bin", base64),
+    "writeFile 1 MiB base64": (client) => client.writeFile("binary.bin", binary, base64),
     "exec true": async (client) => {
       const result = await client.exec("true");
       if (result.exitCode !== 0) throw new Error(`exit ${result.exitCode}: ${result.stderr}`);
@@ -95,6 +104,10 @@ try {
     `sandbox server over loopback vs the local client (${mode}, ${os.cpus().length} CPUs, node ${process.version})`,
   );
   console.table(rows);
+  const bare = await bareHttp(Math.ceil(runs / 5));
+  console.log(
+    `bare Node HTTP on loopback, 1 MiB from memory, keep-alive: GET median ${bare.get.median.toFixed(3)} ms, PUT median ${bare.put.median.toFixed(3)} ms`,
+  );
 
   const firstChunk = [];
   const whole = [];
@@ -122,4 +135,47 @@ try {
   provider.close();
   await server.close();
   await rm(folder, { recursive: true, force: true });
+}
+
+/** A bare `http` server and keep-alive client moving 1 MiB each way: the cost of HTTP itself. */
+async function bareHttp(count) {
+  const payload = randomBytes(1024 * 1024);
+  const bareServer = http.createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      const body = request.method === "GET" ? payload : Buffer.alloc(0);
+      response.writeHead(200, { "content-length": body.length });
+      response.end(body);
+    });
+  });
+  await new Promise((resolve) => bareServer.listen(0, "127.0.0.1", resolve));
+  const agent = new http.Agent({ keepAlive: true });
+  const { port } = bareServer.address();
+  const once = (method) =>
+    new Promise((resolve, reject) => {
+      const request = http.request({ host: "127.0.0.1", port, method, agent }, (response) => {
+        const bytes = Buffer.allocUnsafe(Number(response.headers["content-length"]));
+        let filled = 0;
+        response.on("data", (chunk) => {
+          filled += chunk.copy(bytes, filled);
+        });
+        response.on("end", resolve);
+      });
+      request.on("error", reject);
+      request.end(method === "PUT" ? payload : undefined);
+    });
+  const times = { GET: [], PUT: [] };
+  try {
+    for (let index = 0; index < count + 10; index += 1) {
+      for (const method of ["GET", "PUT"]) {
+        const started = performance.now();
+        await once(method);
+        if (index >= 10) times[method].push(performance.now() - started);
+      }
+    }
+  } finally {
+    agent.destroy();
+    bareServer.close();
+  }
+  return { get: stats(times.GET), put: stats(times.PUT) };
 }

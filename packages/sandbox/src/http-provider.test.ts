@@ -1,20 +1,24 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import {
   createPooledSandboxProvider,
   createSandboxComposite,
   isSandboxUnavailable,
+  type SandboxClient,
 } from "@pleach/coding-agent/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { describeSandboxClientContract } from "../../coding-agent/src/test-support/sandbox-contract.js";
 import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import {
   createHttpStreamSandboxProvider,
+  type HttpSandboxSession,
   type HttpStreamSandboxProvider,
 } from "./http-provider.js";
 import { createLocalSandboxProvider } from "./local-provider.js";
+import { createLocalSandbox } from "./local-sandbox.js";
 import { createSandboxServer, type SandboxServer } from "./server/sandbox-server.js";
 
 const TOKEN = "test-token-0123456789abcdef";
@@ -66,22 +70,32 @@ function raw({
   route,
   body,
   headers = {},
+  to = server,
 }: {
   method?: string;
   route: string;
   body?: string | Buffer;
   headers?: Record<string, string>;
+  to?: SandboxServer;
 }): Promise<{
   status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
   json: { error?: { code: string; message: string } } & Record<string, unknown>;
 }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(new URL(route, server.url), { method, headers }, (response) => {
+    const request = http.request(new URL(route, to.url), { method, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
       response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        resolve({ status: response.statusCode ?? 0, json: text === "" ? {} : JSON.parse(text) });
+        const bytes = Buffer.concat(chunks);
+        const isJson = response.headers["content-type"] === "application/json";
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body: bytes,
+          json: isJson && bytes.length > 0 ? JSON.parse(bytes.toString("utf8")) : {},
+        });
       });
     });
     request.on("error", reject);
@@ -357,9 +371,14 @@ describe("hostile peers", () => {
       expect(answer.json.error?.code).toBe("INVALID_INPUT");
     }
     expect((await raw({ route: "/v1/elsewhere", body: "{}", headers })).status).toBe(404);
-    const gone = await raw({ route: `/v1/sandboxes/${"0".repeat(32)}/read`, body: "{}", headers });
+    const gone = await raw({
+      method: "GET",
+      route: `/v1/sandboxes/${"0".repeat(32)}/file?path=x`,
+      headers,
+    });
     expect(gone.status).toBe(410);
-    expect((await raw({ route: "/v1/sandboxes/../../etc/read", body: "{}", headers })).status).toBe(
+    expect(gone.json.error?.code).toBe("NOT_FOUND");
+    expect((await raw({ route: "/v1/sandboxes/../../etc/file", body: "{}", headers })).status).toBe(
       404,
     );
     expect((await raw({ method: "GET", route: "/v1/sandboxes", headers })).status).toBe(405);
@@ -432,5 +451,440 @@ describe("hostile peers", () => {
     const refused = await session.client.readFile("x").catch((failure: unknown) => failure);
     expect(isSandboxUnavailable(refused)).toBe(true);
     client.close();
+  });
+});
+
+describe("files as raw bytes", () => {
+  const bearer = { authorization: `Bearer ${TOKEN}` };
+  const octets = { ...bearer, "content-type": "application/octet-stream" };
+  let session: HttpSandboxSession;
+  const fileRoute = (id: string, filePath: string) =>
+    `/v1/sandboxes/${id}/file?${new URLSearchParams({ path: filePath })}`;
+
+  beforeAll(async () => {
+    session = await provider.acquire();
+  });
+  afterAll(() => session.release());
+
+  it("round-trips more than 1 MiB of every byte value exactly, the file's own bytes on the wire", async () => {
+    const bytes = Buffer.alloc(1024 * 1024 + 4099);
+    // 167 is odd, so every byte value comes round, in an order that is not a 256-byte period.
+    for (let index = 0; index < bytes.length; index += 1) {
+      bytes[index] = (index * 167 + (index >> 12)) & 0xff;
+    }
+    expect(new Set(bytes).size).toBe(256);
+    await session.client.writeFile("bin/all.dat", bytes.toString("base64"), { encoding: "base64" });
+    expect((await readFile(path.join(session.root, "bin/all.dat"))).equals(bytes)).toBe(true);
+    expect(await session.client.readFile("bin/all.dat", { encoding: "base64" })).toBe(
+      bytes.toString("base64"),
+    );
+    const answer = await raw({
+      method: "GET",
+      route: fileRoute(session.id, "bin/all.dat"),
+      headers: bearer,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toBe("application/octet-stream");
+    expect(Number(answer.headers["content-length"])).toBe(bytes.length);
+    expect(answer.body.equals(bytes)).toBe(true);
+  });
+
+  it.each([
+    ["ASCII", Buffer.from("plain text\n".repeat(10_000))],
+    [
+      "UTF-8 with a BOM and 2-, 3- and 4-byte characters",
+      Buffer.from("\uFEFFé€𝄞 ünïcödé\r\n".repeat(5_000)),
+    ],
+    [
+      "bytes that are not UTF-8",
+      Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0xef, 0xbb, 0xbf, 0x80, 0x41]),
+    ],
+    ["no bytes", Buffer.alloc(0)],
+  ])("writes a raw body of %s as exactly those bytes", async (_kind, bytes) => {
+    const put = await raw({
+      method: "PUT",
+      route: fileRoute(session.id, "raw.dat"),
+      body: bytes,
+      headers: octets,
+    });
+    expect(put.status).toBe(204);
+    expect((await readFile(path.join(session.root, "raw.dat"))).equals(bytes)).toBe(true);
+    const get = await raw({
+      method: "GET",
+      route: fileRoute(session.id, "raw.dat"),
+      headers: bearer,
+    });
+    expect(get.body.equals(bytes)).toBe(true);
+    expect(await session.client.readFile("raw.dat")).toBe(bytes.toString("utf8"));
+  });
+
+  it("writes a chunked body (no Content-Length) exactly", async () => {
+    const parts = [Buffer.from("first part, "), Buffer.alloc(100_000, 0xe9), Buffer.from("end")];
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        new URL(fileRoute(session.id, "chunked.dat"), server.url),
+        { method: "PUT", headers: octets },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on("error", reject);
+      for (const part of parts) request.write(part);
+      request.end();
+    });
+    expect(status).toBe(204);
+    const written = await readFile(path.join(session.root, "chunked.dat"));
+    expect(written.equals(Buffer.concat(parts))).toBe(true);
+  });
+
+  it("round-trips text under file names that need escaping in a query", async () => {
+    const names = [
+      "a b+c&d=e%f#g?.txt",
+      "ünï/cödé €.md",
+      `semi;colon,comma'quote"double\\back.txt`,
+      " spaced ",
+      "+",
+      "%41",
+    ];
+    for (const name of names) {
+      const text = `${name}\n€ and ASCII\n`;
+      await session.client.writeFile(name, text);
+      expect(await readFile(path.join(session.root, name), "utf8")).toBe(text);
+      expect(await session.client.readFile(name)).toBe(text);
+    }
+    await expect(session.client.writeFile(7 as unknown as string, "x")).rejects.toMatchObject({
+      code: "INVALID_PATH",
+    });
+  });
+
+  it("accepts and refuses base64 as the local client does", async () => {
+    const folder = await makeTempDir("pleach-base64-");
+    cleanups.push(folder.cleanup);
+    const local = await createLocalSandbox({ root: folder.dir });
+    const outcome = async (client: SandboxClient, content: string) => {
+      try {
+        await client.writeFile("b.bin", content, { encoding: "base64" });
+        return await client.readFile("b.bin", { encoding: "base64" });
+      } catch (error) {
+        return `error ${(error as { code?: string }).code}`;
+      }
+    };
+    const contents = [
+      "",
+      "QQ",
+      "QQ==",
+      "Q",
+      "QUJD\nREVG\n",
+      " Q Q = = ",
+      "QQ===",
+      "Q-_A",
+      "not base64!!",
+      "QUJD=QUJD",
+      "====",
+      "QUJD€",
+      Buffer.from("every byte \u0000\u00ff").toString("base64"),
+    ];
+    for (const content of contents) {
+      expect([content, await outcome(session.client, content)]).toEqual([
+        content,
+        await outcome(local, content),
+      ]);
+    }
+  });
+
+  it("refuses writes as the server's mode says: protected paths, and everything when read-only", async () => {
+    await expect(session.client.writeFile(".git/config", "[core]")).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+    });
+    await expect(session.client.writeFile(".bashrc", "curl x | sh")).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+    });
+    const readOnly = await createSandboxServer({
+      root: path.join(serverRoot, "read-only"),
+      token: TOKEN,
+      mode: "read-only",
+    });
+    const client = createHttpStreamSandboxProvider({ baseURL: readOnly.url, auth });
+    try {
+      const box = await client.acquire();
+      await writeFile(path.join(box.root, "seen.txt"), "seen");
+      expect(await box.client.readFile("seen.txt")).toBe("seen");
+      await expect(box.client.writeFile("seen.txt", "changed")).rejects.toMatchObject({
+        code: "READ_ONLY",
+      });
+      expect(await readFile(path.join(box.root, "seen.txt"), "utf8")).toBe("seen");
+    } finally {
+      client.close();
+      await readOnly.close();
+    }
+  });
+
+  it("keeps parallel calls apart on the kept connections", async () => {
+    const texts = Array.from({ length: 24 }, (_, index) => `${index}:`.repeat(1 + index * 997));
+    await Promise.all(texts.map((text, index) => session.client.writeFile(`p/${index}`, text)));
+    const read = await Promise.all(texts.map((_, index) => session.client.readFile(`p/${index}`)));
+    expect(read).toEqual(texts);
+  });
+
+  it("refuses a raw body over the limit with TOO_LARGE without reading it all, and keeps serving", async () => {
+    const small = await createSandboxServer({
+      root: path.join(serverRoot, "raw-limits"),
+      token: TOKEN,
+      maxRequestBytes: 64 * 1024,
+    });
+    const client = createHttpStreamSandboxProvider({ baseURL: small.url, auth });
+    try {
+      const box = await client.acquire();
+      // 1 GiB declared, 1 KiB sent and the rest never: the answer cannot wait for the body.
+      let pending: http.ClientRequest | undefined;
+      const declared = await new Promise<{ status: number; json: { error?: { code: string } } }>(
+        (resolve, reject) => {
+          pending = http.request(
+            new URL(fileRoute(box.id, "huge.bin"), small.url),
+            { method: "PUT", headers: { ...octets, "content-length": String(1024 ** 3) } },
+            (response) => {
+              const chunks: Buffer[] = [];
+              response.on("data", (chunk: Buffer) => chunks.push(chunk));
+              response.on("end", () =>
+                resolve({
+                  status: response.statusCode ?? 0,
+                  json: JSON.parse(Buffer.concat(chunks).toString("utf8")),
+                }),
+              );
+            },
+          );
+          pending.on("error", reject);
+          pending.write(Buffer.alloc(1024, 0x61));
+        },
+      );
+      pending?.destroy();
+      expect(declared).toMatchObject({ status: 413, json: { error: { code: "TOO_LARGE" } } });
+      // A chunked body has no length to refuse on: it is cut as soon as it passes the limit.
+      const chunked = await new Promise<number>((resolve, reject) => {
+        const request = http.request(
+          new URL(fileRoute(box.id, "huge.bin"), small.url),
+          { method: "PUT", headers: octets },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on("error", reject);
+        for (let index = 0; index < 8; index += 1) request.write(Buffer.alloc(16 * 1024, 0x62));
+        request.end();
+      });
+      expect(chunked).toBe(413);
+      await expect(box.client.writeFile("big.txt", "x".repeat(100_000))).rejects.toMatchObject({
+        code: "TOO_LARGE",
+      });
+      await expect(stat(path.join(box.root, "huge.bin"))).rejects.toThrow();
+      await expect(stat(path.join(box.root, "big.txt"))).rejects.toThrow();
+      expect(await client.health()).toMatchObject({ sandboxes: 1 });
+      await box.client.writeFile("fits.txt", "y".repeat(60 * 1024));
+      expect(await box.client.readFile("fits.txt")).toBe("y".repeat(60 * 1024));
+    } finally {
+      client.close();
+      await small.close();
+    }
+  });
+
+  it("refuses the file route without the right token, and reads or writes nothing", async () => {
+    await session.client.writeFile("secret.txt", "the sandbox's secret");
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: "Bearer wrong-token-0123456789abcdef" },
+      { authorization: `Bearer ${TOKEN}x` },
+      { authorization: `Basic ${TOKEN}` },
+    ];
+    for (const headers of attempts) {
+      const put = await raw({
+        method: "PUT",
+        route: fileRoute(session.id, "intruder.txt"),
+        body: "pwned",
+        headers: { ...headers, "content-type": "application/octet-stream" },
+      });
+      expect(put.status).toBe(401);
+      expect(put.json.error?.code).toBe("PERMISSION_DENIED");
+      expect(put.headers["www-authenticate"]).toMatch(/^Bearer /);
+      const get = await raw({ method: "GET", route: fileRoute(session.id, "secret.txt"), headers });
+      expect(get.status).toBe(401);
+      expect(get.json.error?.code).toBe("PERMISSION_DENIED");
+      expect(get.body.toString("utf8")).not.toContain("secret");
+    }
+    await expect(stat(path.join(session.root, "intruder.txt"))).rejects.toThrow();
+  });
+
+  it("refuses paths that escape the workspace on the file route", async () => {
+    const outside = await makeTempDir("pleach-outside-raw-");
+    cleanups.push(outside.cleanup);
+    const escaping = [
+      "../x",
+      "/etc/passwd",
+      `${session.root}/../x`,
+      `../${path.basename(session.root)}-evil/x`,
+      path.join(outside.dir, "planted.txt"),
+    ];
+    for (const filePath of escaping) {
+      const get = await raw({
+        method: "GET",
+        route: fileRoute(session.id, filePath),
+        headers: bearer,
+      });
+      expect([filePath, get.status, get.json.error?.code]).toEqual([filePath, 400, "PATH_ESCAPE"]);
+      const put = await raw({
+        method: "PUT",
+        route: fileRoute(session.id, filePath),
+        body: "pwned",
+        headers: octets,
+      });
+      expect([filePath, put.status, put.json.error?.code]).toEqual([filePath, 400, "PATH_ESCAPE"]);
+    }
+    expect(await readdir(outside.dir)).toEqual([]);
+    const nul = await raw({ method: "GET", route: fileRoute(session.id, "a\0b"), headers: bearer });
+    expect(nul.json.error?.code).toBe("INVALID_PATH");
+  });
+
+  it("refuses a malformed query, body type or method with a JSON error that says what is wrong", async () => {
+    const base = `/v1/sandboxes/${session.id}/file`;
+    const cases: Array<{
+      method: string;
+      query: string;
+      headers?: Record<string, string>;
+      status: number;
+      code: string;
+      message: RegExp;
+    }> = [
+      { method: "GET", query: "", status: 400, code: "INVALID_INPUT", message: /\?path=FILE/ },
+      { method: "PUT", query: "", status: 400, code: "INVALID_INPUT", message: /\?path=FILE/ },
+      {
+        method: "GET",
+        query: "?path=a.txt&path=b",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /twice/,
+      },
+      { method: "GET", query: "?path", status: 400, code: "INVALID_INPUT", message: /no value/ },
+      {
+        method: "PUT",
+        query: "?path=a.txt&encoding=base64",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /unknown query parameter "encoding"/,
+      },
+      {
+        method: "GET",
+        query: "?path=%E0%A4%A",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /malformed/,
+      },
+      {
+        method: "PUT",
+        query: "?path=%FF.txt",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /malformed/,
+      },
+      {
+        method: "PUT",
+        query: "?path=a.txt",
+        headers: { "content-type": "application/json" },
+        status: 415,
+        code: "INVALID_INPUT",
+        message: /application\/octet-stream/,
+      },
+      {
+        method: "PUT",
+        query: "?path=a.txt",
+        headers: { "content-encoding": "gzip" },
+        status: 415,
+        code: "INVALID_INPUT",
+        message: /Content-Encoding "gzip"/,
+      },
+      {
+        method: "POST",
+        query: "?path=a.txt",
+        status: 405,
+        code: "UNSUPPORTED",
+        message: /GET, PUT/,
+      },
+    ];
+    for (const { method, query, headers, status, code, message } of cases) {
+      const answer = await raw({
+        method,
+        route: `${base}${query}`,
+        body: method === "GET" ? undefined : "data",
+        headers: { ...octets, ...headers },
+      });
+      expect([method, query, answer.status, answer.json.error?.code]).toEqual([
+        method,
+        query,
+        status,
+        code,
+      ]);
+      expect(answer.json.error?.message).toMatch(message);
+    }
+    await expect(stat(path.join(session.root, "a.txt"))).rejects.toThrow();
+    // The JSON routes this one replaced are gone.
+    for (const gone of ["read", "write?args=%7B%22path%22%3A%22a.txt%22%7D"]) {
+      const answer = await raw({
+        route: `/v1/sandboxes/${session.id}/${gone}`,
+        body: '{"path":"a.txt"}',
+        headers: { ...bearer, "content-type": "application/json" },
+      });
+      expect([gone, answer.status, answer.json.error?.code]).toEqual([gone, 404, "UNSUPPORTED"]);
+    }
+  });
+
+  it("answers a request that is not even HTTP with a JSON error", async () => {
+    const { port } = server.url;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), server.url.hostname, () => {
+        socket.end(
+          `PUT ${fileRoute(session.id, "x.txt")} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: twelve\r\n\r\n`,
+        );
+      });
+      let text = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    const [head, body] = answer.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/json/i);
+    expect(JSON.parse(body ?? "")).toMatchObject({ error: { code: "INVALID_INPUT" } });
+    await expect(stat(path.join(session.root, "x.txt"))).rejects.toThrow();
+  });
+
+  it("takes an answer cut short for an unavailable server", async () => {
+    const fake = http.createServer((request, response) => {
+      if (request.method === "POST") {
+        response.writeHead(201, { "content-type": "application/json" });
+        response.end(JSON.stringify({ id: "f".repeat(32), root: "/nowhere" }));
+        return;
+      }
+      response.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-length": 100_000,
+      });
+      response.write(Buffer.alloc(1000), () => response.socket?.destroy());
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    const address = fake.address() as { port: number };
+    const client = createHttpStreamSandboxProvider({
+      baseURL: `http://127.0.0.1:${address.port}/`,
+      auth,
+    });
+    try {
+      const box = await client.acquire();
+      await expect(box.client.readFile("x")).rejects.toSatisfy(isSandboxUnavailable);
+    } finally {
+      client.close();
+      await new Promise((resolve) => fake.close(resolve));
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
 import type {
@@ -18,6 +19,7 @@ import {
   WIRE_ERROR_CODES,
   type WireError,
 } from "./server/protocol.js";
+import { SpareBuffer } from "./spare-buffer.js";
 
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>
@@ -122,6 +124,8 @@ export function createHttpStreamSandboxProvider({
   const transport = base.protocol === "https:" ? https : http;
   let agent: http.Agent | undefined;
   const where = socketPath === undefined ? base.origin : `unix:${socketPath}`;
+  // The bytes of a file read are decoded into a string at once: their buffer serves the next read.
+  const spare = new SpareBuffer(8 * 1024 * 1024);
 
   const exchange = async ({
     method,
@@ -129,12 +133,15 @@ export function createHttpStreamSandboxProvider({
     body,
     abortSignal,
     timeoutMs,
+    sent,
   }: {
     method: string;
     route: string;
     body?: unknown;
     abortSignal?: AbortSignal;
     timeoutMs: number;
+    /** Called once the whole request is handed to the kernel (a raw body is free again then). */
+    sent?: () => void;
   }): Promise<Exchange> => {
     if (abortSignal?.aborted)
       throw new ToolError("ABORTED", "the call was aborted before it was sent");
@@ -147,12 +154,14 @@ export function createHttpStreamSandboxProvider({
       headers["content-length"] = String(payload.length);
     }
     // Idle kept sockets are dropped after 30 s, well before the server's 65 s: a request is never
-    // sent on a socket the server is closing (an exec that met that could not be retried).
+    // sent on a socket the server is closing (an exec that met that could not be retried). Every
+    // request and answer is written whole, so Nagle's algorithm would only delay the last segment.
     agent ??= new transport.Agent({
       keepAlive: true,
       maxSockets,
       scheduling: "lifo",
       timeout: 30_000,
+      noDelay: true,
     });
     const url = new URL(`${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`, base);
     return new Promise<Exchange>((resolve, reject) => {
@@ -196,57 +205,87 @@ export function createHttpStreamSandboxProvider({
         cleanup();
         resolve({ status: response.statusCode ?? 0, response });
       });
-      request.end(payload);
+      request.end(payload, sent);
     });
   };
 
-  /** A call whose 2xx answer is text; other answers are thrown as ToolErrors. */
-  const callText = async (
+  /** A call whose 2xx answer is bytes; other answers are thrown as ToolErrors. */
+  const callBytes = async (
     route: string,
     {
       method = "POST",
       body,
       abortSignal,
       timeoutMs = requestTimeoutMs,
-    }: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
-  ): Promise<string> => {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const { status, response } = await exchange({ method, route, body, abortSignal, timeoutMs });
-    const text = await readBody(response, where, abortSignal, deadline, timeoutMs);
-    if (status >= 200 && status < 300) return text;
-    throw fromWire(status, text, where);
+      into,
+      sent,
+    }: {
+      method?: string;
+      body?: unknown;
+      abortSignal?: AbortSignal;
+      timeoutMs?: number;
+      /** Where a 2xx answer's bytes go; the caller gives the buffer back. */
+      into?: SpareBuffer;
+      sent?: () => void;
+    },
+  ): Promise<Buffer> => {
+    const deadline = performance.now() + timeoutMs;
+    const { status, response } = await exchange({
+      method,
+      route,
+      body,
+      abortSignal,
+      timeoutMs,
+      sent,
+    });
+    const ok = status >= 200 && status < 300;
+    const bytes = await readBody(response, {
+      where,
+      abortSignal,
+      deadline,
+      timeoutMs,
+      into: ok ? into : undefined,
+    });
+    if (ok) return bytes;
+    throw fromWire(status, bytes.toString("utf8"), where);
   };
 
   /** A JSON call: the parsed body of a 2xx answer, or the answer's error thrown as a ToolError. */
   const call = async <Result>(
     route: string,
-    {
-      method = "POST",
-      body,
-      abortSignal,
-      timeoutMs = requestTimeoutMs,
-    }: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
+    options: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
   ): Promise<Result> => {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const { status, response } = await exchange({ method, route, body, abortSignal, timeoutMs });
-    const text = await readBody(response, where, abortSignal, deadline, timeoutMs);
-    if (status >= 200 && status < 300) return (text === "" ? {} : JSON.parse(text)) as Result;
-    throw fromWire(status, text, where);
+    const text = (await callBytes(route, options)).toString("utf8");
+    return (text === "" ? {} : JSON.parse(text)) as Result;
   };
 
   const clientOf = (id: string): HttpSandboxClient => {
     const prefix = `/sandboxes/${id}`;
+    // The file's bytes travel raw both ways; the encoding is applied here, at the caller's end.
+    const fileRoute = (filePath: unknown) => {
+      if (typeof filePath !== "string") {
+        throw new ToolError("INVALID_PATH", `a path must be a string, got ${typeof filePath}`);
+      }
+      return `${prefix}/file?${new URLSearchParams({ path: filePath })}`;
+    };
     return {
-      readFile(filePath: string, { encoding }: FileEncodingOptions = {}) {
-        // The answer is the content itself: a big file costs no JSON escaping and parsing.
-        return callText(`${prefix}/read`, { body: { path: filePath, encoding } });
+      async readFile(filePath: string, options?: FileEncodingOptions) {
+        const encoding = encodingOf(options);
+        const bytes = await callBytes(fileRoute(filePath), { method: "GET", into: spare });
+        try {
+          return textOfBytes(bytes, encoding);
+        } finally {
+          spare.giveBack(bytes);
+        }
       },
-      async writeFile(filePath: string, content: string, { encoding }: FileEncodingOptions = {}) {
+      async writeFile(filePath: string, content: string, options?: FileEncodingOptions) {
+        const encoding = encodingOf(options);
         if (typeof content !== "string") {
           throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
         }
-        const args = encodeURIComponent(JSON.stringify({ path: filePath, encoding }));
-        await call(`${prefix}/write?args=${args}`, { body: Buffer.from(content, "utf8") });
+        const route = fileRoute(filePath);
+        const bytes = bytesOfText(content, encoding, spare);
+        await callBytes(route, { method: "PUT", body: bytes, sent: () => spare.giveBack(bytes) });
       },
       async exec(command: string, options: HttpExecOptions = {}) {
         const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
@@ -264,11 +303,8 @@ export function createHttpStreamSandboxProvider({
           timeoutMs: requestTimeoutMs,
         });
         if (status !== 200) {
-          throw fromWire(
-            status,
-            await readBody(response, where, abortSignal, undefined, requestTimeoutMs),
-            where,
-          );
+          const answer = await readBody(response, { where, abortSignal });
+          throw fromWire(status, answer.toString("utf8"), where);
         }
         return readExecStream({ response, where, abortSignal, onOutput, streamIdleTimeoutMs });
       },
@@ -322,39 +358,87 @@ function unreachable(where: string, error: Error): ToolError {
   });
 }
 
-async function readBody(
+/** Answers up to this many bytes are read into one buffer of their declared length. */
+const PREALLOCATE_LIMIT = 256 * 1024 * 1024;
+
+/**
+ * Read an answer's body whole: into one buffer of its declared length (allocated when the first
+ * bytes come), or, without one, gathered and joined once. Aborting, or passing `deadline` (a
+ * `performance.now()` time), cuts it short.
+ */
+function readBody(
   response: http.IncomingMessage,
-  where: string,
-  abortSignal: AbortSignal | undefined,
-  deadline: AbortSignal | undefined,
-  timeoutMs: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  const signals = [abortSignal, deadline].filter((signal) => signal !== undefined);
-  const stop = signals.length === 0 ? undefined : AbortSignal.any(signals);
-  const onStop = () => response.destroy();
-  stop?.addEventListener("abort", onStop, { once: true });
-  try {
-    for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
-  } catch (error) {
-    if (abortSignal?.aborted) throw new ToolError("ABORTED", "the call was aborted");
-    if (deadline?.aborted) {
-      throw sandboxUnavailableError({
-        message: `the sandbox server at ${where} did not finish answering within ${timeoutMs} ms`,
-        details: { reason: "timeout" },
-      });
-    }
-    throw unreachable(where, error as Error);
-  } finally {
-    stop?.removeEventListener("abort", onStop);
-  }
-  if (!response.complete) {
-    throw sandboxUnavailableError({
-      message: `the sandbox server at ${where} broke off its answer`,
-      details: { reason: "disconnected" },
-    });
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  {
+    where,
+    abortSignal,
+    deadline,
+    timeoutMs,
+    into,
+  }: {
+    where: string;
+    abortSignal?: AbortSignal;
+    deadline?: number;
+    timeoutMs?: number;
+    into?: SpareBuffer;
+  },
+): Promise<Buffer> {
+  const header = response.headers["content-length"];
+  const declared = header === undefined ? Number.NaN : Number(header);
+  const preallocate = Number.isSafeInteger(declared) && declared <= PREALLOCATE_LIMIT;
+  return new Promise<Buffer>((resolve, reject) => {
+    let body: Buffer | undefined;
+    let filled = 0;
+    const chunks: Buffer[] = [];
+    let stopped: ToolError | undefined;
+    const stop = (error: ToolError) => {
+      stopped ??= error;
+      response.destroy();
+    };
+    const onAbort = () => stop(new ToolError("ABORTED", "the call was aborted"));
+    const timer =
+      deadline === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              stop(
+                sandboxUnavailableError({
+                  message: `the sandbox server at ${where} did not finish answering within ${timeoutMs} ms`,
+                  details: { reason: "timeout" },
+                }),
+              ),
+            Math.max(0, deadline - performance.now()),
+          );
+    abortSignal?.addEventListener("abort", onAbort, { once: true });
+    const settle = (error?: Error) => {
+      if (timer !== undefined) clearTimeout(timer);
+      abortSignal?.removeEventListener("abort", onAbort);
+      response.off("data", onData);
+      if (stopped !== undefined) reject(stopped);
+      else if (error !== undefined) reject(unreachable(where, error));
+      else if (!response.complete || (preallocate && filled !== declared)) {
+        reject(
+          sandboxUnavailableError({
+            message: `the sandbox server at ${where} broke off its answer`,
+            details: { reason: "disconnected" },
+          }),
+        );
+      } else if (preallocate) resolve(body ?? Buffer.alloc(0));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      if (!preallocate) chunks.push(chunk);
+      else {
+        body ??= into?.take(declared) ?? Buffer.allocUnsafe(declared);
+        filled += chunk.copy(body, filled);
+      }
+    };
+    response.on("data", onData);
+    response.once("end", () => settle());
+    response.once("error", (error) => settle(error));
+    // A connection that closes before the end: `complete` is false, which says so.
+    response.once("close", () => settle());
+    if (abortSignal?.aborted) onAbort();
+  });
 }
 
 /** The ToolError a non-2xx answer stands for. */
@@ -491,4 +575,47 @@ function readExecStream({
     response.on("close", ended);
     response.on("error", ended);
   });
+}
+
+type FileEncoding = NonNullable<FileEncodingOptions["encoding"]>;
+
+/** The caller's encoding, refused as the local client refuses it. */
+function encodingOf(options: FileEncodingOptions | undefined): FileEncoding {
+  const encoding = options?.encoding ?? "utf8";
+  if (encoding !== "utf8" && encoding !== "base64") {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `encoding must be "utf8" or "base64", got ${JSON.stringify(encoding)}`,
+    );
+  }
+  return encoding;
+}
+
+/** A file's bytes as `readFile` returns them. */
+function textOfBytes(bytes: Buffer, encoding: FileEncoding): string {
+  if (encoding === "base64") return bytes.toString("base64");
+  // ASCII reads the same as Latin-1, which Node decodes several times faster than UTF-8.
+  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * The bytes `writeFile(content, { encoding })` writes: those the local client writes, with its
+ * refusal of text that is not base64 (whitespace ignored). UTF-8 is encoded into a buffer of
+ * `spare`.
+ */
+function bytesOfText(content: string, encoding: FileEncoding, spare: SpareBuffer): Buffer {
+  if (encoding === "utf8") {
+    const bytes = spare.take(Buffer.byteLength(content, "utf8"));
+    bytes.write(content, 0, "utf8");
+    return bytes;
+  }
+  const bytes = Buffer.from(content, "base64");
+  // Canonical base64, what encoders write, is valid: no need to look at each character.
+  if (bytes.toString("base64") === content) return bytes;
+  if (!BASE64.test(content.replace(/\s+/g, ""))) {
+    throw new ToolError("INVALID_INPUT", "content is not valid base64");
+  }
+  return bytes;
 }

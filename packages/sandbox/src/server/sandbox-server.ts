@@ -8,6 +8,7 @@ import { isToolError, ToolError, type ToolErrorCode } from "@pleach/core";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper } from "../os/index.js";
 import { isInside } from "../paths.js";
+import { SpareBuffer } from "../spare-buffer.js";
 import { hidePaths } from "./hide-paths.js";
 import {
   type CreateSandboxResponse,
@@ -17,6 +18,7 @@ import {
   statusOfCode,
   type WireError,
 } from "./protocol.js";
+import { createRawFiles, type RawFiles } from "./raw-files.js";
 import { execStreaming, type StreamingExecLimits } from "./stream-exec.js";
 import { fillWorkspace } from "./templates.js";
 
@@ -141,13 +143,15 @@ interface HostedSandbox {
   id: string;
   workspace: string;
   client: LocalSandbox;
+  /** Its files as bytes, for the file route. */
+  files: RawFiles;
   limits: StreamingExecLimits;
   lastUsed: number;
   running: Set<AbortController>;
 }
 
 const ID_PATTERN = /^[a-f0-9]{32}$/;
-const ROUTE = new RegExp(`^${PROTOCOL_PREFIX}/sandboxes(?:/([^/]+)(?:/(exec|read|write))?)?$`);
+const ROUTE = new RegExp(`^${PROTOCOL_PREFIX}/sandboxes(?:/([^/]+)(?:/(exec|file))?)?$`);
 
 /**
  * Start a sandbox server: it hosts many sandboxes, each a fresh workspace folder served through the
@@ -202,6 +206,8 @@ export async function createSandboxServer({
     files: hiddenFiles,
   });
   const expectedDigest = digest(token);
+  // File bodies up to this size, read or written, reuse one buffer between requests.
+  const spare = new SpareBuffer(Math.min(maxRequestBytes, maxFileBytes, 8 * 1024 * 1024));
   const sandboxes = new Map<string, HostedSandbox>();
   let creating = 0;
   let closing = false;
@@ -259,6 +265,13 @@ export async function createSandboxServer({
         id,
         workspace,
         client,
+        files: createRawFiles({
+          rootReal: client.root,
+          rootGiven: workspace,
+          mode,
+          maxFileBytes,
+          spare,
+        }),
         limits: {
           defaultTimeoutMs: defaultExecTimeoutMs,
           maxTimeoutMs: maxExecTimeoutMs,
@@ -366,43 +379,50 @@ export async function createSandboxServer({
     }
     const [, id, action] = route;
     if (id === undefined) {
-      if (request.method !== "POST") throw methodNotAllowed(request, url);
+      if (request.method !== "POST") throw methodNotAllowed(request, url, "POST");
       const body = await readJson(request, maxRequestBytes);
       sendJson(response, 201, await create(body));
       return;
     }
     if (action === undefined) {
-      if (request.method !== "DELETE") throw methodNotAllowed(request, url);
+      if (request.method !== "DELETE") throw methodNotAllowed(request, url, "DELETE");
       await destroy(lookup(id), "the sandbox was released");
       response.writeHead(204).end();
       return;
     }
-    if (request.method !== "POST") throw methodNotAllowed(request, url);
+    if (action === "file") {
+      if (request.method === "GET") {
+        const sandbox = lookup(id);
+        const filePath = fileQuery(url);
+        const bytes = await sandbox.files.read(filePath);
+        response.writeHead(200, {
+          "content-type": "application/octet-stream",
+          "content-length": bytes.length,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+        });
+        // Handed to the kernel whole once the response finishes: the buffer is free again then.
+        response.end(bytes, () => spare.giveBack(bytes));
+        return;
+      }
+      if (request.method === "PUT") {
+        const sandbox = lookup(id);
+        const filePath = fileQuery(url);
+        checkRawBody(request);
+        const body = await readBody(request, maxRequestBytes, spare);
+        try {
+          await sandbox.files.write(filePath, body);
+        } finally {
+          spare.giveBack(body);
+        }
+        response.writeHead(204, { "cache-control": "no-store" }).end();
+        return;
+      }
+      throw methodNotAllowed(request, url, "GET, PUT");
+    }
+    if (request.method !== "POST") throw methodNotAllowed(request, url, "POST");
     const sandbox = lookup(id);
-    if (action === "write") {
-      // The content is the raw body (no JSON to escape and parse); the rest is in `?args=`.
-      const args = parseJsonObject(url.searchParams.get("args") ?? "{}", "the args parameter");
-      const content = (await readBody(request, maxRequestBytes)).toString("utf8");
-      await sandbox.client.writeFile(args.path as string, content, encodingOf(args));
-      sendJson(response, 200, {});
-      return;
-    }
-    const body = await readJson(request, maxRequestBytes);
-    if (action === "exec") {
-      await exec(sandbox, body, request, response);
-      return;
-    }
-    const content = Buffer.from(
-      await sandbox.client.readFile(body.path as string, encodingOf(body)),
-      "utf8",
-    );
-    response.writeHead(200, {
-      "content-type": "text/plain; charset=utf-8",
-      "content-length": content.length,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
-    });
-    response.end(content);
+    await exec(sandbox, await readJson(request, maxRequestBytes), request, response);
   };
 
   const server = http.createServer(
@@ -431,9 +451,24 @@ export async function createSandboxServer({
       });
     },
   );
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
+  // A request Node's parser refuses (a malformed header, a Content-Length that is no number, headers
+  // too large) never reaches `handle`: it is answered here, in the same JSON, and its connection
+  // closed.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+    const body = JSON.stringify({
+      error: {
+        code: "INVALID_INPUT",
+        message: `malformed HTTP request (${error.code ?? error.message}); nothing was done`,
+      },
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n\r\n${body}`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -525,11 +560,68 @@ function shuttingDown(): HttpError {
   });
 }
 
-function methodNotAllowed(request: http.IncomingMessage, url: URL): HttpError {
+function methodNotAllowed(request: http.IncomingMessage, url: URL, allowed: string): HttpError {
   return new HttpError(405, {
     code: "UNSUPPORTED",
-    message: `${request.method} is not allowed on ${url.pathname}`,
+    message: `${request.method} is not allowed on ${url.pathname} (only ${allowed})`,
   });
+}
+
+function badRequest(message: string): HttpError {
+  return new HttpError(400, { code: "INVALID_INPUT", message });
+}
+
+/**
+ * The workspace path of a file request: its one query parameter, `path`, form-encoded. Anything
+ * else, a second `path`, or an escape that does not decode to UTF-8 is refused.
+ */
+function fileQuery(url: URL): string {
+  let filePath: string | undefined;
+  const search = url.search.slice(1);
+  for (const part of search === "" ? [] : search.split("&")) {
+    const equals = part.indexOf("=");
+    const name = decodeQuery(equals < 0 ? part : part.slice(0, equals));
+    if (name !== "path") {
+      throw badRequest(
+        `unknown query parameter ${JSON.stringify(name)}: a file request takes only ?path=FILE`,
+      );
+    }
+    if (equals < 0) throw badRequest("the path query parameter has no value: send ?path=FILE");
+    if (filePath !== undefined) throw badRequest("the path query parameter is given twice");
+    filePath = decodeQuery(part.slice(equals + 1));
+  }
+  if (filePath === undefined) {
+    throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
+  }
+  return filePath;
+}
+
+function decodeQuery(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    throw badRequest(
+      `the query ${JSON.stringify(text.slice(0, 200))} is not URL-encoded UTF-8 (a % escape is malformed)`,
+    );
+  }
+}
+
+/** A file's body is its bytes as they are: no other media type, no content coding. */
+function checkRawBody(request: http.IncomingMessage): void {
+  const type = request.headers["content-type"];
+  if (type !== undefined && !/^application\/octet-stream\s*(?:;|$)/i.test(type)) {
+    throw new HttpError(415, {
+      code: "INVALID_INPUT",
+      message: `the body of a file write is the file's raw bytes: send Content-Type: application/octet-stream, not ${JSON.stringify(type.slice(0, 100))}`,
+    });
+  }
+  const coding = request.headers["content-encoding"];
+  if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
+    throw new HttpError(415, {
+      code: "INVALID_INPUT",
+      message: `the body of a file write is the file's raw bytes: Content-Encoding ${JSON.stringify(coding.slice(0, 100))} is not supported`,
+    });
+  }
 }
 
 function toWireError(error: unknown): WireError {
@@ -554,22 +646,56 @@ function sendJson(response: http.ServerResponse, status: number, body: unknown):
   response.end(text);
 }
 
-function encodingOf(args: Record<string, unknown>): { encoding?: "utf8" | "base64" } {
-  return args.encoding === undefined ? {} : { encoding: args.encoding as "utf8" };
-}
-
-/** Read a body of at most `limit` bytes. */
-async function readBody(request: http.IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(request.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+/**
+ * Read a body of at most `limit` bytes. A declared length over the limit is refused before a byte
+ * is read; a declared length is read into one buffer of that size (from `spare` when given,
+ * allocated when the first bytes come); a chunked body is gathered, refused as soon as it passes
+ * the limit, and joined once.
+ */
+function readBody(
+  request: http.IncomingMessage,
+  limit: number,
+  spare?: SpareBuffer,
+): Promise<Buffer> {
+  const header = request.headers["content-length"];
+  // Node's parser has already refused a Content-Length that is not a number.
+  const declared = header === undefined ? undefined : Number(header);
+  if (declared !== undefined && declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise<Buffer>((resolve, reject) => {
+    let body: Buffer | undefined;
+    let filled = 0;
+    const chunks: Buffer[] = [];
+    const finish = (error?: Error) => {
+      request.off("data", onData);
+      request.off("end", onEnd);
+      request.off("error", finish);
+      request.off("close", onClose);
+      if (error !== undefined) reject(error);
+      else if (declared === undefined) {
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, filled));
+      } else if (filled !== declared) {
+        reject(badRequest(`the body ended after ${filled} of its ${declared} bytes`));
+      } else resolve(body ?? Buffer.alloc(0));
+    };
+    const onData = (chunk: Buffer) => {
+      if (declared !== undefined) {
+        body ??= spare?.take(declared) ?? Buffer.allocUnsafe(declared);
+        // The parser passes no more than the declared length (`copy` stops at the end anyway).
+        filled += chunk.copy(body, filled);
+        return;
+      }
+      filled += chunk.length;
+      if (filled > limit) finish(tooLarge(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    // The peer went away before the end of its body: nobody is left to answer.
+    const onClose = () => finish(badRequest("the connection closed before the end of the body"));
+    request.on("data", onData);
+    request.on("end", onEnd);
+    request.on("error", finish);
+    request.on("close", onClose);
+  });
 }
 
 /** Read a JSON object body of at most `limit` bytes. */
