@@ -5,11 +5,15 @@
 // take to move 1 MiB on this machine, the floor under any HTTP transport; then the time from
 // `exec` to the first chunk of a streaming command's output. Needs the build.
 //
-//   npx tsc -b && node bench/sandbox-http.mjs [runs] [mode]
+//   npx tsc -b && node bench/sandbox-http.mjs [runs] [mode] [server]
 //
 // mode: workspace-write (default: commands in bubblewrap) or danger-full-access (plain bash,
 // which isolates the transport's cost from the OS sandbox's).
+// server: process (default: the sandbox server, and the bare HTTP server, run in a process of their
+// own, as `pleach sandbox serve` does) or in-process (the server shares the client's event loop, so
+// their work cannot overlap).
 // Goals: at most 2 ms added per read/write; the first chunk within 50 ms.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import http from "node:http";
@@ -19,8 +23,14 @@ import { performance } from "node:perf_hooks";
 
 const runs = Math.max(50, Number(process.argv[2] ?? 500));
 const mode = process.argv[3] ?? "workspace-write";
+const serverPlace = process.argv[4] ?? "process";
+if (serverPlace !== "process" && serverPlace !== "in-process") {
+  console.error(`server must be "process" or "in-process", got ${serverPlace}`);
+  process.exit(2);
+}
+const distURL = new URL("../packages/sandbox/dist/index.js", import.meta.url).href;
 const { createLocalSandbox, createSandboxServer, createHttpStreamSandboxProvider } = await import(
-  new URL("../packages/sandbox/dist/index.js", import.meta.url)
+  distURL
 ).catch((error) => {
   console.error("build first (npx tsc -b):", error.message);
   process.exit(2);
@@ -35,7 +45,14 @@ function stats(values) {
 
 const folder = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-bench-http-")));
 const token = randomBytes(24).toString("hex");
-const server = await createSandboxServer({ root: path.join(folder, "server"), token, mode });
+const server =
+  serverPlace === "in-process"
+    ? await createSandboxServer({ root: path.join(folder, "server"), token, mode })
+    : await serverProcess(
+        `const { createSandboxServer } = await import(${JSON.stringify(distURL)});
+         const server = await createSandboxServer(${JSON.stringify({ root: path.join(folder, "server"), token, mode })});
+         ready(server.url);`,
+      );
 const provider = createHttpStreamSandboxProvider({
   baseURL: server.url,
   auth: () => ({ headers: { Authorization: `Bearer ${token}` } }),
@@ -101,7 +118,7 @@ try {
     });
   }
   console.log(
-    `sandbox server over loopback vs the local client (${mode}, ${os.cpus().length} CPUs, node ${process.version})`,
+    `sandbox server over loopback vs the local client (${mode}, server ${serverPlace}, ${os.cpus().length} CPUs, node ${process.version}, load ${os.loadavg()[0].toFixed(1)})`,
   );
   console.table(rows);
   const bare = await bareHttp(Math.ceil(runs / 5));
@@ -137,20 +154,69 @@ try {
   await rm(folder, { recursive: true, force: true });
 }
 
-/** A bare `http` server and keep-alive client moving 1 MiB each way: the cost of HTTP itself. */
-async function bareHttp(count) {
-  const payload = randomBytes(1024 * 1024);
-  const bareServer = http.createServer((request, response) => {
+/**
+ * Run `script` (an ES module body that calls `ready(url)` and then serves) in a node process of
+ * its own; resolves to `{ url, close() }` once it is ready.
+ */
+function serverProcess(script) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `const ready = (url) => process.stdout.write(url + "\\n");\n${script}`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return new Promise((resolve, reject) => {
+    let text = "";
+    child.once("exit", (code) => reject(new Error(`the server process exited (${code})`)));
+    child.stdout.on("data", (chunk) => {
+      text += chunk;
+      if (!text.includes("\n")) return;
+      resolve({
+        url: text.trim(),
+        close: () =>
+          new Promise((done) => {
+            child.removeAllListeners("exit");
+            child.once("exit", done);
+            child.kill("SIGTERM");
+          }),
+      });
+    });
+  });
+}
+
+/** The bare server's handler: `payload` for a GET, nothing for anything else, once read whole. */
+function bareHandler(payload) {
+  return (request, response) => {
     request.resume();
     request.on("end", () => {
       const body = request.method === "GET" ? payload : Buffer.alloc(0);
       response.writeHead(200, { "content-length": body.length });
       response.end(body);
     });
-  });
-  await new Promise((resolve) => bareServer.listen(0, "127.0.0.1", resolve));
+  };
+}
+
+/** A bare `http` server and keep-alive client moving 1 MiB each way: the cost of HTTP itself. */
+async function bareHttp(count) {
+  const payload = randomBytes(1024 * 1024);
+  let bareServer;
+  let port;
+  if (serverPlace === "process") {
+    bareServer = await serverProcess(`
+      const http = await import("node:http");
+      const payload = (await import("node:crypto")).randomBytes(1024 * 1024);
+      const server = http.createServer((${bareHandler.toString()})(payload));
+      server.listen(0, "127.0.0.1", () => ready("http://127.0.0.1:" + server.address().port));`);
+    port = Number(new URL(bareServer.url).port);
+  } else {
+    bareServer = http.createServer(bareHandler(payload));
+    await new Promise((resolve) => bareServer.listen(0, "127.0.0.1", resolve));
+    port = bareServer.address().port;
+  }
   const agent = new http.Agent({ keepAlive: true });
-  const { port } = bareServer.address();
   const once = (method) =>
     new Promise((resolve, reject) => {
       const request = http.request({ host: "127.0.0.1", port, method, agent }, (response) => {
