@@ -15,6 +15,8 @@ import { RawGetter } from "./raw-get.js";
 import {
   type CreateSandboxResponse,
   type ExecEvent,
+  FILE_CHANNEL_PROTOCOL,
+  FILE_CHANNEL_ROUTE,
   PROTOCOL_PREFIX,
   type SandboxTemplate,
   WIRE_ERROR_CODES,
@@ -138,28 +140,66 @@ export function createHttpStreamSandboxProvider({
           PREALLOCATE_LIMIT,
         )
       : undefined;
+  /** What the lean path needs for a request (its target path is the caller's). */
+  const rawOptions = async () => ({
+    headers: { ...(await auth?.())?.headers },
+    timeoutMs: requestTimeoutMs,
+    into: spare,
+    timeoutError: () =>
+      sandboxUnavailableError({
+        message: `the sandbox server at ${where} did not answer within ${requestTimeoutMs} ms; it may be overloaded or gone`,
+        details: { reason: "timeout" },
+      }),
+    brokenError: (cause: Error) => unreachable(where, cause),
+  });
+  const targetOf = (route: string) =>
+    `${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`;
+  /** A 2xx answer's bytes; another answer's error thrown as a ToolError. */
+  const bytesOf = ({ status, body }: { status: number; body: Buffer }): Buffer => {
+    if (status >= 200 && status < 300) return body;
+    throw fromWire(status, body.toString("utf8"), where);
+  };
   /** The bytes of a GET's 2xx answer, through the lean path when it can carry it. */
   const getBytes = async (route: string): Promise<Buffer> => {
     if (rawGetter !== undefined) {
-      const headers = { ...(await auth?.())?.headers };
-      const target = `${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`;
-      const answer = await rawGetter.get(target, {
-        headers,
-        timeoutMs: requestTimeoutMs,
-        into: spare,
-        timeoutError: () =>
-          sandboxUnavailableError({
-            message: `the sandbox server at ${where} did not answer within ${requestTimeoutMs} ms; it may be overloaded or gone`,
-            details: { reason: "timeout" },
-          }),
-        brokenError: (cause) => unreachable(where, cause),
-      });
-      if (answer !== undefined) {
-        if (answer.status >= 200 && answer.status < 300) return answer.body;
-        throw fromWire(answer.status, answer.body.toString("utf8"), where);
-      }
+      const answer = await rawGetter.get(targetOf(route), await rawOptions());
+      if (answer !== undefined) return bytesOf(answer);
     }
     return callBytes(route, { method: "GET", into: spare });
+  };
+  /**
+   * Write `bytes` (a buffer of `spare`, given back here) to `filePath` of sandbox `id`: large
+   * ones over a file channel (see PROTOCOL.md), the rest as a PUT on a kept connection.
+   */
+  const putBytes = async (
+    id: string,
+    filePath: string,
+    route: string,
+    bytes: Buffer,
+  ): Promise<void> => {
+    if (rawGetter !== undefined && bytes.length >= FILE_CHANNEL_MIN_BYTES) {
+      let answer: { status: number; body: Buffer } | undefined;
+      try {
+        answer = await rawGetter.upload(
+          targetOf(FILE_CHANNEL_ROUTE.slice(PROTOCOL_PREFIX.length)),
+          FILE_CHANNEL_PROTOCOL,
+          id,
+          filePath,
+          bytes,
+          await rawOptions(),
+        );
+      } catch (error) {
+        spare.giveBack(bytes);
+        throw error;
+      }
+      if (answer !== undefined) {
+        spare.giveBack(bytes);
+        bytesOf(answer);
+        return;
+      }
+      // Not sent (a header or path the channel cannot carry): a plain PUT.
+    }
+    await callBytes(route, { method: "PUT", body: bytes, sent: () => spare.giveBack(bytes) });
   };
 
   const exchange = async ({
@@ -319,8 +359,7 @@ export function createHttpStreamSandboxProvider({
           throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
         }
         const route = fileRoute(filePath);
-        const bytes = bytesOfText(content, encoding, spare);
-        await callBytes(route, { method: "PUT", body: bytes, sent: () => spare.giveBack(bytes) });
+        await putBytes(id, filePath, route, bytesOfText(content, encoding, spare));
       },
       async exec(command: string, options: HttpExecOptions = {}) {
         const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
@@ -396,6 +435,11 @@ function unreachable(where: string, error: Error): ToolError {
 
 /** Answers up to this many bytes are read into one buffer of their declared length. */
 const PREALLOCATE_LIMIT = 256 * 1024 * 1024;
+/**
+ * File writes of at least this many bytes go over a file channel, past the server's HTTP parser;
+ * smaller ones as a PUT, where the parser costs little.
+ */
+const FILE_CHANNEL_MIN_BYTES = 64 * 1024;
 
 /**
  * Read an answer's body whole: into one buffer of its declared length (allocated when the first

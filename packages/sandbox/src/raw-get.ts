@@ -40,6 +40,10 @@ const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
  */
 export class RawGetter {
   readonly #idle: net.Socket[] = [];
+  /** Idle file channels (see {@link RawGetter.upload}). */
+  readonly #channels: net.Socket[] = [];
+  /** Sockets whose idle and close listeners are in place. */
+  readonly #watched = new WeakSet<net.Socket>();
   #closed = false;
 
   constructor(
@@ -53,11 +57,218 @@ export class RawGetter {
   close(): void {
     this.#closed = true;
     for (const socket of this.#idle.splice(0)) socket.destroy();
+    for (const socket of this.#channels.splice(0)) socket.destroy();
+  }
+
+  /**
+   * Write `body` to `filePath` of sandbox `id` over a file channel: a connection upgraded at
+   * `openTarget` (`Upgrade: upgrade`) that carries `PUT <id> <length> <path>\n` frames and their
+   * bytes, answered `<status> <length>\n` and a JSON error when there is one. Channels are kept
+   * for the next write. Resolves to the answer (a refused upgrade's answer too), or `undefined`
+   * when the write cannot go this way.
+   */
+  async upload(
+    openTarget: string,
+    upgrade: string,
+    id: string,
+    filePath: string,
+    body: Uint8Array,
+    options: RawGetOptions,
+  ): Promise<RawAnswer | undefined> {
+    let frame: Buffer;
+    try {
+      frame = Buffer.from(`PUT ${id} ${body.length} ${encodeURIComponent(filePath)}\n`, "latin1");
+    } catch {
+      return undefined; // A path with a lone surrogate: not UTF-8.
+    }
+    if (!/^[a-f0-9]{32}$/.test(id)) return undefined;
+    if (options.abortSignal?.aborted) {
+      throw new ToolError("ABORTED", "the call was aborted before it was sent");
+    }
+    for (;;) {
+      const kept = this.#channels.pop();
+      if (kept === undefined) break;
+      if (kept.destroyed || kept.readyState !== "open") continue;
+      kept.setTimeout(0);
+      kept.ref();
+      const answer = await this.#frame(kept, frame, body, options, true);
+      if (answer !== "stale") return answer;
+    }
+    const head = this.#request("GET", openTarget, options.headers, {
+      connection: "upgrade",
+      upgrade,
+    });
+    if (head === undefined) return undefined;
+    const opened = await this.#openChannel(head, options);
+    if (!(opened instanceof net.Socket)) return opened; // Refused: the server closed it.
+    const answer = await this.#frame(opened, frame, body, options, false);
+    return answer === "stale" ? undefined : answer;
+  }
+
+  /** A new channel, or the server's answer refusing it. */
+  async #openChannel(head: Buffer, options: RawGetOptions): Promise<net.Socket | RawAnswer> {
+    const socket = await this.#connect(options);
+    // Not reused, so never "stale".
+    return (await this.#await<net.Socket | RawAnswer>(
+      socket,
+      options,
+      false,
+      (received, done) => {
+        const end = received.indexOf("\r\n\r\n");
+        if (end < 0) return received.length > MAX_HEAD_BYTES ? "broken" : undefined;
+        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received.toString("latin1", 0, end))?.[1]);
+        if (status === 101) {
+          if (received.length > end + 4) return "broken";
+          done(socket);
+          return "taken";
+        }
+        // A refusal: the server answers, then closes; its body is the rest until then.
+        if (!done.ended) return undefined;
+        socket.destroy();
+        done({ status: Number.isInteger(status) ? status : 502, body: received.subarray(end + 4) });
+        return "taken";
+      },
+      head,
+    )) as net.Socket | RawAnswer;
+  }
+
+  /** Send one frame on `socket` and read its answer; keeps the channel after an answer. */
+  #frame(
+    socket: net.Socket,
+    frame: Buffer,
+    body: Uint8Array,
+    options: RawGetOptions,
+    reused: boolean,
+  ): Promise<RawAnswer | "stale"> {
+    return this.#await(
+      socket,
+      options,
+      reused,
+      (received, done) => {
+        const end = received.indexOf(0x0a);
+        if (end < 0) return received.length > 64 ? "broken" : undefined;
+        const head = /^(\d{3}) (\d{1,9})$/.exec(received.toString("latin1", 0, end));
+        if (head === null) return "broken";
+        const length = Number(head[2]);
+        if (received.length < end + 1 + length) return undefined;
+        if (received.length > end + 1 + length) return "broken";
+        done({ status: Number(head[1]), body: Buffer.from(received.subarray(end + 1)) });
+        return "keep";
+      },
+      frame,
+      body,
+    ) as Promise<RawAnswer | "stale">;
+  }
+
+  /**
+   * Write `first` (and `second`) on `socket`, then read until `read` says the exchange is over:
+   * `"keep"` (the channel is kept), `"taken"` (the socket is the caller's, or closed), `"broken"`,
+   * or `undefined` to read on. `done.ended` says whether the server ended the connection.
+   */
+  #await<T>(
+    socket: net.Socket,
+    { abortSignal, timeoutMs, timeoutError, brokenError }: RawGetOptions,
+    reused: boolean,
+    read: (
+      received: Buffer,
+      done: ((value: T) => void) & { ended: boolean },
+    ) => "keep" | "taken" | "broken" | undefined,
+    first: Buffer,
+    second?: Uint8Array,
+  ): Promise<T | "stale"> {
+    return new Promise((resolve, reject) => {
+      let received: Buffer = Buffer.alloc(0);
+      let settled = false;
+      let result: T | undefined;
+      const done = Object.assign(
+        (value: T) => {
+          result = value;
+        },
+        { ended: false },
+      );
+      const stop = () => {
+        settled = true;
+        clearTimeout(timer);
+        abortSignal?.removeEventListener("abort", onAbort);
+        unlisten();
+      };
+      const fail = (error: Error | "stale") => {
+        if (settled) return;
+        stop();
+        socket.destroy();
+        if (error === "stale") resolve("stale");
+        else reject(error);
+      };
+      const step = () => {
+        const verdict = read(received, done);
+        if (verdict === undefined) return;
+        if (verdict === "broken") {
+          fail(brokenError(new Error("the file channel's answer is malformed")));
+          return;
+        }
+        stop();
+        if (verdict === "keep") this.#keepChannel(socket);
+        resolve(result as T);
+      };
+      const onData = (chunk: Buffer) => {
+        received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+        step();
+      };
+      const onEnd = () => {
+        if (settled) return;
+        done.ended = true;
+        if (received.length > 0) step();
+        if (settled) return;
+        fail(
+          reused && received.length === 0
+            ? "stale"
+            : brokenError(new Error("the connection closed before the answer was whole")),
+        );
+      };
+      const onError = (error: Error) =>
+        fail(reused && received.length === 0 ? "stale" : brokenError(error));
+      const onAbort = () => fail(new ToolError("ABORTED", "the call was aborted"));
+      const timer = setTimeout(() => fail(timeoutError()), timeoutMs);
+      const unlisten = listen(socket, onData, onEnd, onError);
+      abortSignal?.addEventListener("abort", onAbort, { once: true });
+      socket.cork();
+      socket.write(first);
+      if (second !== undefined && second.length > 0) socket.write(second);
+      socket.uncork();
+    });
+  }
+
+  #keepChannel(socket: net.Socket): void {
+    this.#keep(socket, this.#channels);
+  }
+
+  /**
+   * Keep `socket` in `list` for the next request: unref'd, closed after {@link IDLE_MS} idle, and
+   * dropped from the list when it closes (the listeners for that are added once per socket).
+   */
+  #keep(socket: net.Socket, list: net.Socket[]): void {
+    if (this.#closed || socket.destroyed) {
+      socket.destroy();
+      return;
+    }
+    if (!this.#watched.has(socket)) {
+      this.#watched.add(socket);
+      socket.on("timeout", () => socket.destroy());
+      socket.once("close", () => {
+        for (const each of [this.#idle, this.#channels]) {
+          const at = each.indexOf(socket);
+          if (at >= 0) each.splice(at, 1);
+        }
+      });
+    }
+    socket.unref();
+    socket.setTimeout(IDLE_MS);
+    list.push(socket);
   }
 
   /** The answer to `GET target`, or `undefined` when this getter cannot carry the exchange. */
   async get(target: string, options: RawGetOptions): Promise<RawAnswer | undefined> {
-    const request = this.#request(target, options.headers);
+    const request = this.#request("GET", target, options.headers);
     if (request === undefined) return undefined;
     if (options.abortSignal?.aborted) {
       throw new ToolError("ABORTED", "the call was aborted before it was sent");
@@ -73,15 +284,26 @@ export class RawGetter {
     return answer === "stale" ? undefined : answer;
   }
 
-  #request(target: string, headers: Readonly<Record<string, string>>): Buffer | undefined {
+  #request(
+    method: string,
+    target: string,
+    headers: Readonly<Record<string, string>>,
+    ours: Readonly<Record<string, string>> = {},
+  ): Buffer | undefined {
     if (!target.startsWith("/") || !FIELD_VALUE.test(target) || /[\s]/.test(target)) {
       return undefined;
     }
-    let head = `GET ${target} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n`;
+    let head = `${method} ${target} HTTP/1.1\r\nhost: ${this.hostHeader}\r\n`;
+    for (const [name, value] of Object.entries(ours)) head += `${name}: ${value}\r\n`;
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
       if (!TOKEN.test(name) || !FIELD_VALUE.test(value) || lower === "host") return undefined;
-      if (lower === "content-length" || lower === "transfer-encoding" || lower === "connection") {
+      if (
+        lower === "content-length" ||
+        lower === "transfer-encoding" ||
+        lower === "connection" ||
+        lower === "upgrade"
+      ) {
         return undefined;
       }
       head += `${name}: ${value}\r\n`;
@@ -102,18 +324,7 @@ export class RawGetter {
   }
 
   #giveBack(socket: net.Socket): void {
-    if (this.#closed || socket.destroyed) {
-      socket.destroy();
-      return;
-    }
-    socket.removeAllListeners("data");
-    socket.unref();
-    socket.setTimeout(IDLE_MS, () => socket.destroy());
-    socket.once("close", () => {
-      const at = this.#idle.indexOf(socket);
-      if (at >= 0) this.#idle.splice(at, 1);
-    });
-    this.#idle.push(socket);
+    this.#keep(socket, this.#idle);
   }
 
   #connect({ abortSignal, timeoutMs, timeoutError, brokenError }: RawGetOptions) {
@@ -161,10 +372,7 @@ export class RawGetter {
         settled = true;
         clearTimeout(timer);
         abortSignal?.removeEventListener("abort", onAbort);
-        socket.off("data", onData);
-        socket.off("end", onEnd);
-        socket.off("close", onEnd);
-        socket.off("error", onError);
+        unlisten();
         if (keep) this.#giveBack(socket);
         else socket.destroy();
         if (outcome instanceof Error) {
@@ -257,12 +465,28 @@ export class RawGetter {
         startBody(length, rest);
       };
 
-      socket.on("data", onData);
-      socket.once("end", onEnd);
-      socket.once("close", onEnd);
-      socket.once("error", onError);
+      const unlisten = listen(socket, onData, onEnd, onError);
       abortSignal?.addEventListener("abort", onAbort, { once: true });
       socket.write(request);
     });
   }
+}
+
+/** Attach an exchange's listeners to `socket`; the function returned detaches them. */
+function listen(
+  socket: net.Socket,
+  onData: (chunk: Buffer) => void,
+  onEnd: () => void,
+  onError: (error: Error) => void,
+): () => void {
+  socket.on("data", onData);
+  socket.once("end", onEnd);
+  socket.once("close", onEnd);
+  socket.once("error", onError);
+  return () => {
+    socket.off("data", onData);
+    socket.off("end", onEnd);
+    socket.off("close", onEnd);
+    socket.off("error", onError);
+  };
 }

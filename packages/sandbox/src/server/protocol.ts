@@ -94,3 +94,8 @@ export function statusOfCode(code: ToolErrorCode): number {
       return 400;
   }
 }
+
+/** The `Upgrade` token of a file channel (see PROTOCOL.md, "File channel"). */
+export const FILE_CHANNEL_PROTOCOL = "pleach-file-channel";
+/** Where a file channel opens: `GET` with `Connection: Upgrade` and the bearer token. */
+export const FILE_CHANNEL_ROUTE = `${PROTOCOL_PREFIX}/file-channel`;

@@ -1,19 +1,23 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmod, mkdir, readdir, realpath, rm } from "node:fs/promises";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
+import type { Duplex } from "node:stream";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { isToolError, ToolError, type ToolErrorCode } from "@pleach/core";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { SpareBuffer } from "../spare-buffer.js";
+import { serveFileChannel } from "./file-channel.js";
 import { hidePaths } from "./hide-paths.js";
 import {
   type CreateSandboxResponse,
   type ExecEvent,
   type ExecRequest,
+  FILE_CHANNEL_PROTOCOL,
+  FILE_CHANNEL_ROUTE,
   PROTOCOL_PREFIX,
   statusOfCode,
   type WireError,
@@ -359,10 +363,7 @@ export async function createSandboxServer({
   ): Promise<void> => {
     if (!authorized(request)) {
       response.setHeader("www-authenticate", 'Bearer realm="pleach-sandbox"');
-      throw new HttpError(401, {
-        code: "PERMISSION_DENIED",
-        message: "missing or wrong bearer token: send Authorization: Bearer TOKEN",
-      });
+      throw unauthorized();
     }
     if (closing) throw shuttingDown();
     const url = new URL(request.url ?? "/", "http://sandbox.invalid");
@@ -429,8 +430,7 @@ export async function createSandboxServer({
     { keepAliveTimeout: 65_000, requestTimeout: 0 },
     (request, response) => {
       handle(request, response).catch((error: unknown) => {
-        const status = error instanceof HttpError ? error.status : undefined;
-        const wire = error instanceof HttpError ? error.wire : toWireError(error);
+        const { status, wire } = answerOf(error);
         if (response.headersSent) {
           response.end();
           return;
@@ -438,7 +438,7 @@ export async function createSandboxServer({
         const unread = !request.complete;
         // A connection whose request body was left unread (or was bad) is not reused.
         if (unread || status === 400) response.setHeader("connection", "close");
-        sendJson(response, status ?? statusOfCode(wire.code), { error: wire });
+        sendJson(response, status, { error: wire });
         if (unread) {
           // The body is drained for a moment, so the client reads our answer; a peer that is
           // still sending after that gets its connection cut.
@@ -459,16 +459,52 @@ export async function createSandboxServer({
       socket.destroy();
       return;
     }
-    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
-    const body = JSON.stringify({
-      error: {
-        code: "INVALID_INPUT",
-        message: `malformed HTTP request (${error.code ?? error.message}); nothing was done`,
+    endWithAnswer(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, {
+      code: "INVALID_INPUT",
+      message: `malformed HTTP request (${error.code ?? error.message}); nothing was done`,
+    });
+  });
+  // File writes may also come over a file channel (see PROTOCOL.md): an upgraded connection whose
+  // frames are read off the socket, past Node's parser.
+  const channels = new Set<Duplex>();
+  server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    try {
+      if (request.headers.upgrade?.toLowerCase() !== FILE_CHANNEL_PROTOCOL) {
+        throw badRequest(`the only upgrade this server takes is ${FILE_CHANNEL_PROTOCOL}`);
+      }
+      if (!authorized(request)) throw unauthorized();
+      if (closing) throw shuttingDown();
+      const url = new URL(request.url ?? "/", "http://sandbox.invalid");
+      if (url.pathname !== FILE_CHANNEL_ROUTE) {
+        throw new HttpError(404, {
+          code: "UNSUPPORTED",
+          message: `no upgrade route ${url.pathname}: a file channel opens at ${FILE_CHANNEL_ROUTE}`,
+        });
+      }
+      if (request.method !== "GET") throw methodNotAllowed(request, url, "GET");
+    } catch (error) {
+      const { status, wire } = answerOf(error);
+      endWithAnswer(socket, status, wire);
+      return;
+    }
+    channels.add(socket);
+    socket.once("close", () => channels.delete(socket));
+    // An upgrade's socket is the connection's own: a net.Socket (or a TLS one).
+    const channel = socket as Socket;
+    channel.setNoDelay(true);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: ${FILE_CHANNEL_PROTOCOL}\r\n\r\n`,
+    );
+    serveFileChannel(channel, head, {
+      maxBodyBytes: maxRequestBytes,
+      spare,
+      idleMs: 65_000,
+      answerOf,
+      async write(id, filePath, body) {
+        if (closing) throw shuttingDown();
+        await lookup(id).files.write(filePath, body);
       },
     });
-    socket.end(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n\r\n${body}`,
-    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -518,6 +554,7 @@ export async function createSandboxServer({
           }
         }
         server.closeIdleConnections();
+        for (const socket of channels) socket.destroy();
         const grace = setTimeout(() => server.closeAllConnections(), shutdownGraceMs);
         await stopped;
         clearTimeout(grace);
@@ -728,4 +765,30 @@ function tooLarge(limit: number): HttpError {
     code: "TOO_LARGE",
     message: `the request body is larger than this server's limit of ${limit} bytes; write big files in parts or raise --max-request-bytes`,
   });
+}
+
+function unauthorized(): HttpError {
+  return new HttpError(401, {
+    code: "PERMISSION_DENIED",
+    message: "missing or wrong bearer token: send Authorization: Bearer TOKEN",
+  });
+}
+
+/** The status and wire error a thrown error is answered with. */
+function answerOf(error: unknown): { status: number; wire: WireError } {
+  if (error instanceof HttpError) return { status: error.status, wire: error.wire };
+  const wire = toWireError(error);
+  return { status: statusOfCode(wire.code), wire };
+}
+
+/** Answer `wire` on a raw socket (a request refused before or instead of Node's handling) and close it. */
+function endWithAnswer(socket: Duplex, status: number, wire: WireError): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: wire });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\n\r\n${body}`,
+  );
 }
