@@ -1,5 +1,13 @@
+import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 
+/** UTF-8 text of `bytes`; ASCII (most output) as Latin-1, which reads the same and decodes faster. */
+function decode(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+}
+
+/** The smallest head buffer allocated: most commands print less. */
+const MIN_HEAD_CAPACITY = 16 * 1024;
 /** The smallest tail ring allocated, so that small writes do not regrow it byte by byte. */
 const MIN_TAIL_CAPACITY = 4096;
 
@@ -12,7 +20,8 @@ const MIN_TAIL_CAPACITY = 4096;
 export class BoundedOutput {
   readonly #headLimit: number;
   readonly #tailLimit: number;
-  readonly #head: Buffer[] = [];
+  /** The first bytes, in one buffer grown by doubling up to the head budget. */
+  #head: Buffer = Buffer.alloc(0);
   #headBytes = 0;
   /** A ring of the latest bytes: grows by doubling up to the tail budget, then wraps. */
   #tail: Buffer = Buffer.alloc(0);
@@ -42,7 +51,8 @@ export class BoundedOutput {
     let rest = chunk;
     if (this.#headBytes < this.#headLimit) {
       const take = Math.min(rest.length, this.#headLimit - this.#headBytes);
-      this.#head.push(Buffer.from(rest.subarray(0, take)));
+      this.#reserveHead(this.#headBytes + take);
+      this.#head.set(rest.subarray(0, take), this.#headBytes);
       this.#headBytes += take;
       rest = rest.subarray(take);
     }
@@ -51,11 +61,21 @@ export class BoundedOutput {
 
   /** The kept text, with a marker where bytes were dropped. */
   text(label: string): string {
-    const head = Buffer.concat(this.#head, this.#headBytes).toString("utf8");
-    const tail = this.#tailView().toString("utf8");
+    const head = decode(this.#head.subarray(0, this.#headBytes));
+    const tail = decode(this.#tailView());
     const dropped = this.#totalBytes - this.#headBytes - this.#tailBytes;
     if (dropped <= 0) return head + tail;
     return `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of ${label} cut ...]\n${tail}`;
+  }
+
+  /** Make the head buffer hold at least `bytes` bytes (never more than the head budget). */
+  #reserveHead(bytes: number): void {
+    if (bytes <= this.#head.length) return;
+    let size = Math.max(this.#head.length * 2, MIN_HEAD_CAPACITY);
+    while (size < bytes) size *= 2;
+    const grown = Buffer.allocUnsafe(Math.min(size, this.#headLimit));
+    this.#head.copy(grown, 0, 0, this.#headBytes);
+    this.#head = grown;
   }
 
   #pushTail(bytes: Uint8Array): void {

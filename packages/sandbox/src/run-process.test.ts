@@ -320,4 +320,28 @@ describe("BoundedOutput", () => {
       );
     }
   });
+
+  it("keeps large heads byte-exact across its buffer's growth, with UTF-8 text", () => {
+    const text = "plain ascii line\n".repeat(3_000) + "é中文🙂 mixed line\n".repeat(4_000);
+    const bytes = Buffer.from(text);
+    for (const maxBytes of [100_000, 2 * bytes.length]) {
+      const output = new BoundedOutput(maxBytes);
+      const reused = Buffer.alloc(65_536);
+      for (let offset = 0; offset < bytes.length; offset += 65_536) {
+        const length = bytes.copy(reused, 0, offset, offset + 65_536);
+        output.push(reused.subarray(0, length));
+        reused.fill(0x21);
+      }
+      const headBytes = Math.ceil(maxBytes / 2);
+      const head = bytes.subarray(0, headBytes).toString();
+      const tailStart = Math.max(headBytes, bytes.length - (maxBytes - headBytes));
+      const dropped = Math.max(0, tailStart - headBytes);
+      const tail = bytes.subarray(tailStart).toString();
+      expect(output.text("stdout")).toBe(
+        dropped > 0
+          ? `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of stdout cut ...]\n${tail}`
+          : text,
+      );
+    }
+  });
 });
