@@ -151,4 +151,67 @@ describe("RawGetter", () => {
     closers.push(() => getter.close());
     expect((await getter.get("/", options()))?.body.toString()).toBe("abc");
   });
+
+  it("uploads over a file channel only where the server offers one", async () => {
+    const id = "a".repeat(32);
+    const upgrade = { upgrade: "pleach-file-channel" };
+    // A server with no file channel answers the route as unknown: the write must go another way.
+    const chunked = false;
+    const plain = http.createServer((_request, response) => {
+      // With a length, then chunked (writeHead without one).
+      if (chunked) response.writeHead(404, { "content-type": "application/json" }).end("{}");
+      else response.writeHead(404, { "content-length": 2 }).end("{}");
+    });
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+    closers.push(() => plain.close());
+    const plainPort = (plain.address() as net.AddressInfo).port;
+    const withoutChannels = new RawGetter({ host: "127.0.0.1", port: plainPort }, "h", 1024);
+    closers.push(() => withoutChannels.close());
+    const body = Buffer.from("hello");
+    expect(
+      await withoutChannels.upload(
+        "/v1/file-channel",
+        upgrade.upgrade,
+        id,
+        "a.txt",
+        body,
+        options(),
+      ),
+    ).toBeUndefined();
+    // Nor if it closes the connection without a word.
+    const silent = await serve((socket) => socket.destroy());
+    expect(
+      await silent.getter.upload("/v1/file-channel", upgrade.upgrade, id, "a.txt", body, options()),
+    ).toBeUndefined();
+    // A server that refuses the channel answers, and that answer is the result.
+    const { getter } = await serve((socket) => {
+      socket.end("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}");
+    });
+    expect(
+      await getter.upload("/v1/file-channel", upgrade.upgrade, id, "a.txt", body, options()),
+    ).toMatchObject({ status: 401 });
+    // One that takes it gets the frame and answers it; the channel is kept for the next write.
+    const frames: string[] = [];
+    const accepting = await serve((socket) => {
+      socket.write("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+      socket.removeAllListeners("data");
+      socket.on("data", (chunk) => {
+        frames.push(chunk.toString("latin1"));
+        socket.write("204 0\n");
+      });
+    });
+    for (const name of ["dir/a b.txt", "é.txt"]) {
+      const answer = await accepting.getter.upload(
+        "/v1/file-channel",
+        upgrade.upgrade,
+        id,
+        name,
+        body,
+        options(),
+      );
+      expect(answer).toMatchObject({ status: 204 });
+    }
+    expect(frames).toEqual([`PUT ${id} 5 dir%2Fa%20b.txt\nhello`, `PUT ${id} 5 %C3%A9.txt\nhello`]);
+    expect(accepting.connections).toHaveLength(1);
+  });
 });

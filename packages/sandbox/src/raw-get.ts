@@ -100,19 +100,30 @@ export class RawGetter {
     });
     if (head === undefined) return undefined;
     const opened = await this.#openChannel(head, options);
-    if (!(opened instanceof net.Socket)) return opened; // Refused: the server closed it.
+    // Not offered: a server without file channels answers the route as unknown (404), or closes
+    // the connection unanswered; then the write goes another way. Any other answer refuses it.
+    if (opened === undefined || (!(opened instanceof net.Socket) && opened.status === 404)) {
+      return undefined;
+    }
+    if (!(opened instanceof net.Socket)) return opened;
     const answer = await this.#frame(opened, frame, body, options, false);
     return answer === "stale" ? undefined : answer;
   }
 
-  /** A new channel, or the server's answer refusing it. */
-  async #openChannel(head: Buffer, options: RawGetOptions): Promise<net.Socket | RawAnswer> {
+  /**
+   * A new channel, the server's answer refusing it, or `undefined` when the server closed the
+   * connection without a word (it has no file channels).
+   */
+  async #openChannel(
+    head: Buffer,
+    options: RawGetOptions,
+  ): Promise<net.Socket | RawAnswer | undefined> {
     const socket = await this.#connect(options);
-    // Not reused, so never "stale".
-    return (await this.#await<net.Socket | RawAnswer>(
+    // "Stale" here: closed before any answer.
+    const opened = await this.#await<net.Socket | RawAnswer>(
       socket,
       options,
-      false,
+      true,
       (received, done) => {
         const end = received.indexOf("\r\n\r\n");
         if (end < 0) return received.length > MAX_HEAD_BYTES ? "broken" : undefined;
@@ -122,14 +133,22 @@ export class RawGetter {
           done(socket);
           return "taken";
         }
-        // A refusal: the server answers, then closes; its body is the rest until then.
-        if (!done.ended) return undefined;
+        // A refusal, or an ordinary answer from a server without file channels: its body is its
+        // Content-Length; without one (chunked, say), only its status is taken.
+        const headText = received.toString("latin1", 0, end);
+        const declared = /\r\ncontent-length:\s*(\d+)\s*(?:\r\n|$)/i.exec(headText)?.[1];
+        const bodyEnd = declared === undefined ? end + 4 : end + 4 + Number(declared);
+        if (received.length < bodyEnd) return undefined;
         socket.destroy();
-        done({ status: Number.isInteger(status) ? status : 502, body: received.subarray(end + 4) });
+        done({
+          status: Number.isInteger(status) ? status : 502,
+          body: received.subarray(end + 4, bodyEnd),
+        });
         return "taken";
       },
       head,
-    )) as net.Socket | RawAnswer;
+    );
+    return opened === "stale" ? undefined : opened;
   }
 
   /** Send one frame on `socket` and read its answer; keeps the channel after an answer. */
