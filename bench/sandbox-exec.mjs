@@ -16,9 +16,10 @@
 //                      disabled, pid/ipc/uts/net ns, own /proc, private /tmp, workspace bound rw
 //   ... via bash       the floor running `/bin/bash -c true`, as pleach runs every command
 //   argv only          wrapCommand's argv for a small repository, prepared once
-//   full call          invocation() (host facts, placeholders, argv) + spawn + release through one
-//                      wrapper (its cache warm): "back to back" reuses the placeholders of the
-//                      previous call (within placeholderIdleMs), "idle 0" makes and removes them
+//   full call          invocation() (host facts, placeholders, argv) + run + release through one
+//                      wrapper (its cache warm): "back to back" runs in the warm sandbox kept up
+//                      since the previous call (within placeholderIdleMs; see warmSandbox),
+//                      "idle 0" builds a sandbox of its own, making and removing the placeholders,
 //                      around every call
 //   big tree           a full call in a workspace of `big-tree-folders` folders (a node_modules)
 //   first call         the same on a fresh wrapper: the whole tree is walked (5 runs, after)

@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
+import type { ExecResult } from "@pleach/coding-agent/sandbox";
 
 /** UTF-8 text of `bytes`; ASCII (most output) as Latin-1, which reads the same and decodes faster. */
 function decode(bytes: Buffer): string {
@@ -141,4 +142,51 @@ export function outputSink(
     const text = decoder.write(taken);
     if (text !== "") onOutput(stream, text);
   };
+}
+
+/**
+ * A command's stdout and stderr, each kept in a {@link BoundedOutput}, with the sinks their bytes
+ * are pushed to (`onOutput` sees them too), and the {@link ExecResult} they end in.
+ */
+export class CommandOutput {
+  readonly #stdout: BoundedOutput;
+  readonly #stderr: BoundedOutput;
+  /** Where stdout's bytes go; the chunk may be a reused read buffer. */
+  readonly onStdout: (chunk: Buffer) => void;
+  /** Where stderr's bytes go; the chunk may be a reused read buffer. */
+  readonly onStderr: (chunk: Buffer) => void;
+
+  constructor(
+    maxOutputBytes: number,
+    onOutput: ((stream: "stdout" | "stderr", text: string) => void) | undefined,
+  ) {
+    this.#stdout = new BoundedOutput(maxOutputBytes);
+    this.#stderr = new BoundedOutput(maxOutputBytes);
+    this.onStdout = outputSink(this.#stdout, "stdout", maxOutputBytes, onOutput);
+    this.onStderr = outputSink(this.#stderr, "stderr", maxOutputBytes, onOutput);
+  }
+
+  /** The result of a command that started at `started` (a `performance.now()` time). */
+  result({
+    exitCode,
+    signal,
+    started,
+    timedOut,
+  }: {
+    exitCode: number | null;
+    signal?: NodeJS.Signals | null | undefined;
+    started: number;
+    timedOut: boolean;
+  }): ExecResult {
+    const result: ExecResult = {
+      exitCode,
+      stdout: this.#stdout.text("stdout"),
+      stderr: this.#stderr.text("stderr"),
+      durationMs: Math.round(performance.now() - started),
+      timedOut,
+      truncated: this.#stdout.truncated || this.#stderr.truncated,
+    };
+    if (signal) result.signal = signal;
+    return result;
+  }
 }

@@ -321,8 +321,7 @@ export function createHttpStreamSandboxProvider({
       timeoutMs,
       into: ok ? into : undefined,
     });
-    if (ok) return bytes;
-    throw fromWire(status, bytes.toString("utf8"), where);
+    return bytesOf({ status, body: bytes });
   };
 
   /** A JSON call: the parsed body of a 2xx answer, or the answer's error thrown as a ToolError. */

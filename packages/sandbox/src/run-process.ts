@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { BoundedOutput, outputSink } from "./bounded-output.js";
+import { CommandOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
 import { type OutputChannel, type OutputStream, sharedOutputChannel } from "./output-channel.js";
 
@@ -74,10 +74,8 @@ export async function runProcess(
     });
     if (warm !== undefined) return warm;
   }
-  const stdout = new BoundedOutput(maxOutputBytes);
-  const stderr = new BoundedOutput(maxOutputBytes);
-  const onStdout = outputSink(stdout, "stdout", maxOutputBytes, onOutput);
-  const onStderr = outputSink(stderr, "stderr", maxOutputBytes, onOutput);
+  const output = new CommandOutput(maxOutputBytes, onOutput);
+  const { onStdout, onStderr } = output;
   const streams = await openStreams(outputChannel, onStdout, onStderr);
   if (abortSignal?.aborted) {
     destroyStreams(streams);
@@ -151,16 +149,9 @@ export async function runProcess(
         reject(new ToolError("ABORTED", "the command was aborted"));
         return;
       }
-      const result: ExecResult = {
-        exitCode: exit?.code ?? null,
-        stdout: stdout.text("stdout"),
-        stderr: stderr.text("stderr"),
-        durationMs: Math.round(performance.now() - started),
-        timedOut,
-        truncated: stdout.truncated || stderr.truncated,
-      };
-      if (exit?.signal) result.signal = exit.signal;
-      resolve(result);
+      resolve(
+        output.result({ exitCode: exit?.code ?? null, signal: exit?.signal, started, timedOut }),
+      );
     };
 
     let openReaders = readers.length;

@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { BoundedOutput, outputSink } from "../bounded-output.js";
+import { CommandOutput } from "../bounded-output.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 
@@ -413,12 +413,8 @@ export class WarmSandbox {
     input: NodeJS.WritableStream,
   ): Promise<ExecResult> {
     const started = performance.now();
-    const stdout = new BoundedOutput(maxOutputBytes);
-    const stderr = new BoundedOutput(maxOutputBytes);
-    const sinks = [
-      outputSink(stdout, "stdout", maxOutputBytes, onOutput),
-      outputSink(stderr, "stderr", maxOutputBytes, onOutput),
-    ];
+    const output = new CommandOutput(maxOutputBytes, onOutput);
+    const sinks = [output.onStdout, output.onStderr];
     const readers: net.Socket[] = [];
     const placeholders: number[] = [];
     let openReaders = 0;
@@ -540,16 +536,7 @@ export class WarmSandbox {
       else this.#armIdleTimer();
     }
     if (aborted) throw new ToolError("ABORTED", "the command was aborted");
-    const result: ExecResult = {
-      exitCode,
-      stdout: stdout.text("stdout"),
-      stderr: stderr.text("stderr"),
-      durationMs: Math.round(performance.now() - started),
-      timedOut,
-      truncated: stdout.truncated || stderr.truncated,
-    };
-    if (signal !== undefined) result.signal = signal;
-    return result;
+    return output.result({ exitCode, signal, started, timedOut });
   }
 }
 
