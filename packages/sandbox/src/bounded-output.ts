@@ -1,14 +1,16 @@
-import { isAscii } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
-
-/** UTF-8 text of `bytes`; ASCII (most output) as Latin-1, which reads the same and decodes faster. */
-function decode(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
-}
+import { SpareBuffer } from "./spare-buffer.js";
+import { decodeUtf8 } from "./utf8.js";
 
 /** The smallest head buffer allocated: most commands print less. */
 const MIN_HEAD_CAPACITY = 16 * 1024;
+/**
+ * Head buffers that grew past {@link MIN_HEAD_CAPACITY}, kept for the next command once their text
+ * is decoded: a fresh buffer costs a page fault per 4 KiB, and growing one by doubling copies what
+ * it holds each time (about 5 ms of a 5 MB output). Heads larger than this are not kept.
+ */
+const spareHeads = new SpareBuffer(16 * 1024 * 1024);
 /** The smallest tail ring allocated, so that small writes do not regrow it byte by byte. */
 const MIN_TAIL_CAPACITY = 4096;
 
@@ -16,7 +18,8 @@ const MIN_TAIL_CAPACITY = 4096;
  * Collects a stream's bytes in bounded memory: the first half of the budget as the head, the
  * last half as the tail, and a count of what fell in between. Only the bytes kept are copied, so
  * the chunk given to `push` may be a read buffer that is reused right after the call; however
- * much a command prints, memory stays near `maxBytes`.
+ * much a command prints, memory stays near `maxBytes`. Once {@link text} has been read, the
+ * stream is over: its head buffer is kept for another command, and later bytes are ignored.
  */
 export class BoundedOutput {
   readonly #headLimit: number;
@@ -30,6 +33,8 @@ export class BoundedOutput {
   #tailStart = 0;
   #tailBytes = 0;
   #totalBytes = 0;
+  /** The text, once read. */
+  #text: string | undefined;
 
   constructor(maxBytes: number) {
     this.#headLimit = Math.ceil(maxBytes / 2);
@@ -48,6 +53,7 @@ export class BoundedOutput {
 
   /** Take in the next bytes of the stream; `chunk` is not held after the call returns. */
   push(chunk: Uint8Array): void {
+    if (this.#text !== undefined) return;
     this.#totalBytes += chunk.length;
     let rest = chunk;
     if (this.#headBytes < this.#headLimit) {
@@ -60,13 +66,20 @@ export class BoundedOutput {
     if (rest.length > 0 && this.#tailLimit > 0) this.#pushTail(rest);
   }
 
-  /** The kept text, with a marker where bytes were dropped. */
+  /** The kept text, with a marker where bytes were dropped. The stream is over once it is read. */
   text(label: string): string {
-    const head = decode(this.#head.subarray(0, this.#headBytes));
-    const tail = decode(this.#tailView());
+    if (this.#text !== undefined) return this.#text;
+    const head = decodeUtf8(this.#head.subarray(0, this.#headBytes));
+    const tail = decodeUtf8(this.#tailView());
+    // Decoding copied the bytes: the head's memory can serve the next command.
+    spareHeads.giveBack(this.#head);
+    this.#head = Buffer.alloc(0);
     const dropped = this.#totalBytes - this.#headBytes - this.#tailBytes;
-    if (dropped <= 0) return head + tail;
-    return `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of ${label} cut ...]\n${tail}`;
+    this.#text =
+      dropped <= 0
+        ? head + tail
+        : `${head}\n[... ${dropped.toLocaleString("en-US")} bytes of ${label} cut ...]\n${tail}`;
+    return this.#text;
   }
 
   /** Make the head buffer hold at least `bytes` bytes (never more than the head budget). */
@@ -74,8 +87,14 @@ export class BoundedOutput {
     if (bytes <= this.#head.length) return;
     let size = Math.max(this.#head.length * 2, MIN_HEAD_CAPACITY);
     while (size < bytes) size *= 2;
-    const grown = Buffer.allocUnsafe(Math.min(size, this.#headLimit));
+    size = Math.min(size, this.#headLimit);
+    // Past the first allocation, take the spare head: often big enough never to grow again.
+    const grown =
+      size <= MIN_HEAD_CAPACITY
+        ? Buffer.allocUnsafe(size)
+        : spareHeads.takeRoom(size, this.#headLimit);
     this.#head.copy(grown, 0, 0, this.#headBytes);
+    spareHeads.giveBack(this.#head);
     this.#head = grown;
   }
 

@@ -1,4 +1,3 @@
-import { isAscii } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
 import type {
@@ -23,6 +22,7 @@ import {
   type WireError,
 } from "./server/protocol.js";
 import { SpareBuffer } from "./spare-buffer.js";
+import { decodeUtf8 } from "./utf8.js";
 
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>
@@ -673,8 +673,7 @@ function encodingOf(options: FileEncodingOptions | undefined): FileEncoding {
 /** A file's bytes as `readFile` returns them. */
 function textOfBytes(bytes: Buffer, encoding: FileEncoding): string {
   if (encoding === "base64") return bytes.toString("base64");
-  // ASCII reads the same as Latin-1, which Node decodes several times faster than UTF-8.
-  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
+  return decodeUtf8(bytes);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -321,6 +321,31 @@ describe("BoundedOutput", () => {
     }
   });
 
+  it("reuses a finished head's memory without leaking its bytes into the next stream", () => {
+    const first = new BoundedOutput(64 * 1024 * 1024);
+    first.push(Buffer.alloc(3 * 1024 * 1024, "a"));
+    expect(first.text("stdout")).toBe("a".repeat(3 * 1024 * 1024));
+    // The stream is over once read: later bytes (a straggler) change nothing.
+    first.push(Buffer.from("late"));
+    expect(first.text("stdout")).toBe("a".repeat(3 * 1024 * 1024));
+    expect(first.totalBytes).toBe(3 * 1024 * 1024);
+    for (const length of [20_000, 100_000, 5 * 1024 * 1024]) {
+      const next = new BoundedOutput(64 * 1024 * 1024);
+      for (let offset = 0; offset < length; offset += 65_536) {
+        next.push(Buffer.alloc(Math.min(65_536, length - offset), "b"));
+      }
+      expect(next.text("stdout")).toBe("b".repeat(length));
+    }
+    // Two streams at once each get memory of their own.
+    const [left, right] = [new BoundedOutput(1 << 24), new BoundedOutput(1 << 24)];
+    for (let round = 0; round < 40; round++) {
+      left.push(Buffer.alloc(65_536, "l"));
+      right.push(Buffer.alloc(65_536, "r"));
+    }
+    expect(left.text("stdout")).toBe("l".repeat(40 * 65_536));
+    expect(right.text("stdout")).toBe("r".repeat(40 * 65_536));
+  });
+
   it("keeps large heads byte-exact across its buffer's growth, with UTF-8 text", () => {
     const text = "plain ascii line\n".repeat(3_000) + "é中文🙂 mixed line\n".repeat(4_000);
     const bytes = Buffer.from(text);

@@ -30,6 +30,16 @@ export class SpareBuffer {
     return Buffer.from(spare, 0, bytes);
   }
 
+  /**
+   * A buffer of at least `bytes` bytes, uninitialized, that spans all of the spare's memory up to
+   * `most` bytes: for a buffer that grows, so that it can grow in place.
+   */
+  takeRoom(bytes: number, most: number): Buffer {
+    const taken = this.take(bytes);
+    const room = Math.min(taken.buffer.byteLength, Math.max(bytes, most));
+    return room === taken.length ? taken : Buffer.from(taken.buffer, 0, room);
+  }
+
   /** Keep the memory of `buffer` (from {@link take}) for the next use: nothing may use it after. */
   giveBack(buffer: Buffer): void {
     const memory = buffer.buffer as ArrayBuffer;
