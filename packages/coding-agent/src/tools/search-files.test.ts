@@ -6,6 +6,7 @@ import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
 import { makeTempDir } from "../test-support/temp-dir.js";
+import { compareTreePaths } from "./path-order.js";
 import { createSearchFilesTool, type SearchBackend } from "./search-files.js";
 
 let root: string;
@@ -119,6 +120,39 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
     expect(found.map((match) => match.path)).toEqual(["B.txt", "a/b.txt", "a-b.txt", "a.txt"]);
   });
 
+  it.each([
+    ["in Latin-1, compared natively as one-byte", ["a", "a-b", "a.b", "a b", "B", "_", "é", "ÿ"]],
+    ["below U+D800, compared natively", ["a", "a-b", "a.b", "a b", "B", "_", "é", "中", "z9"]],
+    ["up to U+10FFFF, compared by UTF-8", ["a", "a-b", "a.b", "B", "中", "\uFF21", "\u{1F600}"]],
+  ])(
+    "orders many files in nested folders as a sorted walk does, names %s",
+    async (_what, parts) => {
+      // Names that sort differently folder by folder than as whole strings (`-`, `.` and space sort
+      // before `/`), and characters of every UTF-8 length.
+      let state = 7;
+      const next = (below: number) => {
+        state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+        // The high bits: the low ones of this generator repeat within a few steps.
+        return Math.floor(state / 2 ** 16) % below;
+      };
+      // Files end in `.txt` and folders never do, so no file is another's folder.
+      const files: Record<string, string> = {};
+      for (let attempt = 0; attempt < 1_000; attempt++) {
+        const depth = 1 + next(3);
+        const name = Array.from({ length: depth }, () => parts[next(parts.length)]).join("/");
+        files[`${name}.txt`] = "needle\nhay\nneedle\n";
+      }
+      expect(Object.keys(files).length).toBeGreaterThan(100);
+      await plant(files);
+      const tool = await searchTool(backend);
+      const found = await tool.execute({ pattern: "needle", maxMatches: 1_000 });
+      const expected = Object.keys(files)
+        .sort(compareTreePaths)
+        .flatMap((name) => [`${name}:1`, `${name}:3`]);
+      expect(found.map((match) => `${match.path}:${match.line}`)).toEqual(expected);
+    },
+  );
+
   it("orders names by their UTF-8 bytes, as the file system does", async () => {
     await plant({ "\u{1F600}.txt": "needle\n", "\uFF21.txt": "needle\n", "z.txt": "needle\n" });
     const tool = await searchTool(backend);
@@ -126,6 +160,44 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
     expect(found.map((match) => match.path)).toEqual(["z.txt", "\uFF21.txt", "\u{1F600}.txt"]);
     const cut = await tool.execute({ pattern: "needle", maxMatches: 2 });
     if (backend === "rg") expect(cut.map((match) => match.path)).toEqual(["z.txt", "\uFF21.txt"]);
+  });
+
+  it.each([
+    ["dd", ""],
+    // A dd without GNU's iflag=fullblock fails before reading: cat passes the output on.
+    ["cat, where dd fails", "dd() { echo 'dd: invalid operand' >&2; return 1; }; "],
+  ])("passes a large output on whole, through %s", async (_through, prefix) => {
+    const files: Record<string, string> = {};
+    for (let file = 0; file < 40; file++) {
+      files[`f${String(file).padStart(2, "0")}.txt`] = "needle with some text around it\n".repeat(
+        100,
+      );
+    }
+    await plant(files);
+    const inner = await createLocalSandbox({ root, mode: "danger-full-access" });
+    const commands: string[] = [];
+    const client = {
+      ...inner,
+      exec(command: string, options?: Parameters<typeof inner.exec>[1]) {
+        commands.push(command);
+        return inner.exec(prefix + command, options);
+      },
+    };
+    const tool = createSearchFilesTool(client, { searchBackend: backend });
+    const found = await tool.execute({ pattern: "needle", maxMatches: 5_000 });
+    expect(commands.every((command) => command.includes("| { dd bs=256k"))).toBe(true);
+    expect(found).toHaveLength(4_000);
+    expect(found.some((match) => match.truncatedAfter)).toBe(false);
+    expect(found[3_999]).toEqual({
+      path: "f39.txt",
+      line: 100,
+      snippet: "needle with some text around it",
+    });
+    const capped = await tool.execute({ pattern: "needle", maxMatches: 1_500 });
+    expect(capped).toHaveLength(1_500);
+    expect(capped[1_499]?.truncatedAfter).toBe(true);
+    // ripgrep's cut keeps the first matches in path order; grep's, those of its directory order.
+    if (backend === "rg") expect(capped[1_499]).toMatchObject({ path: "f14.txt", line: 100 });
   });
 
   it("counts a newline in a file name as a line for head, and reports the cut there", async () => {

@@ -114,6 +114,14 @@ const DEFAULT_MAX_MATCHES = 100;
 /** Longest path the kernel hands out (PATH_MAX), plus room for `:NNN:`. */
 const PATH_BYTES = 4_096 + 32;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
+/**
+ * The last stage of a search pipeline that may print a lot: pass the output on in blocks of
+ * 256 KiB. ripgrep writes each file's matches as it finishes that file, a few KiB at a time, and a
+ * reader woken for every write takes CPU from the search (on two cores, 3–6% of a search printing
+ * 5 MB). `iflag=fullblock` is GNU's: a `dd` without it fails before reading, and `cat` passes the
+ * output on instead.
+ */
+const COALESCE = " | { dd bs=256k iflag=fullblock status=none 2>/dev/null || cat; }";
 /** The first line of stderr when the `auto` probe fell back to grep. */
 const GREP_RAN = "pleach-search-backend grep";
 
@@ -178,6 +186,8 @@ export function createSearchFilesTool(
       }
       // One line more than asked for tells "exactly maxMatches" from "more than maxMatches".
       const recordLines = maxMatches + 1;
+      // Worth a process only when the output may run to megabytes.
+      const coalesce = maxMatches > 1_000 ? COALESCE : "";
       // In ripgrep's `--heading` output a line is a match or the blank line that closes a file's
       // matches, so twice that many lines hold more than maxMatches matches. (A warning line or a
       // newline in a file name takes a line too: a cut is then reported even if fewer were kept.)
@@ -202,7 +212,7 @@ export function createSearchFilesTool(
             "--",
             ".",
           ]),
-        )} | head -n ${order === "any" ? headingLines : recordLines}`;
+        )} | head -n ${order === "any" ? headingLines : recordLines}${coalesce}`;
       const grep = shellJoin([
         "grep",
         "-rnHIZE",
@@ -217,7 +227,7 @@ export function createSearchFilesTool(
         ".",
       ]);
       // grep cannot bound its line length itself; `cut` does (NUL bytes pass through it).
-      const grepPipeline = `${reportExitStatus(grep)} | cut -b 1-${PATH_BYTES + lineBytes} | head -n ${recordLines}`;
+      const grepPipeline = `${reportExitStatus(grep)} | cut -b 1-${PATH_BYTES + lineBytes} | head -n ${recordLines}${coalesce}`;
       const search =
         searchBackend === "rg"
           ? rg("any")
@@ -380,15 +390,22 @@ async function runSearch(
     );
   }
   const prefix = folder === "" ? "" : `${folder}/`;
+  // The parsers fill `blocks`; sorting it is left to here, outside their hot loops.
+  const blocks = new MatchBlocks();
   let run: SearchRun;
   if (headingLines !== undefined && !grepRan) {
-    const { matches, newlines } = parseHeadingOutput(result.stdout, { prefix, maxSnippetChars });
+    const newlines = parseHeadingOutput(result.stdout, blocks, { prefix, maxSnippetChars });
     // As many newlines as `head` lets through: the output may have been cut there.
     const cut = newlines >= headingLines;
+    const matches = blocks.sorted();
     run = { matches, truncated: cut || matches.length > maxMatches, cut, heading: true };
   } else {
-    const parsed = parseRecordOutput(result.stdout, { prefix, maxMatches, maxSnippetChars });
-    run = { ...parsed, cut: parsed.truncated, heading: false };
+    const truncated = parseRecordOutput(result.stdout, blocks, {
+      prefix,
+      maxMatches,
+      maxSnippetChars,
+    });
+    run = { matches: blocks.sorted(), truncated, cut: truncated, heading: false };
   }
   // 0: matches; 1: none; 2: an error (a bad regex, an unreadable file). Matches found beside
   // an unreadable file are still worth returning.
@@ -412,69 +429,108 @@ interface ParseOptions {
 /**
  * Matches of one file after another, as a program printed them (each file's matches together, in
  * line order), to be put in path order a file at a time: a few comparisons per file, not per match.
+ *
+ * The parsers call in here tens of thousands of times per search, so this class keeps their
+ * optimized code stable: no field changes type, and no array is read past its end.
  */
 class MatchBlocks {
-  readonly matches: SearchMatch[] = [];
-  /** Where each file's block starts in `matches`. */
-  readonly #starts: number[] = [];
-  /**
-   * Each block's path below the searched folder with `/` as U+0000 (paths hold no NUL): compared
-   * natively, as UTF-16 code units, these sort as compareTreePaths does, except where UTF-16 and
-   * UTF-8 disagree (U+E000 and up against surrogates). `undefined` once a path has such a
-   * character: then compareTreePaths sorts the blocks.
-   */
-  #keys: string[] | undefined = [];
-  #inOrder = true;
-  #lastPath = "";
-  #lastKey = "";
+  readonly matches: SearchMatch[] = emptyObjectArray();
+  /** Where each file's block starts in `matches`, and where the last ends (pushed by `sorted`). */
+  readonly #bounds: number[] = [];
+  /** Each file's path as printed: `./` and the path below the searched folder. */
+  readonly #printed: string[] = [];
 
-  /**
-   * Start the block of the file at `path` (as reported), printed as `printed` (`./` and the path
-   * below the searched folder).
-   */
-  startFile(path: string, printed: string): void {
-    const keys = this.#keys;
-    if (keys !== undefined && /[\uD800-\uFFFF]/.test(printed)) this.#keys = undefined;
-    if (this.#keys !== undefined && keys !== undefined) {
-      const key = (printed.startsWith("./") ? printed.slice(2) : printed).replaceAll("/", "\0");
-      if (keys.length > 0 && key < this.#lastKey) this.#inOrder = false;
-      keys.push(key);
-      this.#lastKey = key;
-    } else if (this.#starts.length > 0 && compareTreePaths(this.#lastPath, path) > 0) {
-      this.#inOrder = false;
-    }
-    this.#lastPath = path;
-    this.#starts.push(this.matches.length);
+  /** Start the block of the file printed as `printed`. */
+  startFile(printed: string): void {
+    this.#bounds.push(this.matches.length);
+    this.#printed.push(printed);
   }
 
-  /** The matches in path order (a stable sort of whole blocks: lines stay in order). */
+  /**
+   * The matches in path order (a stable sort of whole blocks: lines stay in order). Each block's
+   * key is its path below the searched folder with `/` as U+0000 (paths hold no NUL): compared
+   * natively, as UTF-16 code units, keys order as compareTreePaths does, except where UTF-16 and
+   * UTF-8 disagree (U+E000 and up against surrogates), where compareTreePaths sorts instead.
+   */
   sorted(): SearchMatch[] {
     const { matches } = this;
-    const starts = this.#starts;
-    if (this.#inOrder) return matches;
-    const order = Array.from(starts, (_start, index) => index);
-    const keys = this.#keys;
-    if (keys !== undefined) {
-      order.sort((left, right) => {
-        const leftKey = keys[left] as string;
-        const rightKey = keys[right] as string;
-        return leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0;
-      });
-    } else {
-      const paths = starts.map((start) => matches[start]?.path ?? "");
-      order.sort((left, right) => compareTreePaths(paths[left] ?? "", paths[right] ?? ""));
+    const printed = this.#printed;
+    const keys = printed.map((path) =>
+      (path.startsWith("./") ? path.slice(2) : path).replace(SLASHES, "\0"),
+    );
+    let inOrder = true;
+    for (let block = 1; block < keys.length && inOrder; block++) {
+      if ((keys[block] as string) < (keys[block - 1] as string)) inOrder = false;
     }
+    // Keys order blocks unless a path has a character where UTF-16 and UTF-8 disagree.
+    const plain = !printed.some((path) => SURROGATES_AND_UP.test(path));
+    if (inOrder && plain) return matches;
+    let order: number[] | undefined;
+    if (plain) {
+      const blocks = new Map<string, number>();
+      for (let block = 0; block < keys.length; block++) blocks.set(keys[block] as string, block);
+      // The default sort compares strings natively, about twice as fast as a comparator. (Not
+      // when two blocks have one path, which a Map of blocks by path cannot tell apart.)
+      if (blocks.size === keys.length) {
+        order = keys.sort().map((key) => blocks.get(key) as number);
+      }
+    }
+    if (order === undefined) {
+      const paths = this.#bounds.map((start) => (matches[start] as SearchMatch).path);
+      order = Array.from(paths, (_path, block) => block);
+      order.sort((left, right) => compareTreePaths(paths[left] as string, paths[right] as string));
+    }
+    const bounds = this.#bounds;
+    bounds.push(matches.length);
     const sorted = new Array<SearchMatch>(matches.length);
     let filled = 0;
     for (const block of order) {
-      const end = starts[block + 1] ?? matches.length;
-      for (let index = starts[block] ?? 0; index < end; index++) {
+      const end = bounds[block + 1] as number;
+      for (let index = bounds[block] as number; index < end; index++) {
         sorted[filled++] = matches[index] as SearchMatch;
       }
     }
+    bounds.pop();
     return sorted;
   }
 }
+
+/**
+ * An empty array that already holds objects as far as V8 knows: a fresh `[]` starts as an array of
+ * small integers, and code optimized for pushing matches deoptimizes on its first push.
+ */
+function emptyObjectArray<T>(): T[] {
+  const array: unknown[] = [null];
+  array.length = 0;
+  return array as T[];
+}
+
+const SLASHES = /\//g;
+/** UTF-16 code units that sort against each other otherwise than UTF-8 does. */
+const SURROGATES_AND_UP = /[\uD800-\uFFFF]/;
+
+/**
+ * Makes a match, a plain object (its prototype is `Object.prototype`, as a literal's is). Made by
+ * `new` rather than as a literal: V8 allocates the objects of a literal that mostly outlive their
+ * first garbage collection straight in the old generation ("pretenuring"), which is slower to
+ * allocate in and to collect, and took about as long as the parse itself on a search of 60,000
+ * matches (see bench/search-list.mjs).
+ */
+const PlainMatch = function PlainMatch(
+  this: SearchMatch,
+  path: string,
+  line: number,
+  snippet: string,
+) {
+  this.path = path;
+  this.line = line;
+  this.snippet = snippet;
+} as unknown as new (
+  path: string,
+  line: number,
+  snippet: string,
+) => SearchMatch;
+PlainMatch.prototype = Object.prototype;
 
 /**
  * A match: `path`, `line`, and the content at `text[start, end)` less a final `\r`, cut at
@@ -490,17 +546,18 @@ function match(
 ): SearchMatch {
   const end =
     text.charCodeAt(lineEnd - 1) === 0x0d /* \r */ && lineEnd > start ? lineEnd - 1 : lineEnd;
-  if (end - start <= maxSnippetChars) return { path, line, snippet: text.slice(start, end) };
+  if (end - start <= maxSnippetChars) return new PlainMatch(path, line, text.slice(start, end));
   let cut = start + maxSnippetChars;
   // Never split a surrogate pair.
   const last = text.charCodeAt(cut - 1);
   if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
-  return {
+  const found = new PlainMatch(
     path,
     line,
-    snippet: `${text.slice(start, cut)} [... line cut at ${maxSnippetChars} characters]`,
-    snippetTruncated: true,
-  };
+    `${text.slice(start, cut)} [... line cut at ${maxSnippetChars} characters]`,
+  );
+  found.snippetTruncated = true;
+  return found;
 }
 
 /** The reported path of a printed one: `./a/b` under the searched folder. */
@@ -516,9 +573,9 @@ function reportedPath(prefix: string, printed: string): string {
  */
 function parseRecordOutput(
   stdout: string,
+  blocks: MatchBlocks,
   { prefix, maxMatches, maxSnippetChars }: ParseOptions & { maxMatches: number },
-): { matches: SearchMatch[]; truncated: boolean } {
-  const blocks = new MatchBlocks();
+): boolean {
   const { matches } = blocks;
   // The last record's path as printed, and as reported: a file's matches share one string.
   let printedPath = "";
@@ -533,15 +590,8 @@ function parseRecordOutput(
     if (end === -1) end = stdout.length;
     const recordStart = position;
     position = end + 1;
-    let cursor = nul + 1;
-    let line = 0;
-    let code = stdout.charCodeAt(cursor);
-    while (code >= 0x30 && code <= 0x39) {
-      line = line * 10 + (code - 0x30);
-      cursor += 1;
-      code = stdout.charCodeAt(cursor);
-    }
-    if (code !== 0x3a /* : */ || cursor === nul + 1) {
+    const cursor = afterDigits(stdout, nul + 1, end);
+    if (cursor === nul + 1 || cursor === end || stdout.charCodeAt(cursor) !== 0x3a /* : */) {
       newlines += 1 + countNewlines(stdout.slice(recordStart, nul));
       continue;
     }
@@ -558,27 +608,27 @@ function parseRecordOutput(
       printedPath = found;
       printedPathNewlines = countNewlines(printedPath);
       path = reportedPath(prefix, printedPath);
-      blocks.startFile(path, printedPath);
+      blocks.startFile(printedPath);
     }
     newlines += 1 + printedPathNewlines;
+    const line = lineNumber(stdout, nul + 1, cursor);
     matches.push(match(path, line, stdout, cursor + 1, end, maxSnippetChars));
   }
   // `head` counts newlines, and a newline inside a file name counts too: output left unread, or
   // maxMatches + 1 newlines read, mean the search may have been cut.
-  const truncated = position < stdout.length || newlines > maxMatches;
-  return { matches: blocks.sorted(), truncated };
+  return position < stdout.length || newlines > maxMatches;
 }
 
 /**
- * Parse ripgrep's `--heading --null` output: for each file, its path and a NUL, then its
- * `line:content\n` lines, then a blank line before the next file. Every match is kept, in path
- * order. `newlines` counts every newline, those inside file names too, as `head` does.
+ * Parse ripgrep's `--heading --null` output into `blocks`: for each file, its path and a NUL, then
+ * its `line:content\n` lines, then a blank line before the next file. Every match is kept. Returns
+ * how many newlines the output holds, those inside file names too, as `head` counts them.
  */
 function parseHeadingOutput(
   stdout: string,
+  blocks: MatchBlocks,
   { prefix, maxSnippetChars }: ParseOptions,
-): { matches: SearchMatch[]; newlines: number } {
-  const blocks = new MatchBlocks();
+): number {
   const { matches } = blocks;
   const length = stdout.length;
   let newlines = 0;
@@ -593,7 +643,7 @@ function parseHeadingOutput(
     const printed = stdout.slice(position, nul);
     newlines += countNewlines(printed);
     const path = reportedPath(prefix, printed);
-    blocks.startFile(path, printed);
+    blocks.startFile(printed);
     // Its lines, up to the blank line that ends it.
     let start = nul + 1;
     while (start < length) {
@@ -604,16 +654,11 @@ function parseHeadingOutput(
         start = end + 1;
         break;
       }
-      let cursor = start;
-      let line = 0;
-      let code = stdout.charCodeAt(cursor);
-      while (code >= 0x30 && code <= 0x39) {
-        line = line * 10 + (code - 0x30);
-        cursor += 1;
-        code = stdout.charCodeAt(cursor);
-      }
-      if (code === 0x3a /* : */ && cursor > start) {
-        matches.push(match(path, line, stdout, cursor + 1, end, maxSnippetChars));
+      const cursor = afterDigits(stdout, start, end);
+      if (cursor > start && cursor < end && stdout.charCodeAt(cursor) === 0x3a /* : */) {
+        matches.push(
+          match(path, lineNumber(stdout, start, cursor), stdout, cursor + 1, end, maxSnippetChars),
+        );
       } else if (isPathLine(stdout, start, end)) {
         // A path and its first match with no blank line before them: the next file's block.
         if (end < length) newlines -= 1;
@@ -624,7 +669,27 @@ function parseHeadingOutput(
     }
     position = start;
   }
-  return { matches: blocks.sorted(), newlines };
+  return newlines;
+}
+
+/** Where the run of ASCII digits at `text[start, end)` ends. */
+function afterDigits(text: string, start: number, end: number): number {
+  let cursor = start;
+  while (cursor < end) {
+    const code = text.charCodeAt(cursor);
+    if (code < 0x30 || code > 0x39) break;
+    cursor += 1;
+  }
+  return cursor;
+}
+
+/** The line number written at `text[start, end)` (ASCII digits only). */
+function lineNumber(text: string, start: number, end: number): number {
+  let line = 0;
+  for (let cursor = start; cursor < end; cursor++) {
+    line = line * 10 + (text.charCodeAt(cursor) - 0x30);
+  }
+  return line;
 }
 
 /** Whether the line at `text[start, end)` holds a NUL: a path, not a match or a warning. */
