@@ -127,7 +127,8 @@ const GREP_RAN = "pleach-search-backend grep";
 
 /**
  * `search_files` (seed 000): search file contents for a regular expression with ripgrep, or
- * `grep -rn` where ripgrep is missing, capped upstream with `| head -n`. Both print the canonical
+ * `grep -rn` where ripgrep is missing, capped upstream with `| head -n` (a large output is then
+ * passed on in blocks: see {@link COALESCE}). Both print the canonical
  * `path:line:content` records (the path NUL-terminated, so any file name parses), except that
  * ripgrep's first search prints each file's path once, above that file's `line:content` lines
  * (`--heading`), which leaves less to print, pipe, decode and parse when files have many matches.
