@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { toolInputJSONSchema } from "@pleach/core";
-import { createLocalSandbox } from "@pleach/sandbox";
+import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
 import { makeTempDir } from "../test-support/temp-dir.js";
@@ -311,6 +311,37 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
     ]);
   });
 });
+
+/** Why the sandboxed searches cannot run here, or `undefined` when they can. */
+const noBubblewrap =
+  process.platform !== "linux"
+    ? "bubblewrap runs on Linux only"
+    : await probeSandboxBackend({ backend: "bubblewrap" }).then((probe) =>
+        probe.available ? undefined : `no working bubblewrap: ${probe.reason}`,
+      );
+
+describe.skipIf(noBubblewrap !== undefined)(
+  `search_files in a bubblewrap sandbox${noBubblewrap === undefined ? "" : ` (skipped: ${noBubblewrap})`}`,
+  () => {
+    it.each(["rg", "grep"] as const)(
+      "passes a large non-ASCII output on whole through its dd stage, with %s",
+      async (backend) => {
+        const files: Record<string, string> = {};
+        for (let file = 0; file < 40; file++) {
+          files[`f${String(file).padStart(2, "0")}.txt`] = "needle é 中 🙂\n".repeat(100);
+        }
+        await plant(files);
+        for (const mode of ["read-only", "workspace-write"] as const) {
+          const client = await createLocalSandbox({ root, mode });
+          const tool = createSearchFilesTool(client, { searchBackend: backend });
+          const found = await tool.execute({ pattern: "needle", maxMatches: 5_000 });
+          expect(found).toHaveLength(4_000);
+          expect(found[3_999]).toEqual({ path: "f39.txt", line: 100, snippet: "needle é 中 🙂" });
+        }
+      },
+    );
+  },
+);
 
 describe("search_files", () => {
   it("with rg, a cut result is the first maxMatches matches in path order, call after call", async () => {
