@@ -37,11 +37,12 @@ try {
 
   const client = await createLocalSandbox({ root, mode: "danger-full-access" });
   // Budgets lifted so the tool returns the whole file, as the baseline does.
-  const wholeRead = createReadFileTool(client, {
+  const lifted = {
     maxLines: Number.MAX_SAFE_INTEGER,
     maxChars: Number.MAX_SAFE_INTEGER,
     maxLineChars: Number.MAX_SAFE_INTEGER,
-  });
+  };
+  const wholeRead = createReadFileTool(client, lifted);
   const defaultRead = createReadFileTool(client);
   const bash = createBashTool(client);
 
@@ -59,11 +60,7 @@ try {
     );
     const { createLocalSandbox: createOlderLocalSandbox } = await load("sandbox/dist/index.js");
     const olderClient = await createOlderLocalSandbox({ root, mode: "danger-full-access" });
-    const olderWhole = createOlderReadFileTool(olderClient, {
-      maxLines: Number.MAX_SAFE_INTEGER,
-      maxChars: Number.MAX_SAFE_INTEGER,
-      maxLineChars: Number.MAX_SAFE_INTEGER,
-    });
+    const olderWhole = createOlderReadFileTool(olderClient, lifted);
     const olderDefault = createOlderReadFileTool(olderClient);
     const [olderWholeOutput, olderDefaultOutput] = [
       await olderWhole.execute({ path: "big.txt" }),

@@ -4,6 +4,7 @@ import path from "node:path";
 import { toolInputJSONSchema } from "@pleach/core";
 import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ExecResult, SandboxClient } from "../sandbox/index.js";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
 import { makeTempDir } from "../test-support/temp-dir.js";
 import { compareTreePaths } from "./path-order.js";
@@ -30,6 +31,38 @@ async function plant(files: Record<string, string | Buffer>): Promise<void> {
 async function searchTool(searchBackend: SearchBackend = "auto", maxSnippetChars?: number) {
   const client = await createLocalSandbox({ root, mode: "danger-full-access" });
   return createSearchFilesTool(client, { searchBackend, maxSnippetChars });
+}
+
+/**
+ * A local client that records each command a tool runs. `run` gives the command actually run
+ * (default: the command itself); `answer` may change its result.
+ */
+async function recordingClient({
+  run = (command: string) => command,
+  answer = (_command: string, result: ExecResult) => result,
+}: {
+  run?: (command: string) => string;
+  answer?: (command: string, result: ExecResult) => ExecResult;
+} = {}): Promise<{ client: SandboxClient; commands: string[] }> {
+  const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
+  const commands: string[] = [];
+  const client: SandboxClient = {
+    ...sandbox,
+    async exec(command, options) {
+      commands.push(command);
+      return answer(command, await sandbox.exec(run(command), options));
+    },
+  };
+  return { client, commands };
+}
+
+/** 40 files of two matches each, in four folders: `dir-N/file-NN.txt`. */
+async function plantFortyFiles(): Promise<void> {
+  const files: Record<string, string> = {};
+  for (let index = 0; index < 40; index++) {
+    files[`dir-${index % 4}/file-${String(index).padStart(2, "0")}.txt`] = "needle\nhay\nneedle\n";
+  }
+  await plant(files);
 }
 
 describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
@@ -174,15 +207,7 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
       );
     }
     await plant(files);
-    const inner = await createLocalSandbox({ root, mode: "danger-full-access" });
-    const commands: string[] = [];
-    const client = {
-      ...inner,
-      exec(command: string, options?: Parameters<typeof inner.exec>[1]) {
-        commands.push(command);
-        return inner.exec(prefix + command, options);
-      },
-    };
+    const { client, commands } = await recordingClient({ run: (command) => prefix + command });
     const tool = createSearchFilesTool(client, { searchBackend: backend });
     const found = await tool.execute({ pattern: "needle", maxMatches: 5_000 });
     expect(commands.every((command) => command.includes("| { dd bs=256k"))).toBe(true);
@@ -345,12 +370,7 @@ describe.skipIf(noBubblewrap !== undefined)(
 
 describe("search_files", () => {
   it("with rg, a cut result is the first maxMatches matches in path order, call after call", async () => {
-    const files: Record<string, string> = {};
-    for (let index = 0; index < 40; index++) {
-      files[`dir-${index % 4}/file-${String(index).padStart(2, "0")}.txt`] =
-        "needle\nhay\nneedle\n";
-    }
-    await plant(files);
+    await plantFortyFiles();
     const tool = await searchTool("rg");
     const everything = await tool.execute({ pattern: "needle", maxMatches: 1_000 });
     expect(everything).toHaveLength(80);
@@ -364,21 +384,8 @@ describe("search_files", () => {
   });
 
   it("with rg, cuts a search its first run printed whole in path order, without a second", async () => {
-    const files: Record<string, string> = {};
-    for (let index = 0; index < 40; index++) {
-      files[`dir-${index % 4}/file-${String(index).padStart(2, "0")}.txt`] =
-        "needle\nhay\nneedle\n";
-    }
-    await plant(files);
-    const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
-    const commands: string[] = [];
-    const client: typeof sandbox = {
-      ...sandbox,
-      async exec(command, options) {
-        commands.push(command);
-        return sandbox.exec(command, options);
-      },
-    };
+    await plantFortyFiles();
+    const { client, commands } = await recordingClient();
     const tool = createSearchFilesTool(client, { searchBackend: "rg" });
     const everything = await tool.execute({ pattern: "needle" });
     expect(everything).toHaveLength(80);
@@ -435,16 +442,10 @@ describe("search_files", () => {
     // Eight files of one match: with their blank separators, 15 lines, more than the first
     // search's `head -n 6` lets through.
     await plant(Object.fromEntries([..."abcdefgh"].map((name) => [`${name}.txt`, "needle\n"])));
-    const sandbox = await createLocalSandbox({ root, mode: "danger-full-access" });
-    const commands: string[] = [];
-    const client: typeof sandbox = {
-      ...sandbox,
-      async exec(command, options) {
-        commands.push(command);
-        const result = await sandbox.exec(command, options);
-        return command.includes("--sort=path") ? { ...result, timedOut: true } : result;
-      },
-    };
+    const { client, commands } = await recordingClient({
+      answer: (command, result) =>
+        command.includes("--sort=path") ? { ...result, timedOut: true } : result,
+    });
     const found = await createSearchFilesTool(client, { searchBackend: "rg" }).execute({
       pattern: "needle",
       maxMatches: 2,
