@@ -9,6 +9,7 @@ import {
   isSandboxUnavailable,
   type SandboxClient,
 } from "@pleach/coding-agent/sandbox";
+import { createReadFileTool } from "@pleach/coding-agent/tools";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { describeSandboxClientContract } from "../../coding-agent/src/test-support/sandbox-contract.js";
 import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
@@ -689,6 +690,92 @@ describe("files as raw bytes", () => {
     }
   });
 
+  it("refuses a read over its maxBytes from the file's size, and read_file says so in its own words", async () => {
+    const bytes = Buffer.alloc(5_000, 0x61);
+    await writeFile(path.join(session.root, "sized.bin"), bytes);
+    expect(
+      await session.client.readFile("sized.bin", { encoding: "base64", maxBytes: 5_000 }),
+    ).toBe(bytes.toString("base64"));
+    await expect(
+      session.client.readFile("sized.bin", { encoding: "base64", maxBytes: 4_999 }),
+    ).rejects.toMatchObject({ code: "TOO_LARGE", details: { bytes: 5_000, maxBytes: 4_999 } });
+    const answer = await raw({
+      method: "GET",
+      route: `${fileRoute(session.id, "sized.bin")}&maxBytes=0`,
+      headers: bearer,
+    });
+    expect([answer.status, answer.json.error?.code]).toEqual([413, "TOO_LARGE"]);
+    const tool = createReadFileTool(session.client, { maxBase64Bytes: 1_000, maxTextBytes: 2_000 });
+    await expect(tool.execute({ path: "sized.bin", encoding: "base64" })).rejects.toMatchObject({
+      code: "TOO_LARGE",
+      message: expect.stringMatching(
+        /^sized\.bin has 5,000 bytes; read_file returns at most 1,000 bytes as base64\./,
+      ),
+    });
+    await expect(tool.execute({ path: "sized.bin" })).rejects.toMatchObject({
+      code: "TOO_LARGE",
+      message: expect.stringMatching(
+        /^sized\.bin has 5,000 bytes; read_file reads text files of at most 2,000 bytes\./,
+      ),
+    });
+  });
+
+  it("sends a read's maxBytes on the wire, and refuses one no server would take before sending", async () => {
+    const id = "a".repeat(32);
+    const targets: string[] = [];
+    const fake = http.createServer((request, response) => {
+      targets.push(`${request.method} ${request.url}`);
+      const [status, body] =
+        request.method === "POST"
+          ? [201, { id, root: "/workspace" }]
+          : [
+              413,
+              {
+                error: {
+                  code: "TOO_LARGE",
+                  message: "big.bin has 5000 bytes, more than the 1000 this sandbox reads",
+                  details: { bytes: 5_000, maxBytes: 1_000 },
+                },
+              },
+            ];
+      const text = JSON.stringify(body);
+      response.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+      });
+      response.end(text);
+    });
+    await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+    const { port } = fake.address() as net.AddressInfo;
+    const client = createHttpStreamSandboxProvider({ baseURL: `http://127.0.0.1:${port}/`, auth });
+    try {
+      const box = await client.acquire();
+      await expect(
+        box.client.readFile("big.bin", { encoding: "base64", maxBytes: 1_000 }),
+      ).rejects.toMatchObject({ code: "TOO_LARGE", details: { bytes: 5_000, maxBytes: 1_000 } });
+      for (const maxBytes of [undefined, Number.POSITIVE_INFINITY]) {
+        await expect(box.client.readFile("big.bin", { maxBytes })).rejects.toMatchObject({
+          code: "TOO_LARGE",
+        });
+      }
+      for (const maxBytes of [-1, 1.5, Number.NaN, 2 ** 53]) {
+        await expect(box.client.readFile("big.bin", { maxBytes })).rejects.toMatchObject({
+          code: "INVALID_INPUT",
+          message: expect.stringContaining("maxBytes must be a whole number of bytes"),
+        });
+      }
+      expect(targets).toEqual([
+        "POST /v1/sandboxes",
+        `GET /v1/sandboxes/${id}/file?path=big.bin&maxBytes=1000`,
+        `GET /v1/sandboxes/${id}/file?path=big.bin`,
+        `GET /v1/sandboxes/${id}/file?path=big.bin`,
+      ]);
+    } finally {
+      client.close();
+      await new Promise((resolve) => fake.close(resolve));
+    }
+  });
+
   it("refuses the file route without the right token, and reads or writes nothing", async () => {
     await session.client.writeFile("secret.txt", "the sandbox's secret");
     const attempts: Array<Record<string, string>> = [
@@ -765,6 +852,34 @@ describe("files as raw bytes", () => {
         message: /twice/,
       },
       { method: "GET", query: "?path", status: 400, code: "INVALID_INPUT", message: /no value/ },
+      ...["-1", "1.5", "", "1e3", "0x10", "99999999999999999"].map((value) => ({
+        method: "GET",
+        query: `?path=a.txt&maxBytes=${value}`,
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /maxBytes must be a whole number of bytes/,
+      })),
+      {
+        method: "GET",
+        query: "?path=a.txt&maxBytes",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /maxBytes query parameter has no value/,
+      },
+      {
+        method: "GET",
+        query: "?maxBytes=1&path=a.txt&maxBytes=2",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /maxBytes query parameter is given twice/,
+      },
+      {
+        method: "PUT",
+        query: "?path=a.txt&maxBytes=10",
+        status: 400,
+        code: "INVALID_INPUT",
+        message: /unknown query parameter "maxBytes": a file write takes only \?path=FILE/,
+      },
       {
         method: "PUT",
         query: "?path=a.txt&encoding=base64",

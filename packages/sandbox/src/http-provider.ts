@@ -24,6 +24,9 @@ import {
 import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
 
+/** The contract's options of `readFile` (`encoding`, `maxBytes`). */
+type ReadFileOptions = NonNullable<Parameters<SandboxClient["readFile"]>[1]>;
+
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>
   | Promise<{ headers: Record<string, string> }>
@@ -336,16 +339,19 @@ export function createHttpStreamSandboxProvider({
   const clientOf = (id: string): HttpSandboxClient => {
     const prefix = `/sandboxes/${id}`;
     // The file's bytes travel raw both ways; the encoding is applied here, at the caller's end.
-    const fileRoute = (filePath: unknown) => {
+    const fileRoute = (filePath: unknown, maxBytes?: number) => {
       if (typeof filePath !== "string") {
         throw new ToolError("INVALID_PATH", `a path must be a string, got ${typeof filePath}`);
       }
-      return `${prefix}/file?${new URLSearchParams({ path: filePath })}`;
+      const query = new URLSearchParams({ path: filePath });
+      // The server refuses a larger file from its size, before reading it.
+      if (maxBytes !== undefined) query.set("maxBytes", String(maxBytes));
+      return `${prefix}/file?${query}`;
     };
     return {
-      async readFile(filePath: string, options?: FileEncodingOptions) {
+      async readFile(filePath: string, options?: ReadFileOptions) {
         const encoding = encodingOf(options);
-        const bytes = await getBytes(fileRoute(filePath));
+        const bytes = await getBytes(fileRoute(filePath, maxBytesOf(options)));
         try {
           return textOfBytes(bytes, encoding);
         } finally {
@@ -668,6 +674,22 @@ function encodingOf(options: FileEncodingOptions | undefined): FileEncoding {
     );
   }
   return encoding;
+}
+
+/**
+ * The `maxBytes` a read sends: a whole number of bytes, or none (for `Infinity`, no limit but the
+ * server's own); anything else is refused, as the server would refuse it.
+ */
+function maxBytesOf(options: ReadFileOptions | undefined): number | undefined {
+  const maxBytes = options?.maxBytes;
+  if (maxBytes === undefined || maxBytes === Number.POSITIVE_INFINITY) return undefined;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `maxBytes must be a whole number of bytes, 0 or more, got ${String(maxBytes)}`,
+    );
+  }
+  return maxBytes;
 }
 
 /** A file's bytes as `readFile` returns them. */

@@ -31,10 +31,23 @@ export interface ExecResult {
   signal?: string;
 }
 
-/** Options of {@link SandboxClient.readFile} and {@link SandboxClient.writeFile}. */
+/** Options of {@link SandboxClient.writeFile}, and those {@link ReadFileOptions} starts from. */
 export interface FileEncodingOptions {
   /** `"utf8"` (default) for text, `"base64"` for any bytes. */
   encoding?: "utf8" | "base64";
+}
+
+/** Options of {@link SandboxClient.readFile}. */
+export interface ReadFileOptions extends FileEncodingOptions {
+  /**
+   * The most bytes the caller wants. A client that honours it refuses a larger file from its size,
+   * before reading it, with a `ToolError` of code `TOO_LARGE` and `details: { bytes, maxBytes }`:
+   * the file's size (for a file that grew while it was read: the bytes read so far) and the limit
+   * applied, the lower of this one and the client's own. A client that ignores it is still
+   * correct: the caller checks the size of what it got as well. Honouring it spares reading and
+   * holding a file the caller would only throw away.
+   */
+  maxBytes?: number;
 }
 
 /**
@@ -44,7 +57,7 @@ export interface FileEncodingOptions {
  */
 export interface SandboxClient {
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
-  readFile(path: string, options?: FileEncodingOptions): Promise<string>;
+  readFile(path: string, options?: ReadFileOptions): Promise<string>;
   writeFile(path: string, content: string, options?: FileEncodingOptions): Promise<void>;
 }
 

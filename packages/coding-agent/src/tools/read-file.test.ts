@@ -1,9 +1,10 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { type SandboxMode, toolInputJSONSchema } from "@pleach/core";
+import { type SandboxMode, ToolError, toolInputJSONSchema } from "@pleach/core";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import type { SandboxClient } from "../sandbox/index.js";
 import { makeTempDir } from "../test-support/temp-dir.js";
 import { splitLinesKeepingEnds } from "./line-numbers.js";
 import { createReadFileTool, type ReadFileToolOptions } from "./read-file.js";
@@ -279,6 +280,109 @@ describe("read_file", () => {
     ).rejects.toMatchObject({ code: "INVALID_INPUT" });
   });
 
+  it("asks the client to refuse a file over its limit from its size, and words it as its own check after reading", async () => {
+    const files = { "huge.bin": Buffer.alloc(5_000, "a"), "small.txt": Buffer.from("ok\n") };
+    const run = async (
+      options: ReadFileToolOptions,
+      input: { path: string; encoding?: "utf8" | "base64" },
+      honoursMaxBytes: boolean,
+    ) => {
+      const client = recordingClient(files, { honoursMaxBytes });
+      const tool = createReadFileTool(client, options);
+      const error = await tool.execute(input).then(
+        () => undefined,
+        (thrown: ToolError) => thrown,
+      );
+      return { error, calls: client.calls };
+    };
+    const options = { maxBase64Bytes: 1_000, maxTextBytes: 2_000 };
+    for (const encoding of ["base64", "utf8"] as const) {
+      const input = { path: "huge.bin", encoding };
+      const refused = await run(options, input, true);
+      const readWhole = await run(options, input, false);
+      // Refused from its size: asked with the limit, never read.
+      expect(refused.calls).toEqual([
+        {
+          path: "huge.bin",
+          encoding,
+          maxBytes: options[encoding === "base64" ? "maxBase64Bytes" : "maxTextBytes"],
+          read: false,
+        },
+      ]);
+      expect(readWhole.calls.map(({ read }) => read)).toEqual([true]);
+      const seen = ({ error }: { error: ToolError | undefined }) =>
+        error && { code: error.code, message: error.message, details: error.details };
+      expect(seen(refused)).toEqual(seen(readWhole));
+      expect(refused.error?.code).toBe("TOO_LARGE");
+    }
+    const [base64, utf8] = await Promise.all([
+      run(options, { path: "huge.bin", encoding: "base64" }, true),
+      run(options, { path: "huge.bin" }, true),
+    ]);
+    expect(base64.error?.details).toEqual({ bytes: 5_000, maxBase64Bytes: 1_000 });
+    expect(base64.error?.message).toMatchInlineSnapshot(
+      `"huge.bin has 5,000 bytes; read_file returns at most 1,000 bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`)."`,
+    );
+    expect(utf8.error?.details).toEqual({ bytes: 5_000, maxTextBytes: 2_000 });
+    expect(utf8.error?.message).toMatchInlineSnapshot(
+      `"huge.bin has 5,000 bytes; read_file reads text files of at most 2,000 bytes. Search it or read part of it with a command instead (e.g. \`grep -n PATTERN <file>\`, \`sed -n '1,200p' <file>\` or \`tail -n 200 <file>\`)."`,
+    );
+    // The defaults, and no limit asked for when the tool has none.
+    const asked = await Promise.all([
+      run({}, { path: "small.txt" }, true),
+      run({}, { path: "small.txt", encoding: "base64" }, true),
+      run({ maxTextBytes: Number.POSITIVE_INFINITY }, { path: "small.txt" }, true),
+    ]);
+    expect(asked.map(({ error, calls }) => [error, calls.map((call) => call.maxBytes)])).toEqual([
+      [undefined, [32 * 1024 * 1024]],
+      [undefined, [10 * 1024 * 1024]],
+      [undefined, [undefined]],
+    ]);
+  });
+
+  it("asks for the raw bytes of text that looks binary within the same limit", async () => {
+    const tooLarge =
+      /^latin1\.txt has 3,000 bytes; read_file reads text files of at most 2,000 bytes\./;
+    for (const honoursMaxBytes of [true, false]) {
+      // Not UTF-8: each byte decodes to one U+FFFD, then the raw bytes are read to tell why.
+      const client = recordingClient(
+        { "latin1.txt": Buffer.alloc(3_000, 0xe9), "short.txt": Buffer.alloc(1_500, 0xe9) },
+        { honoursMaxBytes },
+      );
+      const tool = createReadFileTool(client, { maxTextBytes: 2_000 });
+      await expect(tool.execute({ path: "latin1.txt" })).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(tooLarge),
+      });
+      await expect(tool.execute({ path: "short.txt" })).rejects.toMatchObject({
+        code: "BINARY_FILE",
+      });
+      expect(
+        client.calls.map(({ path, encoding, maxBytes }) => [path, encoding, maxBytes]),
+      ).toEqual([
+        ["latin1.txt", "utf8", 2_000],
+        ...(honoursMaxBytes ? [] : [["latin1.txt", "base64", 2_000]]),
+        ["short.txt", "utf8", 2_000],
+        ["short.txt", "base64", 2_000],
+      ]);
+    }
+  });
+
+  it("passes on a refusal under a lower limit of the client's own as it is", async () => {
+    const client = recordingClient(
+      { "a.bin": Buffer.alloc(50) },
+      { honoursMaxBytes: true, maxFileBytes: 10 },
+    );
+    for (const encoding of ["base64", "utf8"] as const) {
+      await expect(
+        createReadFileTool(client).execute({ path: "a.bin", encoding }),
+      ).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: "a.bin has 50 bytes, more than the 10 this client reads",
+      });
+    }
+  });
+
   it("refuses paths that leave the workspace, and names what is wrong", async () => {
     const { root, tool } = await setup();
     const outside = await makeTempDir("pleach-outside-");
@@ -404,7 +508,11 @@ function readPlainly(
   text: string,
   offset: number,
   limit: number | undefined,
-  { maxLines, maxChars, maxLineChars }: Required<Omit<ReadFileToolOptions, "maxBase64Bytes">>,
+  {
+    maxLines,
+    maxChars,
+    maxLineChars,
+  }: Required<Pick<ReadFileToolOptions, "maxLines" | "maxChars" | "maxLineChars">>,
 ): Record<string, unknown> | undefined {
   const lines = splitLinesKeepingEnds(text);
   if (offset > Math.max(lines.length, 1)) return undefined;
@@ -440,5 +548,59 @@ function readPlainly(
     truncated: (endLine < lines.length && pieces.length < wanted) || linesCut > 0,
     ...(endLine < lines.length ? { nextOffset: endLine + 1 } : {}),
     ...(linesCut > 0 ? { linesCut } : {}),
+  };
+}
+
+/** One `readFile` call a {@link recordingClient} answered. */
+interface ReadCall {
+  path: string;
+  encoding: string | undefined;
+  maxBytes: number | undefined;
+  /** Whether the file's bytes were read (and not refused from its size). */
+  read: boolean;
+}
+
+/**
+ * A client over files held in memory that records each `readFile` call. It refuses a file over its
+ * own `maxFileBytes`, and when it honours `maxBytes`, over that, from the file's size as the
+ * contract says, in words the tool replaces when its own limit is the one passed.
+ */
+function recordingClient(
+  files: Record<string, Buffer>,
+  {
+    honoursMaxBytes,
+    maxFileBytes = Number.POSITIVE_INFINITY,
+  }: { honoursMaxBytes: boolean; maxFileBytes?: number },
+): SandboxClient & { calls: ReadCall[] } {
+  const calls: ReadCall[] = [];
+  return {
+    calls,
+    async readFile(path, { encoding, maxBytes } = {}) {
+      const bytes = files[path];
+      if (bytes === undefined) throw new ToolError("NOT_FOUND", `no such file: ${path}`);
+      const call: ReadCall = { path, encoding, maxBytes, read: false };
+      calls.push(call);
+      const limit = Math.min(
+        maxFileBytes,
+        (honoursMaxBytes ? maxBytes : undefined) ?? Number.POSITIVE_INFINITY,
+      );
+      if (bytes.length > limit) {
+        throw new ToolError(
+          "TOO_LARGE",
+          `${path} has ${bytes.length} bytes, more than the ${limit} this client reads`,
+          {
+            details: { bytes: bytes.length, maxBytes: limit },
+          },
+        );
+      }
+      call.read = true;
+      return bytes.toString(encoding === "base64" ? "base64" : "utf8");
+    },
+    async writeFile() {
+      throw new ToolError("READ_ONLY", "this client only reads");
+    },
+    async exec() {
+      throw new ToolError("UNSUPPORTED", "this client only reads");
+    },
   };
 }

@@ -1,5 +1,11 @@
 import { Buffer } from "node:buffer";
-import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition, ToolError } from "@pleach/core";
+import {
+  defineTool,
+  isToolError,
+  MODEL_OUTPUT_LIMIT,
+  type PluginToolDefinition,
+  ToolError,
+} from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { splitLinesKeepingEnds } from "./line-numbers.js";
@@ -103,10 +109,20 @@ export interface ReadFileToolOptions {
    */
   maxLineChars?: number;
   /**
-   * The largest file base64 mode returns, in bytes; larger files are refused with `TOO_LARGE`.
+   * The largest file base64 mode returns, in bytes; larger files are refused with `TOO_LARGE`,
+   * from their size when the client honours `readFile`'s `maxBytes`, before a byte is read.
    * @default 10_485_760
    */
   maxBase64Bytes?: number;
+  /**
+   * The largest file utf8 mode reads, in bytes; larger files are refused with `TOO_LARGE` as in
+   * base64 mode. Each call reads the whole file to return a window of it, so a larger file costs
+   * its size (and its decoded text) in memory per call for what `grep`, `sed -n` or `tail` would
+   * answer better. The default is the sandbox server's own file limit, so that a local and a
+   * remote sandbox read the same files. `Infinity` leaves only the client's limit.
+   * @default 33_554_432
+   */
+  maxTextBytes?: number;
 }
 
 /**
@@ -120,8 +136,55 @@ export function createReadFileTool(
     maxChars = MODEL_OUTPUT_LIMIT - 1_000,
     maxLineChars = 2_000,
     maxBase64Bytes = 10 * 1024 * 1024,
+    maxTextBytes = 32 * 1024 * 1024,
   }: ReadFileToolOptions = {},
 ): PluginToolDefinition<typeof readFileInputSchema, typeof readFileOutputSchema> {
+  const limits = { base64: maxBase64Bytes, utf8: maxTextBytes };
+  /**
+   * The file as `readFile` returns it in `encoding`, the client asked to refuse it from its size
+   * when it is over the limit of mode `limitOf`. That refusal is given the words of the check made
+   * after reading (for clients that do not honour `maxBytes`), so the model reads the same either way.
+   */
+  const readWithin = async (
+    path: string,
+    encoding: "utf8" | "base64",
+    limitOf: "utf8" | "base64",
+  ): Promise<string> => {
+    const maxBytes = limits[limitOf];
+    try {
+      return await client.readFile(path, {
+        encoding,
+        ...(Number.isFinite(maxBytes) ? { maxBytes } : {}),
+      });
+    } catch (error) {
+      const bytes =
+        isToolError(error) && error.code === "TOO_LARGE" ? error.details?.bytes : undefined;
+      // A refusal under a lower limit of the client's own says what that limit is: kept as is.
+      if (typeof bytes === "number" && bytes > maxBytes)
+        throw tooLarge(path, bytes, limitOf, error);
+      throw error;
+    }
+  };
+  const tooLarge = (
+    path: string,
+    bytes: number,
+    mode: "utf8" | "base64",
+    cause?: unknown,
+  ): ToolError => {
+    const size = `${path} has ${bytes.toLocaleString("en-US")} bytes`;
+    if (mode === "base64") {
+      return new ToolError(
+        "TOO_LARGE",
+        `${size}; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`).`,
+        { cause, details: { bytes, maxBase64Bytes } },
+      );
+    }
+    return new ToolError(
+      "TOO_LARGE",
+      `${size}; read_file reads text files of at most ${maxTextBytes.toLocaleString("en-US")} bytes. Search it or read part of it with a command instead (e.g. \`grep -n PATTERN <file>\`, \`sed -n '1,200p' <file>\` or \`tail -n 200 <file>\`).`,
+      { cause, details: { bytes, maxTextBytes } },
+    );
+  };
   return defineTool({
     name: "read_file",
     description: [
@@ -141,14 +204,9 @@ export function createReadFileTool(
         );
       }
       if (encoding === "base64") {
-        const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
-        if (bytes.byteLength > maxBase64Bytes) {
-          throw new ToolError(
-            "TOO_LARGE",
-            `${path} has ${bytes.byteLength.toLocaleString("en-US")} bytes; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`).`,
-            { details: { bytes: bytes.byteLength, maxBase64Bytes } },
-          );
-        }
+        const bytes = Buffer.from(await readWithin(path, "base64", "base64"), "base64");
+        // Checked again: a client may not honour maxBytes.
+        if (bytes.byteLength > maxBase64Bytes) throw tooLarge(path, bytes.byteLength, "base64");
         return {
           content: bytes.toString("base64"),
           bytes: bytes.byteLength,
@@ -156,11 +214,12 @@ export function createReadFileTool(
           truncated: false,
         };
       }
-      let text = await client.readFile(path, { encoding: "utf8" });
+      let text = await readWithin(path, "utf8", "utf8");
       // Decoding replaces invalid bytes with U+FFFD; only then (or for a NUL) are the raw bytes
       // needed to tell a binary file from text that really holds those characters.
       if (text.includes("\uFFFD") || text.includes("\0")) {
-        const bytes = Buffer.from(await client.readFile(path, { encoding: "base64" }), "base64");
+        const bytes = Buffer.from(await readWithin(path, "base64", "utf8"), "base64");
+        if (bytes.byteLength > maxTextBytes) throw tooLarge(path, bytes.byteLength, "utf8");
         const binary = binaryReason(bytes);
         if (binary !== undefined) {
           throw new ToolError(
@@ -170,6 +229,11 @@ export function createReadFileTool(
           );
         }
         text = decodeUtf8(bytes);
+      } else if (text.length * 3 > maxTextBytes) {
+        // Checked again: a client may not honour maxBytes. Text without U+FFFD is valid UTF-8,
+        // whose bytes are the file's; under a third of the limit in characters, it cannot be over.
+        const bytes = Buffer.byteLength(text, "utf8");
+        if (bytes > maxTextBytes) throw tooLarge(path, bytes, "utf8");
       }
       return readLines(text, {
         path,

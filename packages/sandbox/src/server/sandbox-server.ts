@@ -394,8 +394,8 @@ export async function createSandboxServer({
     if (action === "file") {
       if (request.method === "GET") {
         const sandbox = lookup(id);
-        const filePath = fileQuery(url);
-        const bytes = await sandbox.files.read(filePath);
+        const { filePath, maxBytes } = fileQuery(url, "GET");
+        const bytes = await sandbox.files.read(filePath, maxBytes);
         response.writeHead(200, {
           "content-type": "application/octet-stream",
           "content-length": bytes.length,
@@ -408,7 +408,7 @@ export async function createSandboxServer({
       }
       if (request.method === "PUT") {
         const sandbox = lookup(id);
-        const filePath = fileQuery(url);
+        const { filePath } = fileQuery(url, "PUT");
         checkRawBody(request);
         const body = await readBody(request, maxRequestBytes, spare);
         try {
@@ -609,28 +609,52 @@ function badRequest(message: string): HttpError {
 }
 
 /**
- * The workspace path of a file request: its one query parameter, `path`, form-encoded. Anything
- * else, a second `path`, or an escape that does not decode to UTF-8 is refused.
+ * The query of a file request: `path`, the workspace path, form-encoded; and on a read, optionally
+ * `maxBytes`, the most bytes the caller wants (a larger file is refused from its size). Any other
+ * parameter, one given twice or without a value, or an escape that does not decode to UTF-8 is
+ * refused.
  */
-function fileQuery(url: URL): string {
+function fileQuery(
+  url: URL,
+  method: "GET" | "PUT",
+): { filePath: string; maxBytes: number | undefined } {
   let filePath: string | undefined;
+  let maxBytes: number | undefined;
   const search = url.search.slice(1);
   for (const part of search === "" ? [] : search.split("&")) {
     const equals = part.indexOf("=");
     const name = decodeQuery(equals < 0 ? part : part.slice(0, equals));
-    if (name !== "path") {
+    if (name !== "path" && !(name === "maxBytes" && method === "GET")) {
       throw badRequest(
-        `unknown query parameter ${JSON.stringify(name)}: a file request takes only ?path=FILE`,
+        `unknown query parameter ${JSON.stringify(name)}: a file ${method === "GET" ? "read takes only ?path=FILE and &maxBytes=N" : "write takes only ?path=FILE"}`,
       );
     }
-    if (equals < 0) throw badRequest("the path query parameter has no value: send ?path=FILE");
-    if (filePath !== undefined) throw badRequest("the path query parameter is given twice");
-    filePath = decodeQuery(part.slice(equals + 1));
+    if (equals < 0) {
+      const example = name === "path" ? "?path=FILE" : "&maxBytes=N";
+      throw badRequest(`the ${name} query parameter has no value: send ${example}`);
+    }
+    if ((name === "path" ? filePath : maxBytes) !== undefined) {
+      throw badRequest(`the ${name} query parameter is given twice`);
+    }
+    const value = decodeQuery(part.slice(equals + 1));
+    if (name === "path") filePath = value;
+    else maxBytes = wholeBytes(value);
   }
   if (filePath === undefined) {
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
-  return filePath;
+  return { filePath, maxBytes };
+}
+
+/** The `maxBytes` of a read: a whole number of bytes, written in decimal digits. */
+function wholeBytes(value: string): number {
+  const bytes = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(bytes)) {
+    throw badRequest(
+      `maxBytes must be a whole number of bytes in decimal digits, got ${JSON.stringify(value.slice(0, 100))}`,
+    );
+  }
+  return bytes;
 }
 
 function decodeQuery(text: string): string {
