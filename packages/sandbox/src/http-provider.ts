@@ -4,6 +4,7 @@ import type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
+  ReadFileOptions,
   SandboxClient,
   SandboxProvider,
   SandboxSession,
@@ -25,7 +26,6 @@ import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
 
 /** The contract's options of `readFile` (`encoding`, `maxBytes`). */
-type ReadFileOptions = NonNullable<Parameters<SandboxClient["readFile"]>[1]>;
 
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>

@@ -24,15 +24,21 @@ export type {
   CommandInvocation,
   CommandWrapper,
   CommandWrapperOptions,
+  CurrentProtectionOptions,
   InvocationRequest,
+  ProtectedPath,
+  WorkspaceProtection,
 } from "./os/index.js";
 export {
   createCommandWrapper,
+  currentProtection,
+  HOME_FOLDER_ENTRIES,
   isSecretLookingName,
+  PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   probeSandboxBackend,
 } from "./os/index.js";
-export { protectedReason } from "./protected-paths.js";
+export type { ProtectedEntry } from "./os/protected-entries.js";
 export type {
   CreateSandboxRequest,
   CreateSandboxResponse,

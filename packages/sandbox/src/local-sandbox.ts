@@ -1,19 +1,21 @@
-import { realpath, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
+  ReadFileOptions,
   SandboxClient,
   SandboxMode,
 } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { type CommandWrapper, createCommandWrapper } from "./os/index.js";
-import { type ConfinedPath, confinePath, confinePathSync, fromErrno } from "./paths.js";
+import { workspaceRoot } from "./beneath.js";
+import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
+import { fromErrno } from "./paths.js";
 import { runProcess } from "./run-process.js";
 import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
-import { readConfinedFile, refuseWrite, writeConfinedFile } from "./workspace-files.js";
+import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
@@ -72,8 +74,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * Create a {@link SandboxClient} over the folder `root`. File paths are confined to the folder by
- * realpath in every mode; writes are atomic and refused in `read-only`; commands run confined by
+ * Create a {@link SandboxClient} over the folder `root`. File paths are confined to the folder in
+ * every mode, walked from the root without letting the kernel follow a symlink (see `locate`); writes are atomic and refused in `read-only`; commands run confined by
  * the OS sandbox, or, without one, only in `danger-full-access`.
  */
 export async function createLocalSandbox({
@@ -95,25 +97,33 @@ export async function createLocalSandbox({
   } catch (error) {
     throw fromErrno(error, root);
   }
-  if (!(await stat(rootReal)).isDirectory()) {
-    throw new ToolError("NOT_A_DIRECTORY", `the workspace root is not a folder: ${root}`);
-  }
-
-  const confine = (requested: unknown): Promise<ConfinedPath> =>
-    confinePath(rootReal, rootGiven, requested);
+  const workspace = workspaceRoot(rootGiven, rootReal);
+  const protection = () => protectionWith(commandWrapper, rootReal);
 
   return {
     root: rootReal,
     mode,
     backend: commandWrapper.backend,
 
-    async readFile(filePath: string, { encoding = "utf8" }: FileEncodingOptions = {}) {
+    async readFile(filePath: string, { encoding = "utf8", maxBytes }: ReadFileOptions = {}) {
       checkEncoding(encoding);
-      // Path checks, open, fstat and close are synchronous: each takes microseconds on a local
-      // file system, a fifth or less of a trip through libuv's thread pool. The bytes themselves
-      // are read off the event loop when there are many (see readWhole).
-      const confined = confinePathSync(rootReal, rootGiven, nonEmpty(filePath));
-      const bytes = await readConfinedFile(confined, filePath, maxFileBytes, readBuffers);
+      if (
+        maxBytes !== undefined &&
+        maxBytes !== Number.POSITIVE_INFINITY &&
+        !(Number.isSafeInteger(maxBytes) && maxBytes >= 0)
+      ) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `maxBytes must be a whole number of bytes, 0 or more, got ${maxBytes}`,
+        );
+      }
+      const bytes = await readWorkspaceFile(
+        workspace,
+        nonEmpty(filePath),
+        maxFileBytes,
+        readBuffers,
+        maxBytes === Number.POSITIVE_INFINITY ? undefined : maxBytes,
+      );
       try {
         return encoding === "utf8" ? decodeUtf8(bytes) : bytes.toString(encoding);
       } finally {
@@ -130,12 +140,16 @@ export async function createLocalSandbox({
       if (typeof content !== "string") {
         throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
       }
-      const confined = await confine(nonEmpty(filePath));
-      refuseWrite(mode, confined);
       if (encoding === "base64" && !BASE64.test(content.replace(/\s+/g, ""))) {
         throw new ToolError("INVALID_INPUT", "content is not valid base64");
       }
-      await writeConfinedFile(confined, filePath, Buffer.from(content, encoding));
+      await writeWorkspaceFile({
+        root: workspace,
+        filePath: nonEmpty(filePath),
+        bytes: Buffer.from(content, encoding),
+        mode,
+        protection,
+      });
     },
 
     async exec(command: string, options: LocalExecOptions = {}): Promise<ExecResult> {
@@ -169,22 +183,18 @@ export async function createLocalSandbox({
       if (stdin !== undefined && typeof stdin !== "string") {
         throw new ToolError("INVALID_INPUT", "stdin must be a string");
       }
-      const directory = await confine(cwd);
-      if (!directory.exists) throw new ToolError("NOT_FOUND", `no such folder: ${cwd}`);
-      if (!(await stat(directory.real)).isDirectory()) {
-        throw new ToolError("NOT_A_DIRECTORY", `cwd is not a folder: ${cwd}`);
-      }
+      const directory = workspaceFolder(workspace, cwd);
       const invocation = await commandWrapper.invocation({
         command,
         root: rootReal,
-        cwd: directory.real,
+        cwd: directory,
         mode,
         env,
         network,
       });
       try {
         return await runProcess(invocation, {
-          cwd: directory.real,
+          cwd: directory,
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
           abortSignal,

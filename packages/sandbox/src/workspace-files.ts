@@ -1,11 +1,24 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, read, readSync } from "node:fs";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  read,
+  readSync,
+  renameSync,
+  unlinkSync,
+  write,
+} from "node:fs";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { type ConfinedPath, fromErrno } from "./paths.js";
-import { protectedReason } from "./protected-paths.js";
+import { at, type Located, locate, type WorkspaceRoot } from "./beneath.js";
+import type { WorkspaceProtection } from "./os/protection.js";
+import { fromErrno } from "./paths.js";
 import type { SpareBuffer } from "./spare-buffer.js";
 
 /**
@@ -23,44 +36,96 @@ import type { SpareBuffer } from "./spare-buffer.js";
  */
 const SYNC_READ_BYTES = 1024 * 1024;
 
+/** Attempts at opening a file whose final name is swapped for a symlink between walk and open. */
+const MAX_OPEN_ATTEMPTS = 8;
+
 /**
- * The bytes of the confined file `confined` (reported as `filePath`), in a buffer taken from
- * `spare`: give it back once its bytes are used. Path checks, open, fstat and close are
- * synchronous: each takes microseconds on a local file system, a fifth or less of a trip through
- * libuv's thread pool.
+ * The bytes of the workspace file `filePath`, in a buffer taken from `spare`: give it back once its
+ * bytes are used. The path is walked from the held root (see `locate`), and the file is opened
+ * relative to its held folder with `O_NOFOLLOW`, so the file read is the file checked. Its size is
+ * checked from `fstat` before a byte is read. Walk, open, fstat and close are synchronous: each
+ * takes microseconds on a local file system, a fifth or less of a trip through libuv's thread pool.
  */
-export async function readConfinedFile(
-  confined: ConfinedPath,
-  filePath: string,
+export async function readWorkspaceFile(
+  root: WorkspaceRoot,
+  filePath: unknown,
   maxFileBytes: number,
   spare: SpareBuffer,
+  maxBytes?: number,
 ): Promise<Buffer> {
-  let fd: number;
-  try {
-    // One open, then everything through the descriptor: the checked file is the file read.
-    // O_NONBLOCK so that a FIFO planted in the workspace cannot hang the open; O_NOFOLLOW so that a
-    // final segment swapped for a symlink since it was resolved is refused, not followed.
-    fd = openSync(confined.real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch (error) {
-    throw fromErrno(error, filePath);
-  }
+  const shown = String(filePath);
+  const limit = maxBytes === undefined ? maxFileBytes : Math.min(maxFileBytes, maxBytes);
+  const whose = limit < maxFileBytes ? "the caller asked for at most" : "this sandbox reads";
+  const fd = openWorkspaceFile(root, filePath);
   try {
     const info = fstatSync(fd);
     if (info.isDirectory()) {
-      throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${filePath} (list it instead)`);
+      throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${shown} (list it instead)`);
     }
-    if (!info.isFile()) throw new ToolError("NOT_A_FILE", `not a regular file: ${filePath}`);
-    if (info.size > maxFileBytes) {
+    if (!info.isFile()) throw new ToolError("NOT_A_FILE", `not a regular file: ${shown}`);
+    if (info.size > limit) {
       throw new ToolError(
         "TOO_LARGE",
-        `${filePath} has ${info.size} bytes, more than the ${maxFileBytes} this sandbox reads`,
+        `${shown} has ${info.size} bytes, more than the ${limit} ${whose}`,
+        {
+          details: { bytes: info.size, maxBytes: limit },
+        },
       );
     }
-    return await readWhole(fd, info.size, maxFileBytes, filePath, spare);
+    return await readWhole(fd, info.size, limit, shown, spare);
   } catch (error) {
-    throw error instanceof ToolError ? error : fromErrno(error, filePath);
+    throw error instanceof ToolError ? error : fromErrno(error, shown);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Open the workspace file `filePath` for reading, race-free; the caller closes the descriptor. */
+function openWorkspaceFile(root: WorkspaceRoot, filePath: unknown): number {
+  for (let attempt = 1; ; attempt += 1) {
+    const located = locate(root, filePath);
+    try {
+      if (located.missing.length > 0) throw fromErrno({ code: "ENOENT" }, located.requested);
+      if (located.name === "") {
+        throw new ToolError(
+          "NOT_A_FILE",
+          `is a folder, not a file: ${located.requested} (list it instead)`,
+        );
+      }
+      try {
+        // O_NONBLOCK so that a FIFO planted in the workspace cannot hang the open.
+        return openSync(
+          at(root, located.parent, located.name),
+          constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW,
+        );
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // Swapped for a symlink or removed since the walk: walk again (it follows links itself).
+        if ((code === "ELOOP" || code === "ENOENT") && attempt < MAX_OPEN_ATTEMPTS) continue;
+        throw fromErrno(error, located.requested);
+      }
+    } finally {
+      located.close();
+    }
+  }
+}
+
+/**
+ * The real path of the existing workspace folder `requested` (the root for `""`), found by the same
+ * walk; for where a command starts, which the OS sandbox then confines whatever it is.
+ */
+export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string {
+  const located = locate(root, requested);
+  try {
+    if (located.missing.length > 0) {
+      throw new ToolError("NOT_FOUND", `no such folder: ${located.requested}`);
+    }
+    if (located.name !== "" && located.target?.isDirectory() !== true) {
+      throw new ToolError("NOT_A_DIRECTORY", `not a folder: ${located.requested}`);
+    }
+    return path.join(root.real, located.relative);
+  } finally {
+    located.close();
   }
 }
 
@@ -127,80 +192,153 @@ async function readWhole(
     throw new ToolError(
       "TOO_LARGE",
       `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
+      { details: { maxBytes: maxFileBytes } },
     );
   }
   return buffer.subarray(0, length);
 }
 
-/** Throw the refusal of a write to `confined` in `mode`, if it is refused. */
-export function refuseWrite(mode: SandboxMode, confined: ConfinedPath): void {
+/** Options of {@link writeWorkspaceFile}. */
+export interface WriteWorkspaceFileOptions {
+  root: WorkspaceRoot;
+  /** The path as the caller gave it. */
+  filePath: unknown;
+  bytes: Uint8Array;
+  mode: SandboxMode;
+  /** What is protected in the workspace now; asked once per write outside `danger-full-access`. */
+  protection: () => Promise<WorkspaceProtection>;
+}
+
+/**
+ * Write `bytes` to the workspace file `filePath`: refused in `read-only`, and outside
+ * `danger-full-access` refused on any protected path ({@link WorkspaceProtection}), judged on the
+ * path as walked (no symlink in it) and on the identity of every folder held on the way. Missing
+ * folders are made relative to their held parents. The bytes go to a temporary file created
+ * exclusively in the target's held folder, then renamed over the target there, so a reader sees
+ * the old bytes or the new ones, never half, and nothing is written outside the folder that was
+ * checked. The target's mode (and owner, when running as root) is kept.
+ */
+export async function writeWorkspaceFile({
+  root,
+  filePath,
+  bytes,
+  mode,
+  protection,
+}: WriteWorkspaceFileOptions): Promise<void> {
+  const shown = String(filePath);
   if (mode === "read-only") {
-    throw new ToolError("READ_ONLY", `the read-only sandbox refuses writes: ${confined.requested}`);
+    throw new ToolError("READ_ONLY", `the read-only sandbox refuses writes: ${shown}`);
   }
-  if (mode === "danger-full-access") return;
-  const reason = protectedReason(confined.relative);
-  if (reason !== undefined) {
-    throw new ToolError("PROTECTED_PATH", `refusing to write ${confined.requested}: ${reason}`);
+  const policy = mode === "danger-full-access" ? undefined : await protection();
+  // Judge the path before anything is made for it, then again on the walk that makes its folders.
+  const probe = locate(root, filePath);
+  try {
+    refuseProtected(policy, probe);
+  } finally {
+    probe.close();
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    const located = locate(root, filePath, { create: true });
+    try {
+      refuseProtected(policy, located);
+      const outcome = await replaceFile(root, located, bytes);
+      if (outcome === "written") return;
+      if (attempt >= MAX_OPEN_ATTEMPTS) {
+        throw new ToolError(
+          "CONFLICT",
+          `the path kept changing while it was written: ${shown}; try again once nothing else changes it`,
+        );
+      }
+    } catch (error) {
+      throw error instanceof ToolError ? error : fromErrno(error, shown);
+    } finally {
+      located.close();
+    }
+  }
+}
+
+/** Throw `PROTECTED_PATH` when `policy` protects the located path or a folder held on the way. */
+function refuseProtected(policy: WorkspaceProtection | undefined, located: Located): void {
+  if (located.name === "" && located.missing.length === 0) {
+    throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${located.requested}`);
+  }
+  if (policy === undefined) return;
+  let rule = policy.ruleFor(located.relative);
+  for (const folder of located.folders) {
+    rule ??=
+      folder.relative === "" ? undefined : policy.ruleForIdentity(folder.device, folder.inode);
+  }
+  if (located.target !== undefined) {
+    rule ??= policy.ruleForIdentity(located.target.dev, located.target.ino);
+  }
+  if (rule !== undefined) {
+    throw new ToolError("PROTECTED_PATH", `refusing to write ${located.requested}: ${rule}`, {
+      details: { rule, path: located.relative },
+    });
   }
 }
 
 /**
- * Write `bytes` to `confined` (whose write was allowed) through a temporary file in the target's
- * own folder, then rename it over the target, so a reader sees the old bytes or the new ones,
- * never half. The temporary file is created exclusively (never through a link); the rename
- * replaces the final path segment itself, never a link's target. The target's mode (and owner,
- * when running as root) is kept. Failures are thrown as ToolErrors naming `filePath`.
+ * Replace the final name of `located` (whose folders all exist) with `bytes`; `"changed"` when the
+ * name became a symlink since the walk, so the caller walks again.
  */
-export async function writeConfinedFile(
-  confined: ConfinedPath,
-  filePath: string,
+async function replaceFile(
+  root: WorkspaceRoot,
+  located: Located,
   bytes: Uint8Array,
-): Promise<void> {
-  try {
-    await writeAtomically(confined, bytes);
-  } catch (error) {
-    throw error instanceof ToolError ? error : fromErrno(error, filePath);
+): Promise<"written" | "changed"> {
+  const name = located.name === "" ? located.missing[located.missing.length - 1] : located.name;
+  if (name === undefined || (located.name === "" && located.missing.length !== 1)) {
+    return "changed";
   }
-}
-
-async function writeAtomically(confined: ConfinedPath, bytes: Uint8Array): Promise<void> {
-  const target = confined.real;
-  let mode = 0o666;
-  let owner: { uid: number; gid: number } | undefined;
-  if (confined.exists) {
-    const info = await stat(target);
-    if (info.isDirectory()) {
-      throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${confined.requested}`);
-    }
-    if (!info.isFile()) {
-      throw new ToolError("NOT_A_FILE", `not a regular file: ${confined.requested}`);
-    }
-    mode = info.mode & 0o7777;
-    owner = { uid: info.uid, gid: info.gid };
-  } else {
-    await mkdir(path.dirname(target), { recursive: true });
+  const folder = located.parent;
+  const current = lstatSync(at(root, folder, name), { throwIfNoEntry: false });
+  if (current?.isSymbolicLink()) return "changed";
+  if (current?.isDirectory()) {
+    throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${located.requested}`);
   }
-  const temporary = path.join(
-    path.dirname(target),
-    `.${path.basename(target).slice(0, 100)}.pleach-${randomBytes(6).toString("hex")}.tmp`,
+  if (current !== undefined && !current.isFile()) {
+    throw new ToolError("NOT_A_FILE", `not a regular file: ${located.requested}`);
+  }
+  const mode = current === undefined ? 0o666 : current.mode & 0o7777;
+  const temporary = `.${name.slice(0, 100)}.pleach-${randomBytes(6).toString("hex")}.tmp`;
+  const fd = openSync(
+    at(root, folder, temporary),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode,
   );
-  const handle = await open(temporary, "wx", mode);
   try {
     try {
-      await handle.writeFile(bytes);
-      if (confined.exists) {
+      await writeAll(fd, bytes);
+      if (current !== undefined) {
         // open() applied the umask; restore the exact bits the file had.
-        await handle.chmod(mode);
-        if (owner !== undefined && process.getuid?.() === 0) {
-          await handle.chown(owner.uid, owner.gid);
-        }
+        fchmodSync(fd, mode);
+        if (process.getuid?.() === 0) fchownSync(fd, current.uid, current.gid);
       }
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
-    await rename(temporary, target);
+    renameSync(at(root, folder, temporary), at(root, folder, name));
   } catch (error) {
-    await unlink(temporary).catch(() => {});
+    try {
+      unlinkSync(at(root, folder, temporary));
+    } catch {
+      // Renamed already, or never made.
+    }
     throw error;
+  }
+  return "written";
+}
+
+/** Write all of `bytes` to `fd`, off the event loop. */
+async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    offset += await new Promise<number>((resolve, reject) => {
+      write(fd, bytes, offset, bytes.length - offset, null, (error, written) => {
+        if (error) reject(error);
+        else resolve(written);
+      });
+    });
   }
 }

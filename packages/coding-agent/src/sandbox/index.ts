@@ -10,6 +10,7 @@ export type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
+  ReadFileOptions,
   SandboxClient,
   SandboxMode,
   SandboxProvider,

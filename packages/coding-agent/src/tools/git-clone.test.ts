@@ -166,8 +166,8 @@ describe("git_clone", () => {
       code: "INVALID_INPUT",
     });
     await expect(tool.execute({ url: origin, dest: "file/x" })).rejects.toMatchObject({
-      code: "COMMAND_FAILED",
-      message: expect.stringContaining("Not a directory"),
+      code: "INVALID_INPUT",
+      message: expect.stringContaining("goes through a file"),
     });
   });
 });

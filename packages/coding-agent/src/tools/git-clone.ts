@@ -211,7 +211,7 @@ async function refuseEscapingDestination(
     if (error.code === "NOT_A_DIRECTORY") {
       throw new ToolError(
         "INVALID_INPUT",
-        `dest ${JSON.stringify(target)} is a file. Choose a folder that does not exist yet.`,
+        `dest ${JSON.stringify(target)} is a file, or goes through a file. Choose a folder that does not exist yet.`,
       );
     }
     throw error;

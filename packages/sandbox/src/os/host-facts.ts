@@ -1,26 +1,28 @@
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import {
   createFolderWatch,
   createWorkspaceWalker,
   type FolderListing,
   type WorkspaceWalker,
 } from "./folder-walk.js";
-import { inheritedEnvironment, PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
+import { livePlaceholders } from "./placeholders.js";
+import {
+  inheritedEnvironment,
+  PROTECTED_ENTRIES,
+  PROTECTED_WORKSPACE_ENTRIES,
+  type ProtectedEntry,
+} from "./protected-entries.js";
+import {
+  type ProtectedPath,
+  type ProtectedPathState,
+  type WorkspaceProtection,
+  workspaceProtection,
+} from "./protection.js";
 
-/**
- * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
- * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
- */
-export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
-
-/** A path a confined command may not change, with what is there now. */
-export interface ProtectedPath {
-  /** Absolute path inside the workspace. */
-  path: string;
-  state: ProtectedPathState;
-}
+export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {
@@ -165,6 +167,34 @@ const HOME_SOCKET_FOLDERS = [".ssh", ".gnupg", ".docker", ".docker/run", ".docke
 /** Trees the bubblewrap sandbox replaces with empty ones, so their sockets are out of reach. */
 const HIDDEN_TREES = ["/tmp", "/run", "/var/run", "/dev"];
 
+/** Options of {@link currentProtection}. */
+export type CurrentProtectionOptions = Pick<
+  GatherHostFactsOptions,
+  "root" | "maxDirectories" | "protectedEntries" | "hostEnvironment" | "cache"
+>;
+
+/**
+ * What is protected in the workspace `root` now ({@link workspaceProtection}), from the same walk
+ * and options that {@link gatherHostFacts} gives the OS sandbox: what every host-side writer asks
+ * before it writes.
+ */
+export async function currentProtection({
+  root,
+  maxDirectories = 20_000,
+  protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
+  hostEnvironment = process.env,
+  cache = createHostFactsCache(),
+}: CurrentProtectionOptions): Promise<WorkspaceProtection> {
+  const rootReal = realpathSync.native(root);
+  const walk = await cache.walker(rootReal, maxDirectories).scan();
+  return workspaceProtection({
+    root: rootReal,
+    nestedGitEntries: walk.gitEntries,
+    protectedEntries: entriesNamed(protectedEntries),
+    hostEnvironment,
+  });
+}
+
 /**
  * Look at the host: the workspace's real path, its gitdir (also through a `.git` file), every
  * nested `.git` in the tree, the hooks folder and included files its git config names, the
@@ -188,31 +218,18 @@ export async function gatherHostFacts({
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const walk = await cache.walker(rootReal, maxDirectories).scan();
-  const protectedPaths: ProtectedPath[] = [];
-  if (protect) {
-    const candidates = new Set<string>();
-    for (const entry of protectedEntries) candidates.add(path.join(rootReal, entry));
-    for (const nested of walk.gitEntries) candidates.add(nested);
-    for (const gitEntry of [path.join(rootReal, ".git"), ...walk.gitEntries]) {
-      for (const extra of gitMachinery({ gitEntry, root: rootReal, hostEnvironment })) {
-        candidates.add(extra);
-      }
-    }
-    for (const candidate of candidates) {
-      if (candidate === rootReal || !isInside(rootReal, candidate)) continue;
-      const state = pathState(candidate);
-      // Creating a missing path's parents would leave them behind on the host; protecting the
-      // shallowest missing folder blocks the same writes.
-      const target =
-        state === "missing" && path.dirname(candidate) !== rootReal
-          ? shallowestMissing(rootReal, candidate)
-          : candidate;
-      protectedPaths.push({ path: target, state });
-    }
-  }
+  const protectedPaths = protect
+    ? workspaceProtection({
+        root: rootReal,
+        nestedGitEntries: walk.gitEntries,
+        protectedEntries: entriesNamed(protectedEntries),
+        hostEnvironment,
+        placeholders: new Set(livePlaceholders()),
+      }).paths
+    : [];
   return {
     root: rootReal,
-    protectedPaths: outermostOnly(protectedPaths),
+    protectedPaths,
     hostSockets: [
       ...walk.sockets,
       ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache }),
@@ -224,86 +241,6 @@ export async function gatherHostFacts({
     walk: { directories: walk.directories, truncated: walk.truncated, listed: walk.listed },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
-}
-
-/**
- * The paths inside the workspace that a repository's `.git` makes the host run or read as
- * configuration: the gitdir a `.git` file points to, its common dir, the hooks folder named by
- * `core.hooksPath`, and files pulled in by `include.path`.
- */
-function gitMachinery({
-  gitEntry,
-  root,
-  hostEnvironment,
-}: {
-  gitEntry: string;
-  root: string;
-  hostEnvironment: Readonly<Record<string, string | undefined>>;
-}): string[] {
-  const found: string[] = [];
-  const state = pathState(gitEntry);
-  let gitdir = gitEntry;
-  if (state === "file") {
-    const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitEntry));
-    if (pointer?.[1] === undefined) return found;
-    gitdir = realpathOr(path.resolve(path.dirname(gitEntry), pointer[1]));
-    found.push(gitdir);
-  } else if (state !== "directory") {
-    return found;
-  }
-  const gitdirs = [gitdir];
-  const common = readSmallFile(path.join(gitdir, "commondir")).trim();
-  if (common !== "") {
-    const commonDirectory = realpathOr(path.resolve(gitdir, common));
-    found.push(commonDirectory);
-    gitdirs.push(commonDirectory);
-  }
-  const workTree = path.dirname(gitEntry);
-  const home = hostEnvironment.HOME;
-  for (const directory of gitdirs) {
-    for (const name of ["config", "config.worktree"]) {
-      const text = readSmallFile(path.join(directory, name));
-      for (const { section, key, value } of gitConfigEntries(text)) {
-        const expanded =
-          value.startsWith("~/") && home !== undefined ? path.join(home, value.slice(2)) : value;
-        if (section === "core" && key === "hookspath") {
-          found.push(path.resolve(workTree, expanded));
-        } else if (section.startsWith("include") && key === "path") {
-          found.push(path.resolve(directory, expanded));
-        }
-      }
-    }
-  }
-  return found.map((entry) => realpathOr(entry)).filter((entry) => isInside(root, entry));
-}
-
-/** A file's text, or "" when it is missing, unreadable or not a regular file. */
-function readSmallFile(file: string): string {
-  if (pathState(file) !== "file") return "";
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return "";
-  }
-}
-
-/** A forgiving reader of git's config format: enough to find `core.hooksPath` and includes. */
-function gitConfigEntries(text: string): { section: string; key: string; value: string }[] {
-  const entries: { section: string; key: string; value: string }[] = [];
-  let section = "";
-  for (const rawLine of text.split("\n")) {
-    const line = rawLine.trim();
-    const header = /^\[\s*([A-Za-z0-9.-]+)/.exec(line);
-    if (header?.[1] !== undefined) {
-      section = header[1].toLowerCase();
-      continue;
-    }
-    const pair = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
-    if (pair?.[1] === undefined || pair[2] === undefined) continue;
-    const value = pair[2].replace(/\s[;#].*$/, "").replace(/^"(.*)"$/, "$1");
-    entries.push({ section, key: pair[1].toLowerCase(), value });
-  }
-  return entries;
 }
 
 function hostSocketsOutside({
@@ -365,16 +302,6 @@ function pathState(target: string): ProtectedPathState {
   }
 }
 
-function shallowestMissing(root: string, target: string): string {
-  const segments = path.relative(root, target).split(path.sep);
-  let current = root;
-  for (const segment of segments) {
-    current = path.join(current, segment);
-    if (pathState(current) === "missing") return current;
-  }
-  return target;
-}
-
 function realpathOr(target: string): string {
   try {
     return realpathSync.native(target);
@@ -383,42 +310,13 @@ function realpathOr(target: string): string {
   }
 }
 
-/** Drop paths inside another protected folder (a read-only bind covers them) and sort shallow first. */
-function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
-  const sorted = paths
-    .map((entry) => ({ entry, depth: depth(entry.path) }))
-    .sort(
-      (left, right) =>
-        left.depth - right.depth ||
-        (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
-    );
-  const kept = new Set<string>();
-  const outermost: ProtectedPath[] = [];
-  for (const { entry } of sorted) {
-    if (isUnderAny(kept, entry.path)) continue;
-    kept.add(entry.path);
-    outermost.push(entry);
-  }
-  return outermost;
-}
-
-function depth(target: string): number {
-  return target.split(path.sep).length;
-}
-
-/** Whether `target` or one of its ancestors is in `folders`. */
-function isUnderAny(folders: ReadonlySet<string>, target: string): boolean {
-  for (let current = target; ; current = path.dirname(current)) {
-    if (folders.has(current)) return true;
-    if (path.dirname(current) === current) return false;
-  }
-}
-
-/**
- * Whether `target` is `parent` itself or lies beneath it. Both are normalized absolute paths (as
- * `realpath` and `path.resolve` give them), so comparing strings is enough.
- */
-export function isInside(parent: string, target: string): boolean {
-  if (target === parent) return true;
-  return target.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
+/** The protected entries for names: their reasons from {@link PROTECTED_ENTRIES}, or a generic one. */
+function entriesNamed(names: readonly string[]): ProtectedEntry[] {
+  return names.map(
+    (name) =>
+      PROTECTED_ENTRIES.find((entry) => entry.name === name) ?? {
+        name,
+        why: "it is on this sandbox's protected list",
+      },
+  );
 }

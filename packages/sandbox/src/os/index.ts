@@ -1,7 +1,13 @@
 import type { ExecResult, SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
-import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
+import {
+  createHostFactsCache,
+  currentProtection,
+  gatherHostFacts,
+  type HostFactsCache,
+  type WorkspaceProtection,
+} from "./host-facts.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
@@ -23,20 +29,24 @@ export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./f
 export { createWorkspaceWalker } from "./folder-walk.js";
 export type {
   BubblewrapFacts,
+  CurrentProtectionOptions,
   GatherHostFactsOptions,
   HostFacts,
   HostFactsCache,
   HostFactsCacheOptions,
   ProtectedPath,
   ProtectedPathState,
+  WorkspaceProtection,
 } from "./host-facts.js";
-export { createHostFactsCache, gatherHostFacts } from "./host-facts.js";
+export { createHostFactsCache, currentProtection, gatherHostFacts } from "./host-facts.js";
 export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
 export {
+  HOME_FOLDER_ENTRIES,
   inheritedEnvironment,
   isSecretLookingName,
+  PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "./protected-entries.js";
@@ -93,6 +103,31 @@ export interface CommandWrapper {
    * it out.
    */
   close?(): Promise<void>;
+  /**
+   * What is protected in the workspace `root` now, by the same policy, walk and options the
+   * wrapper confines commands with: what host-side writers (the file tools, the server's file
+   * route) refuse to write. Optional: without it they use {@link currentProtection}'s defaults.
+   */
+  protection?(root: string): Promise<WorkspaceProtection>;
+}
+
+/**
+ * What `wrapper` protects in the workspace `root` now ({@link CommandWrapper.protection}), or the
+ * default policy when the wrapper does not say.
+ */
+export function protectionWith(
+  wrapper: CommandWrapper,
+  root: string,
+): Promise<WorkspaceProtection> {
+  return wrapper.protection?.(root) ?? currentProtection({ root, cache: defaultHostFactsCache() });
+}
+
+let sharedCache: HostFactsCache | undefined;
+
+/** One cache for the wrappers and writers made without one, so that they share a walk. */
+function defaultHostFactsCache(): HostFactsCache {
+  sharedCache ??= createHostFactsCache();
+  return sharedCache;
 }
 
 /** Options of {@link createCommandWrapper}. */
@@ -170,7 +205,7 @@ export function createCommandWrapper({
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   placeholderIdleMs = 200,
-  hostFactsCache: cache = createHostFactsCache(),
+  hostFactsCache: cache = defaultHostFactsCache(),
   warmSandbox = true,
 }: CommandWrapperOptions = {}): CommandWrapper {
   const chosen = backend === "auto" ? platformBackend() : backend;
@@ -226,6 +261,8 @@ export function createCommandWrapper({
 
   return {
     backend: chosen,
+    protection: (root) =>
+      currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
     async close() {
       const sandboxes = [...warmSlots.values()].map((slot) => slot.sandbox);
       warmSlots.clear();

@@ -1,31 +1,90 @@
+/** A path that a confined command, and every writing tool, may never change, and why. */
+export interface ProtectedEntry {
+  /** The path relative to the folder it is protected in (`/`-separated). */
+  name: string;
+  /** What the host does with it: the reason a refusal gives. */
+  why: string;
+}
+
 /**
- * Names at the top of a workspace that a confined command may never create, change, rename or
- * delete, because the host runs what they say: git's own machinery, shell start-up files, direnv,
- * and the configuration folders of editors and coding agents (tasks, hooks, MCP servers).
+ * Entries at the top of a workspace that a confined command may never create, change, rename or
+ * delete, and that the file tools refuse to write, because the host runs what they say or trusts
+ * what they hold: git's own machinery, shell start-up and logout files, direnv and mise, editor
+ * and dev-container configuration, coding agents' configuration (hooks, MCP servers), and hook
+ * managers' configuration.
  *
  * Whole folders are protected rather than single files inside them, so that a command cannot
  * rename the folder away and plant a new one in its place.
  */
-export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = [
-  ".git",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".profile",
-  ".zshrc",
-  ".zprofile",
-  ".zshenv",
-  ".zlogin",
-  ".envrc",
-  ".gitconfig",
-  ".mcp.json",
-  ".vscode",
-  ".idea",
-  ".claude",
-  ".cursor",
-  ".codex",
-  ".gemini",
+export const PROTECTED_ENTRIES: readonly ProtectedEntry[] = [
+  { name: ".git", why: "git runs its hooks and the commands its config names (core.fsmonitor)" },
+  { name: ".gitconfig", why: "git reads it as configuration when it is a home folder's" },
+  { name: ".gitmodules", why: "git submodule commands fetch and check out what it names" },
+  { name: ".bashrc", why: "bash runs it at start-up" },
+  { name: ".bash_profile", why: "bash runs it at login" },
+  { name: ".bash_login", why: "bash runs it at login" },
+  { name: ".bash_logout", why: "bash runs it at logout" },
+  { name: ".profile", why: "login shells run it" },
+  { name: ".zshrc", why: "zsh runs it at start-up" },
+  { name: ".zprofile", why: "zsh runs it at login" },
+  { name: ".zshenv", why: "zsh runs it for every shell" },
+  { name: ".zlogin", why: "zsh runs it at login" },
+  { name: ".zlogout", why: "zsh runs it at logout" },
+  { name: ".envrc", why: "direnv runs it on entering the folder" },
+  { name: "mise.toml", why: "mise runs its hooks and tasks on entering the folder" },
+  { name: ".mise.toml", why: "mise runs its hooks and tasks on entering the folder" },
+  { name: "mise.local.toml", why: "mise runs its hooks and tasks on entering the folder" },
+  { name: ".mise.local.toml", why: "mise runs its hooks and tasks on entering the folder" },
+  { name: ".mise", why: "mise reads its configuration there" },
+  { name: ".ripgreprc", why: "ripgrep reads it through RIPGREP_CONFIG_PATH (--pre runs programs)" },
+  { name: ".exrc", why: "vim runs it on start with the exrc option" },
+  { name: ".nvimrc", why: "neovim runs it on start with the exrc option" },
+  { name: ".nvim.lua", why: "neovim runs it on start with the exrc option" },
+  { name: ".vscode", why: "VS Code runs its tasks (runOn: folderOpen) and reads its settings" },
+  { name: ".idea", why: "JetBrains IDEs run its run configurations and startup tasks" },
+  { name: ".zed", why: "Zed runs its tasks and reads its settings" },
+  { name: ".devcontainer", why: "dev containers run its initializeCommand on the host" },
+  { name: ".mcp.json", why: "MCP clients start the servers it names" },
+  { name: ".claude", why: "Claude Code runs its hooks and MCP servers" },
+  { name: ".cursor", why: "Cursor runs its hooks and MCP servers" },
+  { name: ".codex", why: "Codex reads its configuration and MCP servers there" },
+  { name: ".gemini", why: "Gemini CLI reads its settings and MCP servers there" },
+  { name: ".windsurf", why: "Windsurf reads its MCP servers and rules there" },
+  { name: ".continue", why: "Continue reads its MCP servers and configuration there" },
+  { name: ".amazonq", why: "Amazon Q reads its MCP servers there" },
+  { name: ".kiro", why: "Kiro runs its hooks and MCP servers" },
+  { name: "opencode.json", why: "opencode starts the MCP servers and commands it names" },
+  { name: ".opencode", why: "opencode reads its configuration, plugins and commands there" },
+  { name: ".aider.conf.yml", why: "aider runs the lint and test commands it names" },
+  { name: ".husky", why: "husky's git hooks run the scripts there" },
+  { name: ".pre-commit-config.yaml", why: "pre-commit's git hook runs the commands it names" },
+  { name: "lefthook.yml", why: "lefthook's git hooks run the commands it names" },
+  { name: ".lefthook.yml", why: "lefthook's git hooks run the commands it names" },
 ];
+
+/**
+ * Entries protected at the top of a home folder inside the workspace (the workspace itself when it
+ * is one), beside {@link PROTECTED_ENTRIES}: what the user's session, ssh and git read from a home.
+ */
+export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
+  { name: ".ssh", why: "ssh trusts its authorized_keys and runs its config's ProxyCommand" },
+  { name: ".gnupg", why: "gpg trusts its keys and runs the programs gpg.conf names" },
+  { name: ".config/git", why: "git reads its config there like ~/.gitconfig (core.fsmonitor)" },
+  { name: ".config/fish", why: "fish runs its config.fish at start-up" },
+  { name: ".config/autostart", why: "desktop sessions start its programs at login" },
+  { name: ".config/systemd", why: "systemd --user starts its units" },
+  { name: ".config/environment.d", why: "systemd --user sets its variables for every program" },
+  { name: ".pam_environment", why: "PAM sets its variables at login" },
+  { name: ".xprofile", why: "X sessions run it at login" },
+  { name: ".xsessionrc", why: "X sessions run it at login" },
+  { name: ".xinitrc", why: "startx runs it" },
+  { name: ".npmrc", why: "npm runs the script-shell and hooks it names for every project" },
+];
+
+/** The names of {@link PROTECTED_ENTRIES}: what is protected at the top of every workspace. */
+export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = PROTECTED_ENTRIES.map(
+  (entry) => entry.name,
+);
 
 /**
  * Whether a variable name looks like it holds a secret (`*KEY*`, `*TOKEN*`, `*SECRET*`,

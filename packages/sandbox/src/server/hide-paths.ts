@@ -1,4 +1,4 @@
-import type { CommandWrapper } from "../os/index.js";
+import { type CommandWrapper, protectionWith } from "../os/index.js";
 
 /** Options of {@link hidePaths}. */
 export interface HidePathsOptions {
@@ -24,6 +24,9 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
   return {
     backend: wrapper.backend,
     ...(wrapper.close === undefined ? {} : { close: () => wrapper.close?.() ?? Promise.resolve() }),
+    ...(wrapper.protection === undefined
+      ? {}
+      : { protection: (root: string) => protectionWith(wrapper, root) }),
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;

@@ -4,7 +4,9 @@ import path from "node:path";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
+import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { currentProtection } from "../os/host-facts.js";
 import { createCommandWrapper } from "../os/index.js";
 import { SpareBuffer } from "../spare-buffer.js";
 import { createRawFiles } from "./raw-files.js";
@@ -135,11 +137,11 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
         commandWrapper: createCommandWrapper({ backend: "none" }),
       });
       const files = createRawFiles({
-        rootReal: raw.root,
-        rootGiven: raw.root,
+        root: workspaceRoot(raw.root, raw.root),
         mode,
         maxFileBytes: MAX_FILE_BYTES,
         spare: new SpareBuffer(MAX_FILE_BYTES),
+        protection: () => currentProtection({ root: raw.root }),
       });
       return { local, raw, client, files };
     }

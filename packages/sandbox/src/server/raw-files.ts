@@ -1,50 +1,49 @@
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { confinePathSync } from "../paths.js";
+import type { WorkspaceRoot } from "../beneath.js";
+import type { WorkspaceProtection } from "../os/protection.js";
 import type { SpareBuffer } from "../spare-buffer.js";
-import { readConfinedFile, refuseWrite, writeConfinedFile } from "../workspace-files.js";
+import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
 /**
  * A sandbox's files as bytes, for the server's file route: the local client's `readFile` and
- * `writeFile` (the same confinement, modes, protected paths, limits, atomic write and codes, from
- * the same code), without the string in between, so the bytes go from the file to the socket and
- * back with no decode, no encode and no large string left for the garbage collector.
+ * `writeFile` (the same race-free walk, modes, protection policy, limits, atomic write and codes,
+ * from the same code), without the string in between, so the bytes go from the file to the socket
+ * and back with no decode, no encode and no large string left for the garbage collector.
  */
 export interface RawFiles {
-  /** The file's bytes, in a buffer of `spare` (give it back once they are sent). */
-  read(filePath: unknown): Promise<Buffer>;
+  /**
+   * The file's bytes, in a buffer of `spare` (give it back once they are sent). `maxBytes` lowers
+   * the server's own limit for this read.
+   */
+  read(filePath: unknown, maxBytes?: number): Promise<Buffer>;
   write(filePath: unknown, bytes: Buffer): Promise<void>;
 }
 
 export function createRawFiles({
-  rootReal,
-  rootGiven,
+  root,
   mode,
   maxFileBytes,
   spare,
+  protection,
 }: {
-  /** The workspace's real path (the local client's `root`). */
-  rootReal: string;
-  /** The workspace as it was given, for absolute paths spelled through a link. */
-  rootGiven: string;
+  /** The sandbox's workspace root. */
+  root: WorkspaceRoot;
   mode: SandboxMode;
   maxFileBytes: number;
   /** Where reads get their buffer. */
   spare: SpareBuffer;
+  /** What is protected in the workspace now (the sandbox's command wrapper's policy). */
+  protection: () => Promise<WorkspaceProtection>;
 }): RawFiles {
-  const confine = (requested: unknown) => {
+  const nonEmpty = (requested: unknown) => {
     if (requested === "") throw new ToolError("INVALID_PATH", "the path is empty");
-    return confinePathSync(rootReal, rootGiven, requested);
+    return requested;
   };
   return {
-    async read(filePath) {
-      const confined = confine(filePath);
-      return readConfinedFile(confined, confined.requested, maxFileBytes, spare);
-    },
-    async write(filePath, bytes) {
-      const confined = confine(filePath);
-      refuseWrite(mode, confined);
-      await writeConfinedFile(confined, confined.requested, bytes);
-    },
+    read: (filePath, maxBytes) =>
+      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, spare, maxBytes),
+    write: (filePath, bytes) =>
+      writeWorkspaceFile({ root, filePath: nonEmpty(filePath), bytes, mode, protection }),
   };
 }

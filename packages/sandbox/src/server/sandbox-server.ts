@@ -6,8 +6,9 @@ import path from "node:path";
 import type { Duplex } from "node:stream";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { isToolError, ToolError, type ToolErrorCode } from "@pleach/core";
+import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
-import { type CommandWrapper, createCommandWrapper } from "../os/index.js";
+import { type CommandWrapper, createCommandWrapper, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { SpareBuffer } from "../spare-buffer.js";
 import { serveFileChannel } from "./file-channel.js";
@@ -270,11 +271,11 @@ export async function createSandboxServer({
         workspace,
         client,
         files: createRawFiles({
-          rootReal: client.root,
-          rootGiven: workspace,
+          root: workspaceRoot(workspace, client.root),
           mode,
           maxFileBytes,
           spare,
+          protection: () => protectionWith(wrapper, client.root),
         }),
         limits: {
           defaultTimeoutMs: defaultExecTimeoutMs,

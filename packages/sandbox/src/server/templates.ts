@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { cp, mkdir, rm, stat } from "node:fs/promises";
-import { ToolError } from "@pleach/core";
-import { confinePath } from "../paths.js";
+import { cp, mkdir, realpath, rm } from "node:fs/promises";
+import { isToolError, ToolError } from "@pleach/core";
+import { workspaceRoot } from "../beneath.js";
+import { workspaceFolder } from "../workspace-files.js";
 import type { SandboxTemplate } from "./protocol.js";
 
 /** Options of {@link fillWorkspace}. */
@@ -72,12 +73,18 @@ async function copyTemplate({
       "this server has no template folders (start it with a template root); create the sandbox empty or from git",
     );
   }
-  const source = await confinePath(templateRoot, templateRoot, name);
-  if (!source.exists || !(await stat(source.real)).isDirectory()) {
-    throw new ToolError("NOT_FOUND", `no template folder ${JSON.stringify(name)} on this server`);
+  let source: string;
+  try {
+    const root = await realpath(templateRoot);
+    source = workspaceFolder(workspaceRoot(templateRoot, root), name);
+  } catch (error) {
+    if (isToolError(error) && (error.code === "NOT_FOUND" || error.code === "NOT_A_DIRECTORY")) {
+      throw new ToolError("NOT_FOUND", `no template folder ${JSON.stringify(name)} on this server`);
+    }
+    throw error;
   }
   // Links are copied as links: the sandbox's own confinement refuses those that lead out.
-  await cp(source.real, folder, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
+  await cp(source, folder, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
 }
 
 async function cloneTemplate({

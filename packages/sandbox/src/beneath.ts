@@ -1,0 +1,332 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  type Stats,
+} from "node:fs";
+import path from "node:path";
+import { ToolError } from "@pleach/core";
+import { fromErrno, isInside } from "./paths.js";
+
+/**
+ * Race-free access to a workspace's files from the host. A sandboxed command can swap any folder
+ * of the workspace for a symlink at any moment, so a path checked by name and then opened by name
+ * again can lead anywhere by the time it is used. Here a path is walked from the workspace root
+ * one component at a time, each opened relative to the folder held open before it, never letting
+ * the kernel follow a symlink: on Linux each step opens `/proc/self/fd/<held folder>/<name>` with
+ * `O_NOFOLLOW`, which is `openat(held, name, O_NOFOLLOW)`. A symlink found on the way is read and
+ * resolved here, lexically, and the walk starts again from the root on the resolved path, so a
+ * link inside the workspace works and one that leads out is refused, whatever it is changed to
+ * meanwhile. The operations that follow (open, create, rename) are made relative to the held
+ * folder too, so what was checked is what is used.
+ *
+ * Elsewhere (macOS) there is no `/proc`: the same walk runs on full paths with `O_NOFOLLOW` on
+ * each component, which refuses a symlink met at each step but leaves a window between a step
+ * and the next (see the README's sandbox section).
+ */
+
+/** The workspace root a walk starts from: its real path, and its identity to check on each walk. */
+export interface WorkspaceRoot {
+  /** Real path of the root. */
+  real: string;
+  /** The root as the caller spelled it (maybe through a symlink), for absolute paths written so. */
+  given: string;
+  device: number;
+  inode: number;
+}
+
+/** A folder of the workspace held open during one operation. */
+export interface HeldFolder {
+  fd: number;
+  /** Its workspace-relative path (`""` for the root), as walked: no symlink in it. */
+  relative: string;
+  device: number;
+  inode: number;
+}
+
+/** Where a walk ended. */
+export interface Located {
+  /** The path as the caller wrote it. */
+  requested: string;
+  /** The folders held open from the root down to the deepest one that exists on the path. */
+  folders: HeldFolder[];
+  /** The deepest existing folder: the last of `folders`. */
+  parent: HeldFolder;
+  /**
+   * The names below `parent` that do not exist yet, the final name last; empty when the target
+   * itself exists (then it is `name` in `parent`, or `parent` itself when `name` is `""`).
+   */
+  missing: string[];
+  /** The final name in `parent` when the target exists; `""` when the target is `parent`. */
+  name: string;
+  /** `lstat` of the existing target (never a symlink), when `name` is not `""`. */
+  target: Stats | undefined;
+  /** The resolved workspace-relative path of the target (no symlink in it). */
+  relative: string;
+  /** Close every held folder; safe to call twice. */
+  close(): void;
+}
+
+const HAS_PROC_FD = process.platform === "linux";
+const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+/** Links followed in one walk before it gives up, as the kernel's own limit. */
+const MAX_LINKS = 40;
+/** Walks started again because a component changed under the walk, before giving up. */
+const MAX_RETRIES = 8;
+
+/** Open the workspace root `given` and record its identity. */
+export function workspaceRoot(given: string, real: string): WorkspaceRoot {
+  const info = lstatSync(real);
+  if (!info.isDirectory()) {
+    throw new ToolError("NOT_A_DIRECTORY", `the workspace root is not a folder: ${given}`);
+  }
+  return { real, given, device: info.dev, inode: info.ino };
+}
+
+/** The path that names `name` inside the held folder `folder`, for any path-taking system call. */
+export function at(root: WorkspaceRoot, folder: HeldFolder, name: string): string {
+  return HAS_PROC_FD
+    ? `/proc/self/fd/${folder.fd}/${name}`
+    : path.join(root.real, folder.relative, name);
+}
+
+/**
+ * The workspace-relative components of `requested`, lexically: `..` and `.` folded, absolute paths
+ * inside the root (as its real path or as given) accepted. Refuses non-strings and NUL bytes with
+ * `INVALID_PATH`, anything outside the root with `PATH_ESCAPE`.
+ */
+export function lexicalComponents(root: WorkspaceRoot, requested: unknown): string[] {
+  if (typeof requested !== "string") {
+    throw new ToolError("INVALID_PATH", `a path must be a string, got ${typeof requested}`);
+  }
+  if (requested.includes("\0")) {
+    throw new ToolError("INVALID_PATH", `path contains a NUL byte: ${JSON.stringify(requested)}`);
+  }
+  let absolute: string;
+  if (path.isAbsolute(requested)) {
+    const normalized = path.resolve(requested);
+    absolute =
+      !isInside(root.real, normalized) && isInside(root.given, normalized)
+        ? path.join(root.real, path.relative(root.given, normalized))
+        : normalized;
+  } else {
+    absolute = path.resolve(root.real, requested);
+  }
+  if (!isInside(root.real, absolute)) throw escapeError(requested, absolute);
+  return splitRelative(path.relative(root.real, absolute));
+}
+
+/**
+ * Walk `requested` from the root, holding each folder open, following symlinks only by resolving
+ * them here within the workspace. With `create`, missing folders on the way (not the final name)
+ * are made, each relative to its held parent. The caller must `close()` the result.
+ */
+export function locate(
+  root: WorkspaceRoot,
+  requested: unknown,
+  { create = false }: { create?: boolean } = {},
+): Located {
+  const original = typeof requested === "string" ? requested : String(requested);
+  let components = lexicalComponents(root, requested);
+  let links = 0;
+  let retries = 0;
+  // Components up to this index came from a symlink's target and must exist (a dangling link
+  // cannot be written through: where it leads is decided by whoever makes its target).
+  let mustExistThrough = -1;
+  for (;;) {
+    const folders: HeldFolder[] = [openRoot(root, original)];
+    const close = () => {
+      for (const folder of folders.splice(0)) closeSync(folder.fd);
+    };
+    try {
+      const outcome = walkFrom(root, folders, components, create, mustExistThrough, original);
+      if (outcome.kind === "located") {
+        const held = [...folders];
+        let closed = false;
+        return {
+          ...outcome.located,
+          requested: original,
+          folders: held,
+          parent: held[held.length - 1] as HeldFolder,
+          close() {
+            if (closed) return;
+            closed = true;
+            for (const folder of held) closeSync(folder.fd);
+          },
+        };
+      }
+      close();
+      if (outcome.kind === "link") {
+        links += 1;
+        if (links > MAX_LINKS) {
+          throw new ToolError("INVALID_PATH", `too many levels of symlinks: ${original}`);
+        }
+        components = outcome.components;
+        mustExistThrough = outcome.mustExistThrough;
+      } else {
+        retries += 1;
+        if (retries > MAX_RETRIES) {
+          throw new ToolError(
+            "CONFLICT",
+            `the path kept changing while it was opened: ${original}; try again once nothing else changes it`,
+          );
+        }
+      }
+    } catch (error) {
+      close();
+      throw error instanceof ToolError ? error : fromErrno(error, original);
+    }
+  }
+}
+
+type WalkOutcome =
+  | {
+      kind: "located";
+      located: Pick<Located, "missing" | "name" | "target" | "relative">;
+    }
+  | { kind: "link"; components: string[]; mustExistThrough: number }
+  | { kind: "retry" };
+
+function walkFrom(
+  root: WorkspaceRoot,
+  folders: HeldFolder[],
+  components: readonly string[],
+  create: boolean,
+  mustExistThrough: number,
+  requested: string,
+): WalkOutcome {
+  let made = 0;
+  for (let index = 0; index < components.length; index += 1) {
+    const name = components[index] as string;
+    const parent = folders[folders.length - 1] as HeldFolder;
+    const last = index === components.length - 1;
+    const entry = at(root, parent, name);
+    const info = lstatSync(entry, { throwIfNoEntry: false });
+    if (info === undefined) {
+      if (index <= mustExistThrough) {
+        throw new ToolError(
+          "PATH_ESCAPE",
+          `path goes through a symlink whose target does not exist: ${requested}`,
+          { details: { resolved: path.join(root.real, ...components.slice(0, index + 1)) } },
+        );
+      }
+      if (!create || last) {
+        return {
+          kind: "located",
+          located: {
+            missing: components.slice(index),
+            name: "",
+            target: undefined,
+            relative: components.join(path.sep),
+          },
+        };
+      }
+      made += 1;
+      if (made > components.length + MAX_RETRIES) return { kind: "retry" };
+      try {
+        // mkdir never follows a symlink at its final name: one made meanwhile gives EEXIST.
+        mkdirSync(entry, { mode: 0o777 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      index -= 1; // open what is there now
+      continue;
+    }
+    if (info.isSymbolicLink()) return followLink(root, entry, components, index, requested);
+    if (last) {
+      return {
+        kind: "located",
+        located: { missing: [], name, target: info, relative: components.join(path.sep) },
+      };
+    }
+    if (!info.isDirectory()) {
+      throw new ToolError("NOT_A_DIRECTORY", `a part of the path is not a folder: ${requested}`);
+    }
+    let fd: number;
+    try {
+      fd = openSync(entry, DIRECTORY_FLAGS);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Swapped for a link or a file, or removed, since the lstat: look again.
+      if (code === "ELOOP" || code === "ENOTDIR" || code === "ENOENT") return { kind: "retry" };
+      throw error;
+    }
+    const opened = fstatSync(fd);
+    folders.push({
+      fd,
+      relative: components.slice(0, index + 1).join(path.sep),
+      device: opened.dev,
+      inode: opened.ino,
+    });
+  }
+  return {
+    kind: "located",
+    located: { missing: [], name: "", target: undefined, relative: components.join(path.sep) },
+  };
+}
+
+/** The components of the path after resolving the symlink at `components[index]`. */
+function followLink(
+  root: WorkspaceRoot,
+  entry: string,
+  components: readonly string[],
+  index: number,
+  requested: string,
+): WalkOutcome {
+  let target: string;
+  try {
+    target = readlinkSync(entry);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EINVAL" || code === "ENOENT") return { kind: "retry" };
+    throw error;
+  }
+  const folder = path.join(root.real, ...components.slice(0, index));
+  const resolved = path.resolve(folder, target);
+  const inRoot =
+    !isInside(root.real, resolved) && isInside(root.given, resolved)
+      ? path.join(root.real, path.relative(root.given, resolved))
+      : resolved;
+  if (!isInside(root.real, inRoot)) {
+    throw escapeError(requested, path.join(inRoot, ...components.slice(index + 1)));
+  }
+  const base = splitRelative(path.relative(root.real, inRoot));
+  return {
+    kind: "link",
+    components: [...base, ...components.slice(index + 1)],
+    mustExistThrough: base.length - 1,
+  };
+}
+
+/** Open the root by its real path and check it is still the folder the client was made for. */
+function openRoot(root: WorkspaceRoot, requested: string): HeldFolder {
+  let fd: number;
+  try {
+    fd = openSync(root.real, DIRECTORY_FLAGS);
+  } catch (error) {
+    throw fromErrno(error, requested);
+  }
+  const info = fstatSync(fd);
+  if (info.dev !== root.device || info.ino !== root.inode) {
+    closeSync(fd);
+    throw new ToolError(
+      "NOT_FOUND",
+      `the workspace folder ${root.given} was replaced since this sandbox was made; make a new one`,
+    );
+  }
+  return { fd, relative: "", device: info.dev, inode: info.ino };
+}
+
+function splitRelative(relative: string): string[] {
+  return relative === "" ? [] : relative.split(path.sep);
+}
+
+function escapeError(requested: string, resolved: string): ToolError {
+  return new ToolError("PATH_ESCAPE", `path escapes the workspace: ${requested}`, {
+    details: { resolved },
+  });
+}

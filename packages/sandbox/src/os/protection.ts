@@ -1,0 +1,325 @@
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { isInside } from "../paths.js";
+import {
+  HOME_FOLDER_ENTRIES,
+  PROTECTED_ENTRIES,
+  type ProtectedEntry,
+} from "./protected-entries.js";
+
+/**
+ * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
+ * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
+ */
+export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
+
+/** A path a confined command may not change, with what is there now. */
+export interface ProtectedPath {
+  /** Absolute path inside the workspace. */
+  path: string;
+  state: ProtectedPathState;
+  /** Why it is protected: the rule a refusal names. */
+  rule?: string;
+}
+
+/**
+ * What is protected in one workspace at one moment: the one policy that the OS sandbox's mounts
+ * and every host-side writer (the file tools, the sandbox server's file route) enforce.
+ */
+export interface WorkspaceProtection {
+  /** Real path of the workspace root. */
+  root: string;
+  /**
+   * The paths to keep read-only for commands, shallowest first, each once: a missing path is
+   * replaced by its shallowest missing folder, where a placeholder stands while a command runs.
+   */
+  paths: ProtectedPath[];
+  /**
+   * The rule that protects the workspace-relative path `relative` (already resolved, no symlinks),
+   * or `undefined` when it may be written.
+   */
+  ruleFor(relative: string): string | undefined;
+  /**
+   * The rule that protects the file or folder with this device and inode number (one that exists
+   * at a protected path now), or `undefined`: a second check on what was opened, not its name.
+   */
+  ruleForIdentity(device: number, inode: number): string | undefined;
+}
+
+/** Options of {@link workspaceProtection}. */
+export interface WorkspaceProtectionOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  /** Every `.git` entry found below the root (nested repositories, submodules, worktrees). */
+  nestedGitEntries: readonly string[];
+  /**
+   * Entries protected at the top of the workspace and of every home folder in it.
+   * @default PROTECTED_ENTRIES
+   */
+  protectedEntries?: readonly ProtectedEntry[];
+  /**
+   * The host's environment: `HOME`, for `~/` in git config values and as a home folder.
+   * @default process.env
+   */
+  hostEnvironment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The home folders of the host's users (those inside the workspace get {@link HOME_FOLDER_ENTRIES}).
+   * @default the homes of /etc/passwd, `HOME` and `os.homedir()`
+   */
+  homeFolders?: readonly string[];
+  /**
+   * Placeholder folders of ours standing in the workspace now: they count as missing, so that a
+   * protected path below one is protected by the placeholder rather than by one made inside it.
+   * @default none
+   */
+  placeholders?: ReadonlySet<string>;
+}
+
+const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
+
+/**
+ * Compute what is protected in the workspace `root`: the protected entries at its top; the home
+ * folder entries at every home folder inside it; its `.git` and every nested one; for each, the
+ * gitdir a `.git` file points to, the common dir, the folder `core.hooksPath` names and the files
+ * `include.path` pulls in, when they lie inside the workspace; and anything inside a `.git` at any
+ * depth, also one made later. Git's files are read afresh on every call.
+ */
+export function workspaceProtection({
+  root,
+  nestedGitEntries,
+  protectedEntries = PROTECTED_ENTRIES,
+  hostEnvironment = process.env,
+  homeFolders = defaultHomeFolders(hostEnvironment),
+  placeholders = new Set(),
+}: WorkspaceProtectionOptions): WorkspaceProtection {
+  const rules = new Map<string, string>();
+  const add = (candidate: string, rule: string) => {
+    if (candidate !== root && isInside(root, candidate) && !rules.has(candidate)) {
+      rules.set(candidate, rule);
+    }
+  };
+  const entryRule = (entry: ProtectedEntry, base: string, where: string) =>
+    `${path.relative(root, path.join(base, entry.name))} ${where} is protected: ${entry.why}`;
+  for (const entry of protectedEntries) {
+    add(path.join(root, entry.name), entryRule(entry, root, "at the top of the workspace"));
+  }
+  for (const home of homeFolders) {
+    if (!isInside(root, home)) continue;
+    for (const entry of [...protectedEntries, ...HOME_FOLDER_ENTRIES]) {
+      add(path.join(home, entry.name), entryRule(entry, home, "of a home folder"));
+    }
+  }
+  for (const nested of nestedGitEntries) {
+    add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+  }
+  for (const gitEntry of [path.join(root, ".git"), ...nestedGitEntries]) {
+    for (const { path: extra, rule } of gitMachinery({ gitEntry, root, hostEnvironment })) {
+      add(extra, rule);
+    }
+  }
+
+  const paths: ProtectedPath[] = [];
+  const identities = new Map<string, string>();
+  for (const [candidate, rule] of rules) {
+    const info = lstatSync(candidate, { throwIfNoEntry: false });
+    const state = stateOf(info);
+    if (info !== undefined) identities.set(`${info.dev}:${info.ino}`, rule);
+    // Creating a missing path's parents would leave them behind on the host; protecting the
+    // shallowest missing folder blocks the same writes.
+    const target =
+      state === "missing" && path.dirname(candidate) !== root
+        ? shallowestMissing(root, candidate, placeholders)
+        : candidate;
+    paths.push({ path: target, state, rule });
+  }
+  return {
+    root,
+    paths: outermostOnly(paths),
+    ruleFor(relative) {
+      const segments = relative.split(path.sep);
+      if (segments.includes(".git")) return GIT_METADATA_RULE;
+      const absolute = path.join(root, relative);
+      for (let current = absolute; current !== root; current = path.dirname(current)) {
+        const rule = rules.get(current);
+        if (rule !== undefined) return rule;
+        if (path.dirname(current) === current) break;
+      }
+      return undefined;
+    },
+    ruleForIdentity: (device, inode) => identities.get(`${device}:${inode}`),
+  };
+}
+
+/**
+ * The paths inside the workspace that a repository's `.git` makes the host run or read as
+ * configuration: the gitdir a `.git` file points to, its common dir, the hooks folder named by
+ * `core.hooksPath`, and files pulled in by `include.path`.
+ */
+function gitMachinery({
+  gitEntry,
+  root,
+  hostEnvironment,
+}: {
+  gitEntry: string;
+  root: string;
+  hostEnvironment: Readonly<Record<string, string | undefined>>;
+}): { path: string; rule: string }[] {
+  const found: { path: string; rule: string }[] = [];
+  const shown = (target: string) => path.relative(root, target) || ".";
+  const state = stateOf(lstatSync(gitEntry, { throwIfNoEntry: false }));
+  let gitdir = gitEntry;
+  if (state === "file") {
+    const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitEntry));
+    if (pointer?.[1] === undefined) return found;
+    gitdir = realpathOr(path.resolve(path.dirname(gitEntry), pointer[1]));
+    found.push({ path: gitdir, rule: `it is the gitdir that ${shown(gitEntry)} points to` });
+  } else if (state !== "directory") {
+    return found;
+  }
+  const gitdirs = [gitdir];
+  const common = readSmallFile(path.join(gitdir, "commondir")).trim();
+  if (common !== "") {
+    const commonDirectory = realpathOr(path.resolve(gitdir, common));
+    found.push({ path: commonDirectory, rule: `it is the common gitdir of ${shown(gitEntry)}` });
+    gitdirs.push(commonDirectory);
+  }
+  const workTree = path.dirname(gitEntry);
+  const home = hostEnvironment.HOME;
+  for (const directory of gitdirs) {
+    for (const name of ["config", "config.worktree"]) {
+      const text = readSmallFile(path.join(directory, name));
+      for (const { section, key, value } of gitConfigEntries(text)) {
+        const expanded =
+          value.startsWith("~/") && home !== undefined ? path.join(home, value.slice(2)) : value;
+        if (section === "core" && key === "hookspath") {
+          found.push({
+            path: path.resolve(workTree, expanded),
+            rule: `git runs the hooks in it (core.hooksPath of ${shown(gitEntry)})`,
+          });
+        } else if (section.startsWith("include") && key === "path") {
+          found.push({
+            path: path.resolve(directory, expanded),
+            rule: `git reads it as configuration (include.path of ${shown(gitEntry)})`,
+          });
+        }
+      }
+    }
+  }
+  return found
+    .map((entry) => ({ ...entry, path: realpathOr(entry.path) }))
+    .filter((entry) => isInside(root, entry.path));
+}
+
+/** A file's text, or "" when it is missing, unreadable or not a regular file. */
+function readSmallFile(file: string): string {
+  if (stateOf(lstatSync(file, { throwIfNoEntry: false })) !== "file") return "";
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/** A forgiving reader of git's config format: enough to find `core.hooksPath` and includes. */
+function gitConfigEntries(text: string): { section: string; key: string; value: string }[] {
+  const entries: { section: string; key: string; value: string }[] = [];
+  let section = "";
+  for (const rawLine of text.split("\n")) {
+    const line = rawLine.trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)/.exec(line);
+    if (header?.[1] !== undefined) {
+      section = header[1].toLowerCase();
+      continue;
+    }
+    const pair = /^([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$/.exec(line);
+    if (pair?.[1] === undefined || pair[2] === undefined) continue;
+    const value = pair[2].replace(/\s[;#].*$/, "").replace(/^"(.*)"$/, "$1");
+    entries.push({ section, key: pair[1].toLowerCase(), value });
+  }
+  return entries;
+}
+
+let passwdHomes: string[] | undefined;
+
+/** The home folders of /etc/passwd (read once per process), `HOME` and `os.homedir()`, as real paths. */
+function defaultHomeFolders(
+  hostEnvironment: Readonly<Record<string, string | undefined>>,
+): string[] {
+  if (passwdHomes === undefined) {
+    let text = "";
+    try {
+      text = readFileSync("/etc/passwd", "utf8");
+    } catch {
+      // No passwd file (macOS keeps users elsewhere): HOME and os.homedir() still count.
+    }
+    passwdHomes = text
+      .split("\n")
+      .map((line) => line.split(":")[5])
+      .filter((home): home is string => home?.startsWith("/") === true && home !== "/")
+      .map(realpathOr);
+  }
+  const homes = new Set(passwdHomes);
+  for (const home of [hostEnvironment.HOME, os.homedir()]) {
+    if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
+  }
+  return [...homes];
+}
+
+function stateOf(info: ReturnType<typeof lstatSync> | undefined): ProtectedPathState {
+  if (info === undefined) return "missing";
+  if (info.isSymbolicLink()) return "symbolic-link";
+  if (info.isDirectory()) return "directory";
+  if (info.isFile()) return "file";
+  return "other";
+}
+
+function shallowestMissing(
+  root: string,
+  target: string,
+  placeholders: ReadonlySet<string>,
+): string {
+  const segments = path.relative(root, target).split(path.sep);
+  let current = root;
+  for (const segment of segments) {
+    current = path.join(current, segment);
+    if (placeholders.has(current)) return current;
+    if (stateOf(lstatSync(current, { throwIfNoEntry: false })) === "missing") return current;
+  }
+  return target;
+}
+
+function realpathOr(target: string): string {
+  try {
+    return realpathSync.native(target);
+  } catch {
+    return target;
+  }
+}
+
+/** Drop paths inside another protected folder (a read-only bind covers them) and sort shallow first. */
+function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
+  const sorted = paths
+    .map((entry) => ({ entry, depth: entry.path.split(path.sep).length }))
+    .sort(
+      (left, right) =>
+        left.depth - right.depth ||
+        (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
+    );
+  const kept = new Set<string>();
+  const outermost: ProtectedPath[] = [];
+  for (const { entry } of sorted) {
+    if (isUnderAny(kept, entry.path)) continue;
+    kept.add(entry.path);
+    outermost.push(entry);
+  }
+  return outermost;
+}
+
+/** Whether `target` or one of its ancestors is in `folders`. */
+function isUnderAny(folders: ReadonlySet<string>, target: string): boolean {
+  for (let current = target; ; current = path.dirname(current)) {
+    if (folders.has(current)) return true;
+    if (path.dirname(current) === current) return false;
+  }
+}
