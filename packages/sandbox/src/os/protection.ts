@@ -94,9 +94,12 @@ export function workspaceProtection({
   placeholders = new Set(),
 }: WorkspaceProtectionOptions): WorkspaceProtection {
   const rules = new Map<string, string>();
+  // Looked up by the folded path: where names are case-insensitive, `.GIT` is `.git`.
+  const folded = new Map<string, string>();
   const add = (candidate: string, rule: string) => {
-    if (candidate !== root && isInside(root, candidate) && !rules.has(candidate)) {
+    if (candidate !== root && isInside(root, candidate) && !folded.has(fold(candidate))) {
       rules.set(candidate, rule);
+      folded.set(fold(candidate), rule);
     }
   };
   const entryRule = (entry: ProtectedEntry, base: string, where: string) =>
@@ -137,11 +140,11 @@ export function workspaceProtection({
     root,
     paths: outermostOnly(paths),
     ruleFor(relative) {
-      const segments = relative.split(path.sep);
+      const segments = fold(relative).split(path.sep);
       if (segments.includes(".git")) return GIT_METADATA_RULE;
       const absolute = path.join(root, relative);
       for (let current = absolute; current !== root; current = path.dirname(current)) {
-        const rule = rules.get(current);
+        const rule = folded.get(fold(current));
         if (rule !== undefined) return rule;
         if (path.dirname(current) === current) break;
       }
@@ -209,6 +212,11 @@ function gitMachinery({
   return found
     .map((entry) => ({ ...entry, path: realpathOr(entry.path) }))
     .filter((entry) => isInside(root, entry.path));
+}
+
+/** `text` as names compare on this platform's usual file systems (case-insensitive on macOS). */
+function fold(text: string): string {
+  return process.platform === "darwin" || process.platform === "win32" ? text.toLowerCase() : text;
 }
 
 /** A file's text, or "" when it is missing, unreadable or not a regular file. */

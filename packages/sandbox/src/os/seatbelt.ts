@@ -1,6 +1,4 @@
-import path from "node:path";
 import type { HostFacts } from "./host-facts.js";
-import { PROTECTED_WORKSPACE_ENTRIES } from "./protected-entries.js";
 import type { SandboxPolicy } from "./wrap-command.js";
 
 /** The only `sandbox-exec` pleach runs. */
@@ -10,11 +8,6 @@ export const SANDBOX_EXEC_PATH = "/usr/bin/sandbox-exec";
 export interface SeatbeltProfileOptions {
   policy: SandboxPolicy;
   hostFacts: HostFacts;
-  /**
-   * Entries at the top of the workspace to protect, whether they exist or not.
-   * @default PROTECTED_WORKSPACE_ENTRIES
-   */
-  protectedEntries?: readonly string[];
 }
 
 /** Mach services ordinary command-line tools need: user lookup, logging, TLS trust, DNS. */
@@ -37,11 +30,7 @@ const MACH_SERVICES = [
  * Writable paths are combined with `require-not` inside a single `allow` so the result does not
  * depend on how Seatbelt orders rules.
  */
-export function seatbeltProfile({
-  policy,
-  hostFacts,
-  protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
-}: SeatbeltProfileOptions): string {
+export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): string {
   const { root } = hostFacts;
   const temporaryRoots = [...new Set(["/private/tmp", hostFacts.temporaryDirectory])];
   const lines = [
@@ -60,12 +49,11 @@ export function seatbeltProfile({
     '(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
   ];
   const writableRoots = [...temporaryRoots, ...(policy.mode === "workspace-write" ? [root] : [])];
-  const protectedFilters = [
-    ...new Set([
-      ...protectedEntries.map((entry) => path.join(root, entry)),
-      ...hostFacts.protectedPaths.map(({ path: protectedPath }) => protectedPath),
-    ]),
-  ].map((protectedPath) => `(require-not (subpath ${quote(protectedPath)}))`);
+  // The one protection policy (protectedPaths, missing ones included): Seatbelt matches paths, so
+  // a missing path needs no placeholder.
+  const protectedFilters = hostFacts.protectedPaths.map(
+    ({ path: protectedPath }) => `(require-not (subpath ${quote(protectedPath)}))`,
+  );
   protectedFilters.push(
     `(require-not (regex ${regexLiteral(`^${escapeRegex(root)}/(.*/)?\\.git(/|$)`)}))`,
   );

@@ -181,7 +181,6 @@ describe("wrapCommand with Seatbelt", () => {
       seatbeltProfile({
         policy: { ...policy, backend: "seatbelt" },
         hostFacts: { ...hostFacts, temporaryDirectory: "/private/var/folders/xy/T" },
-        protectedEntries: [".git", ".envrc", ".vscode"],
       }),
     ).toMatchInlineSnapshot(`
       "(version 1)
@@ -199,8 +198,8 @@ describe("wrapCommand with Seatbelt", () => {
       (allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))
       (allow file-write*
         (require-all (require-any (subpath "/private/tmp") (subpath "/private/var/folders/xy/T") (subpath "/home/ada/project"))
-          (require-not (subpath "/home/ada/project/.git"))
           (require-not (subpath "/home/ada/project/.envrc"))
+          (require-not (subpath "/home/ada/project/.git"))
           (require-not (subpath "/home/ada/project/.vscode"))
           (require-not (subpath "/home/ada/project/vendor/lib/.git"))
           (require-not (regex #"^/home/ada/project/(.*/)?\\.git(/|$)"))
@@ -213,7 +212,6 @@ describe("wrapCommand with Seatbelt", () => {
     const profile = seatbeltProfile({
       policy: { ...policy, backend: "seatbelt", mode: "read-only", network: true },
       hostFacts,
-      protectedEntries: [],
     });
     expect(profile.split("\n").slice(13)).toMatchInlineSnapshot(`
       [
