@@ -10,6 +10,7 @@ import {
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
 import { startProgress } from "../progress.js";
+import { onTermination } from "../termination.js";
 
 /** `pleach call --help`. */
 export const CALL_HELP = `Usage: pleach call <tool> ['<json>'] [options]
@@ -26,7 +27,8 @@ Options:
   -h, --help        show this help
 
 Exit codes: 0 the tool succeeded; 1 the tool reported an error (a refused path, a failed
-edit, a command that exited non-zero); 2 the command line was wrong.
+edit, a command that exited non-zero); 2 the command line was wrong; 130 or 143 stopped by
+SIGINT (Ctrl-C) or SIGTERM, after stopping the tool's command.
 
 While a call runs for more than a second, its elapsed time is shown on stderr when stderr
 is a terminal.
@@ -85,14 +87,23 @@ export async function callCommand({
   const [tool] = createCodingAgentTools(client, { only: [name] });
   if (tool === undefined) throw new UsageError(`unknown tool ${name}`, { command: "call" });
   const progress = startProgress({ label: name, io });
+  // A signal stops the tool's command and waits for it, so that the process exits normally and
+  // the sandbox's placeholder folders go with it.
+  const termination = onTermination();
   try {
-    const output = await tool.execute(input, { cwd: client.root, sandbox: client.mode });
+    const output = await tool.execute(input, {
+      cwd: client.root,
+      sandbox: client.mode,
+      abortSignal: termination.signal,
+    });
     progress.stop();
+    if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     const rendered = tool.toModelOutput(output);
     io.stdout(values.text ? `${rendered.output}\n` : `${JSON.stringify(output, null, 2)}\n`);
     return rendered.error ? 1 : 0;
   } catch (error) {
     progress.stop();
+    if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     if (!isToolError(error)) throw error;
     io.stdout(
       values.text
@@ -100,7 +111,14 @@ export async function callCommand({
         : `${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`,
     );
     return 1;
+  } finally {
+    termination.dispose();
   }
+}
+
+function stopped(io: CliIo, tool: string, status: number): number {
+  io.stderr(`pleach: ${tool} stopped by ${status === 130 ? "SIGINT" : "SIGTERM"}\n`);
+  return status;
 }
 
 function parseInput(text: string | undefined): unknown {

@@ -13,6 +13,7 @@ import {
 } from "../cli-support.js";
 import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory } from "../mcp-server.js";
+import { abortableClient, onTermination, type Termination } from "../termination.js";
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: pleach mcp [options]
@@ -88,7 +89,12 @@ export async function mcpCommand({
     io,
     command: "mcp",
   });
-  const tools = createCodingAgentTools(client, only === undefined ? {} : { only });
+  // SIGINT or SIGTERM stops the server: the tool calls' commands are stopped and waited for, so
+  // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
+  const termination = onTermination();
+  const stopping = new AbortController();
+  const commands = abortableClient(client, AbortSignal.any([termination.signal, stopping.signal]));
+  const tools = createCodingAgentTools(commands.client, only === undefined ? {} : { only });
   const factory = createPleachMcpServerFactory({
     tools,
     context: { cwd: client.root, sandbox: client.mode },
@@ -106,20 +112,32 @@ export async function mcpCommand({
     await new Promise<void>((resolve) => {
       process.stdin.once("end", resolve);
       process.stdin.once("close", resolve);
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
+      void termination.received.then(resolve);
     });
     await handle.close();
-    return 0;
+    return await stopServing({ termination, stopping, commands });
   }
   const server = await startMcpHttpServer({ factory, token, ...listen, onerror });
   io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await termination.received;
   await server.close();
-  return 0;
+  return await stopServing({ termination, stopping, commands });
+}
+
+/** Once the server is closed: stop the tool calls' commands and wait for them; the exit status. */
+async function stopServing({
+  termination,
+  stopping,
+  commands,
+}: {
+  termination: Termination;
+  stopping: AbortController;
+  commands: { settled(): Promise<void> };
+}): Promise<number> {
+  stopping.abort(new Error("the MCP server stopped"));
+  await commands.settled();
+  termination.dispose();
+  return termination.exitStatus ?? 0;
 }
 
 function parseToolList(text: string) {

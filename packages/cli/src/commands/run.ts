@@ -13,6 +13,7 @@ import {
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
+import { onTermination } from "../termination.js";
 import { printAgentRun } from "./demo.js";
 
 /** `pleach run --help`. */
@@ -39,7 +40,8 @@ Options:
   -h, --help          show this help
 
 Exit codes: 0 the model gave a final answer; 1 the run stopped otherwise (step limit,
-model error, interrupt); 2 the command line was wrong.
+model error); 2 the command line was wrong; 130 or 143 stopped by SIGINT (Ctrl-C) or
+SIGTERM, after stopping the command that was running.
 
 Example:
   OPENAI_API_KEY=... pleach run "make the failing test in test/cart.test.js pass" --model openai:gpt-4.1
@@ -145,14 +147,6 @@ export function parseCount({
   return count;
 }
 
-/** Stop on Ctrl-C: the first interrupt aborts the run, which then reports where it stopped. */
-export function abortOnInterrupt(): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const onInterrupt = () => controller.abort();
-  process.once("SIGINT", onInterrupt);
-  return { signal: controller.signal, dispose: () => process.off("SIGINT", onInterrupt) };
-}
-
 /** `pleach run "<task>"`: the agent on a workspace; resolves to the exit code. */
 export async function runCommand({
   args,
@@ -223,10 +217,12 @@ export async function runCommand({
     model,
     maxSteps,
   });
-  const interrupt = abortOnInterrupt();
+  // SIGINT or SIGTERM aborts the run, which stops the command that runs and reports where it
+  // stopped; the process then exits normally, and the sandbox's placeholder folders go with it.
+  const termination = onTermination();
   try {
     const result = await printAgentRun({
-      run: runtime.run({ task, abortSignal: interrupt.signal }),
+      run: runtime.run({ task, abortSignal: termination.signal }),
       io,
       json: values.json,
     });
@@ -236,8 +232,8 @@ export async function runCommand({
         io.stdout(`\n${result.finalText}\n`);
       }
     }
-    return result.stopReason === "final-answer" ? 0 : 1;
+    return termination.exitStatus ?? (result.stopReason === "final-answer" ? 0 : 1);
   } finally {
-    interrupt.dispose();
+    termination.dispose();
   }
 }

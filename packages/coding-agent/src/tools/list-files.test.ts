@@ -1,11 +1,13 @@
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { createLocalSandbox } from "@pleach/sandbox";
+import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
 import { makeTempDir } from "../test-support/temp-dir.js";
 import { createListFilesTool } from "./list-files.js";
+import { createSearchFilesTool } from "./search-files.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -239,3 +241,72 @@ describe("list_files", () => {
     }
   });
 });
+
+/** Why the sandboxed listings cannot run here, or `undefined` when they can. */
+const noBubblewrap =
+  process.platform !== "linux"
+    ? "bubblewrap runs on Linux only"
+    : await probeSandboxBackend({ backend: "bubblewrap" }).then((probe) =>
+        probe.available ? undefined : `no working bubblewrap: ${probe.reason}`,
+      );
+
+describe.skipIf(noBubblewrap !== undefined)(
+  `list_files over the placeholders of a workspace-write bubblewrap sandbox${noBubblewrap === undefined ? "" : ` (skipped: ${noBubblewrap})`}`,
+  () => {
+    it("never lists a placeholder while commands run, and still lists a folder of the user's of that name", async () => {
+      // The user's own: an empty read-only folder and a folder with a file, both protected names.
+      await plant({ "src/a.ts": "needle\n", ".vscode/settings.json": "{}\n" });
+      await mkdir(path.join(root, ".idea"), { mode: 0o555 });
+      const client = await createLocalSandbox({ root, mode: "workspace-write" });
+      const list = createListFilesTool(client);
+      const search = createSearchFilesTool(client);
+      // A long command holds the placeholders (.envrc, .mcp.json, ...) while the tools run.
+      const stop = new AbortController();
+      const running = client.exec("sleep 30", { abortSignal: stop.signal }).catch(() => undefined);
+      for (let waited = 0; !existsSync(path.join(root, ".mcp.json")); waited += 10) {
+        if (waited > 10_000) throw new Error("no placeholder appeared");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      try {
+        const own = [
+          { path: ".idea", kind: "dir" },
+          { path: ".vscode", kind: "dir" },
+          { path: "src", kind: "dir" },
+        ];
+        expect(await list.execute({ dir: "." })).toEqual(own);
+        expect(await list.execute({ dir: ".", recursive: true })).toEqual([
+          ...own.slice(0, 2),
+          { path: ".vscode/settings.json", kind: "file", size: 3 },
+          own[2],
+          { path: "src/a.ts", kind: "file", size: 7 },
+        ]);
+        // The cut counts only what is listed: exactly three entries, not cut.
+        expect(await list.execute({ dir: ".", maxEntries: 3 })).toEqual(own);
+        expect(await list.execute({ dir: ".", glob: ".*", recursive: true })).toEqual(
+          own.slice(0, 2),
+        );
+        // A placeholder stands for a path that does not exist.
+        await expect(list.execute({ dir: ".mcp.json" })).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+        expect(await list.execute({ dir: ".idea" })).toEqual([]);
+        // ripgrep (and grep) never print a folder: no placeholder in a search either.
+        const matches = await search.execute({ pattern: "." });
+        expect(matches.map((match) => match.path).sort()).toEqual([
+          ".vscode/settings.json",
+          "src/a.ts",
+        ]);
+        // Without the sandbox's word for them (danger-full-access) they are listed as folders.
+        const unconfined = createListFilesTool(
+          await createLocalSandbox({ root, mode: "danger-full-access" }),
+        );
+        expect((await unconfined.execute({ dir: "." })).map((entry) => entry.path)).toContain(
+          ".mcp.json",
+        );
+      } finally {
+        stop.abort();
+        await running;
+      }
+    });
+  },
+);

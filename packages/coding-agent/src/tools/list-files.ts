@@ -88,15 +88,39 @@ export interface ListFilesToolOptions {
 }
 
 const DEFAULT_MAX_ENTRIES = 5_000;
+
 /** Room for one record: a path up to PATH_MAX, the size and the kind. */
 const RECORD_BYTES = 4_096 + 32;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 /**
+ * Shell text that leaves the sandbox's placeholders out of the listing. Where a sandbox keeps a
+ * missing protected path uncreatable with an empty read-only folder of its own (the local
+ * bubblewrap sandbox in workspace-write mode), it names those folders in `PLEACH_PLACEHOLDERS`,
+ * absolute paths one a line. This sets the positional parameters to a find expression that prunes
+ * each of them by identity (`-samefile`: the very folder, never another one of the same name, and
+ * nothing below it), and stops with {@link PLACEHOLDER_STATUS} when the folder to list is one.
+ * Without the variable (other sandboxes, danger-full-access) it leaves the parameters empty and
+ * nothing changes. POSIX sh: `set -f` because the paths are split unquoted, on newlines only.
+ */
+const PLACEHOLDER_PRUNE = [
+  "set --",
+  `if [ -n "\${PLEACH_PLACEHOLDERS-}" ]; then set -f; IFS='\n'`,
+  'for pleach_placeholder in $PLEACH_PLACEHOLDERS; do if [ . -ef "$pleach_placeholder" ]; then exit 96; fi; if [ -d "$pleach_placeholder" ]; then set -- "$@" -samefile "$pleach_placeholder" -o; fi; done',
+  "unset IFS; set +f",
+  'if [ "$#" -gt 0 ]; then set -- "(" "$@" -false ")" -prune -o; fi; fi; ',
+].join("; ");
+
+/** The exit status of {@link PLACEHOLDER_PRUNE} when the folder to list is a placeholder. */
+const PLACEHOLDER_STATUS = 96;
+
+/**
  * `list_files` (seed 000): list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the
  * workspace-relative path, kind and size; each record NUL-terminated so any file name parses), its
  * immediate children or, with `recursive`, everything below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
- * dropped, and `.git` is neither listed nor entered.
+ * dropped, and `.git` is neither listed nor entered. Nor are the sandbox's placeholder folders
+ * (`PLEACH_PLACEHOLDERS`, see {@link PLACEHOLDER_PRUNE}): a missing `.envrc` is not listed as a
+ * folder; a folder of the user's of that name is.
  *
  * Order and cuts: entries come sorted by path bytes. A listing longer than maxEntries is cut before
  * it is sorted, so `find` stops early rather than walking a whole `node_modules` to sort it: a cut
@@ -127,12 +151,14 @@ export function createListFilesTool(
     ): Promise<ListFilesOutput> {
       const folder = workspaceRelativePath(dir, { field: "dir" });
       if (isInsideGitDir(folder)) throw insideGitDir(dir);
-      const find = shellJoin([
+      // `"$@"`: the prune of the placeholders (see PLACEHOLDER_PRUNE), before anything else.
+      const find = `${shellJoin([
         "find",
         ".",
         "-mindepth",
         "1",
         ...(recursive ? [] : ["-maxdepth", "1"]),
+      ])} "$@" ${shellJoin([
         "-name",
         ".git",
         "-prune",
@@ -149,13 +175,13 @@ export function createListFilesTool(
         // The path as reported (`%P` is the path below `.`, without `./`), so each is one slice
         // of the output; `%` and a backslash in the folder's name are escaped for -printf.
         `${printfLiteral(folder === "" ? "" : `${folder}/`)}%P\\t%y\\t%s\\0`,
-      ]);
+      ])}`;
       // `head` before sorting: find stops once it has printed maxEntries + 1 records (one more
       // than asked for tells "exactly maxEntries" from "more"), and only those are sorted. A tree
       // can hold tens of thousands of entries, which `sort -z` orders in about a third of the time
       // Array.prototype.sort takes (records start with the path, so byte order is path order); one
       // folder's children are few, and sorting them here saves starting `sort` (about a millisecond).
-      const cut = `${GIT_DIR_GUARD}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
+      const cut = `${GIT_DIR_GUARD}${PLACEHOLDER_PRUNE}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
       const command = recursive ? `${cut} | LC_ALL=C sort -z` : cut;
       let result: Awaited<ReturnType<SandboxClient["exec"]>>;
       try {
@@ -183,6 +209,10 @@ export function createListFilesTool(
       const { status, stderr } = takeExitStatus(result.stderr);
       if (status === undefined) {
         if (result.exitCode === GIT_DIR_GUARD_STATUS) throw insideGitDir(dir);
+        // A placeholder stands for a path that does not exist.
+        if (result.exitCode === PLACEHOLDER_STATUS) {
+          throw new ToolError("NOT_FOUND", `no such folder: ${dir}`);
+        }
         throw new ToolError(
           "COMMAND_FAILED",
           `list_files could not run find (exit ${result.exitCode}): ${stderr || "no message"}`,

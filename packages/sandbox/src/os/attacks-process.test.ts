@@ -77,7 +77,8 @@ describeAttacks("process and environment attacks through bubblewrap", skipReason
   });
 
   it("inherits only allow-listed host variables, and a caller's LD_PRELOAD never reaches the launcher", async () => {
-    const { stdout } = await fixture.run("env | cut -d= -f1 | sort | tr '\\n' ' '", {
+    // NUL-separated: PLEACH_PLACEHOLDERS holds one path a line.
+    const { stdout } = await fixture.run("env -0 | cut -z -d= -f1 | sort -z | tr '\\0' ' '", {
       hostEnvironment: {
         PATH: "/usr/bin:/bin",
         HOME: "/nonexistent",
@@ -86,7 +87,7 @@ describeAttacks("process and environment attacks through bubblewrap", skipReason
       },
       env: { LD_PRELOAD: "/nonexistent/evil.so" },
     });
-    expect(stdout.trim()).toBe("HOME LD_PRELOAD PATH PWD SHLVL TMPDIR _");
+    expect(stdout.trim()).toBe("HOME LD_PRELOAD PATH PLEACH_PLACEHOLDERS PWD SHLVL TMPDIR _");
     const wrapper = createCommandWrapper({
       hostEnvironment: { PATH: "/usr/bin", LD_PRELOAD: "/x.so" },
     });

@@ -8,7 +8,11 @@ import {
   type HostFactsCache,
   type WorkspaceProtection,
 } from "./host-facts.js";
-import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
+import {
+  acquirePlaceholders,
+  removeIdlePlaceholders,
+  withPlaceholdersVariable,
+} from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
 import {
@@ -296,10 +300,16 @@ export function createCommandWrapper({
       // Seatbelt matches paths, so missing protected paths need no placeholder there.
       const lease =
         protect && chosen === "bubblewrap"
-          ? acquirePlaceholders(hostFacts.protectedPaths, { idleMs: placeholderIdleMs })
+          ? acquirePlaceholders(hostFacts.protectedPaths, {
+              idleMs: placeholderIdleMs,
+              command: true,
+            })
           : undefined;
       try {
-        const policy = { backend: chosen, mode, cwd, network, env } as const;
+        // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
+        const commandVariables =
+          lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
+        const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
         const facts =
           lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
         const wrapped = wrapCommand({ command, policy, hostFacts: facts });
@@ -333,15 +343,18 @@ export function createCommandWrapper({
           );
           return sandbox;
         });
+        const ready = warm.sandbox;
         const release = async () => {
           warm.done();
           // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
           // points in the workspace as it starts, which must not happen after the call.
           await warm.started?.ready;
+          // A sandbox killed under its command (a timeout, an abort) holds the command's lease
+          // until it is gone, so that exit does not remove a placeholder it still mounts over.
+          if (ready !== undefined && !ready.alive) await ready.destroy();
           await lease?.release();
         };
-        const ready = warm.sandbox;
-        const commandEnv = { ...wrapped.env, ...requestedEnvironment(env) };
+        const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
         return {
           ...wrapped,
           release,
