@@ -1,7 +1,9 @@
 import { execFileSync } from "node:child_process";
+import { chmodSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, it } from "vitest";
+import { createLocalSandbox } from "../local-sandbox.js";
 import { createHostFactsCache } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
 import { attempt, verdicts } from "./test-support/fixture.js";
@@ -164,6 +166,50 @@ describeAttacks("git attacks through bubblewrap", skipReason, (fixture) => {
       expect(await fixture.state()).toEqual(before);
     });
   }
+
+  it("cannot blind the scan with a folder it cannot list (chmod 000 above a nested repository)", async () => {
+    const wrapper = createCommandWrapper();
+    const vendor = path.join(fixture.root, "vendor");
+    const before = await fixture.state();
+    const hidden = await fixture.run("chmod 000 vendor && echo hidden", { wrapper });
+    expect(hidden.stdout).toBe("hidden\n");
+    // Unprivileged, the next scan cannot list vendor: it is protected whole, so its mode cannot be
+    // restored to plant a hook below it. Root lists it anyway, and its .git stays protected.
+    const { stdout } = await fixture.run(
+      [
+        "chmod 755 vendor 2>/dev/null",
+        attempt("echo evil > vendor/lib/.git/hooks/post-checkout"),
+        attempt("git -C vendor/lib config core.fsmonitor 'touch /tmp/pwned; false'"),
+        attempt("rm -rf vendor/lib/.git"),
+        "chmod 000 vendor 2>/dev/null; true",
+      ].join("\n"),
+      { wrapper },
+    );
+    expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+    chmodSync(vendor, 0o755);
+    expect(await fixture.state()).toEqual(before);
+  });
+
+  it("refuses a workspace past the folder limit rather than protecting it in part", async () => {
+    const wrapper = createCommandWrapper({ maxDirectories: 300 });
+    const before = await fixture.state([]);
+    // A command makes more folders than the scan covers, then a repository past them.
+    const flood = await fixture.run("mkdir -p flood/d{1..400} && echo made", { wrapper });
+    expect(flood.stdout).toBe("made\n");
+    await expect(
+      fixture.run("echo evil > vendor/lib/.git/hooks/post-checkout", { wrapper }),
+    ).rejects.toMatchObject({ code: "TOO_LARGE", message: expect.stringContaining("300 folders") });
+    const client = await createLocalSandbox({ root: fixture.root, commandWrapper: wrapper });
+    await expect(client.writeFile("vendor/lib/planted.txt", "x")).rejects.toMatchObject({
+      code: "TOO_LARGE",
+    });
+    // Nothing is writable there, so read-only commands still run.
+    expect((await fixture.run("ls flood | wc -l", { wrapper, mode: "read-only" })).stdout).toBe(
+      "400\n",
+    );
+    execFileSync("rm", ["-rf", path.join(fixture.root, "flood")]);
+    expect(await fixture.state()).toEqual(before);
+  });
 
   it("cannot create a .git at the root of a workspace that has none", async () => {
     execFileSync("rm", ["-rf", path.join(fixture.root, ".git")]);

@@ -1,4 +1,12 @@
-import { type Dirent, lstatSync, readdirSync, type Stats, statfsSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  type Dirent,
+  lstatSync,
+  readdirSync,
+  type Stats,
+  statfsSync,
+} from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 
@@ -24,6 +32,8 @@ export interface FolderListing {
   hasGitEntry: boolean;
   /** Names of the Unix sockets in it. */
   sockets: string[];
+  /** Whether it could not be listed (no permission): what it holds is unknown. */
+  unreadable: boolean;
 }
 
 /**
@@ -62,14 +72,25 @@ class FolderReader {
   read(folder: string): FolderListing | undefined {
     // The clock is read before lstat: a change after the lstat then gets a later change time.
     const now = Date.now();
-    const info = lstatSync(folder, { throwIfNoEntry: false });
+    let info: Stats | undefined;
+    try {
+      info = lstatSync(folder, { throwIfNoEntry: false });
+    } catch {
+      // Out of reach (a parent lost its search permission): its parent's change shows that.
+      return undefined;
+    }
     if (info === undefined || !info.isDirectory()) return undefined;
     let entries: Dirent[];
+    let unreadable = false;
     try {
       entries = readdirSync(folder, { withFileTypes: true });
+      // Listed but not searchable (mode 0600, say): its subfolders cannot be read either.
+      accessSync(folder, constants.X_OK);
     } catch {
-      // Unreadable: searched as empty, and read again once its permissions (its ctime) change.
+      // Unreadable: what it holds is unknown, so the policy protects it whole; read again once
+      // its permissions (its ctime) change.
       entries = [];
+      unreadable = true;
     }
     const listing: FolderListing = {
       device: info.dev,
@@ -80,6 +101,7 @@ class FolderReader {
       subfolders: [],
       hasGitEntry: false,
       sockets: [],
+      unreadable,
     };
     for (const entry of entries) {
       if (entry.name === ".git") listing.hasGitEntry = true;
@@ -125,6 +147,8 @@ export interface WorkspaceScan {
   gitEntries: string[];
   /** Every Unix socket in the searched folders, sorted. */
   sockets: string[];
+  /** Every folder that could not be listed, sorted: what is below it is unknown. */
+  unreadable: string[];
   /** How many folders the search covers. */
   directories: number;
   /** Whether the search stopped at the folder limit. */
@@ -286,6 +310,7 @@ export function createWorkspaceWalker({
       ...summary,
       gitEntries: [...summary.gitEntries],
       sockets: [...summary.sockets],
+      unreadable: [...summary.unreadable],
       listed,
     };
   }
@@ -315,6 +340,7 @@ function emptyListing(): FolderListing {
     subfolders: [],
     hasGitEntry: false,
     sockets: [],
+    unreadable: false,
   };
 }
 
@@ -334,13 +360,16 @@ function summarize(
 ): Omit<WorkspaceScan, "listed"> {
   const gitEntries: string[] = [];
   const sockets: string[] = [];
+  const unreadable: string[] = [];
   for (const [folder, listing] of folders) {
     if (listing.hasGitEntry && folder !== root) gitEntries.push(path.join(folder, ".git"));
+    if (listing.unreadable) unreadable.push(folder);
     for (const name of listing.sockets) sockets.push(path.join(folder, name));
   }
   return {
     gitEntries: gitEntries.sort(),
     sockets: sockets.sort(),
+    unreadable: unreadable.sort(),
     directories: folders.size,
     truncated,
   };

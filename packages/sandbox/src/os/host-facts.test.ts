@@ -91,8 +91,20 @@ describe("gatherHostFacts", () => {
   it("bounds the walk and says so", async () => {
     for (let index = 0; index < 30; index += 1)
       await mkdir(path.join(root, `d${index}`, "x"), { recursive: true });
-    const facts = await gatherHostFacts({ root, hostEnvironment: {}, maxDirectories: 10 });
+    const facts = await gatherHostFacts({
+      root,
+      hostEnvironment: {},
+      maxDirectories: 10,
+      protect: false,
+    });
     expect(facts.walk).toEqual({ directories: 10, truncated: true, listed: 10 });
+    // Protection needs the whole tree: a repository past the cut could not be protected.
+    await expect(
+      gatherHostFacts({ root, hostEnvironment: {}, maxDirectories: 10 }),
+    ).rejects.toMatchObject({
+      code: "TOO_LARGE",
+      message: expect.stringContaining("more than 10 folders"),
+    });
     const full = await gatherHostFacts({ root, hostEnvironment: {} });
     expect(full.walk).toEqual({ directories: 61, truncated: false, listed: 61 });
   });
@@ -229,7 +241,17 @@ describe("gatherHostFacts with a cache", () => {
   });
 
   it("adds new empty folders to a truncated search, and searches it afresh when a deeper one appears", async () => {
+    // Protection refuses a cut walk; the walk itself (read-only mode's socket search) goes on.
     const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const walker = cache.walker(await realpath(root), 30);
+    const gather = async (_cache: HostFactsCache, _options: { maxDirectories: number }) => {
+      const scan = await walker.scan();
+      return {
+        listed: scan.listed,
+        directories: scan.directories,
+        protectedPaths: [".git", ...scan.gitEntries.map((entry) => path.relative(root, entry))],
+      };
+    };
     expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({ directories: 30 });
     await tick();
     // An empty folder (a placeholder, a repository's work tree) joins the search as it is.

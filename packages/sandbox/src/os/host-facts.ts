@@ -1,14 +1,15 @@
 import { lstatSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import {
   createFolderWatch,
   createWorkspaceWalker,
   type FolderListing,
+  type WorkspaceScan,
   type WorkspaceWalker,
 } from "./folder-walk.js";
-import { livePlaceholders } from "./placeholders.js";
 import {
   inheritedEnvironment,
   PROTECTED_ENTRIES,
@@ -139,8 +140,9 @@ export interface GatherHostFactsOptions {
   protect?: boolean;
   /**
    * The most folders of the workspace searched for nested `.git` and sockets. Past it the search
-   * stops (`walk.truncated`), and deeper nested repositories are not protected.
-   * @default 20_000
+   * stops (`walk.truncated`), and with `protect` the call is refused (`TOO_LARGE`), since deeper
+   * nested repositories could not be protected.
+   * @default 200_000
    */
   maxDirectories?: number;
   /**
@@ -180,19 +182,40 @@ export type CurrentProtectionOptions = Pick<
  */
 export async function currentProtection({
   root,
-  maxDirectories = 20_000,
+  maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   cache = createHostFactsCache(),
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
-  const walk = await cache.walker(rootReal, maxDirectories).scan();
+  const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
   return workspaceProtection({
     root: rootReal,
     nestedGitEntries: walk.gitEntries,
+    unreadableFolders: walk.unreadable,
     protectedEntries: entriesNamed(protectedEntries),
     hostEnvironment,
   });
+}
+
+/**
+ * The walk of a workspace whose protection depends on it: refused when it was cut at the folder
+ * limit, since a repository past the cut could not be protected (a command can make folders
+ * faster than any limit grows).
+ */
+async function completeScan(
+  walker: WorkspaceWalker,
+  maxDirectories: number,
+): Promise<WorkspaceScan> {
+  const walk = await walker.scan();
+  if (walk.truncated) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `the workspace has more than ${maxDirectories.toLocaleString("en-US")} folders, so nested repositories cannot all be found and protected; writes and workspace-write commands are refused here. Remove generated folders, choose a smaller workspace, use read-only mode, or raise maxDirectories.`,
+      { details: { maxDirectories } },
+    );
+  }
+  return walk;
 }
 
 /**
@@ -210,21 +233,22 @@ export async function currentProtection({
 export async function gatherHostFacts({
   root,
   protect = true,
-  maxDirectories = 20_000,
+  maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   bubblewrap,
   cache = createHostFactsCache(),
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
-  const walk = await cache.walker(rootReal, maxDirectories).scan();
+  const walker = cache.walker(rootReal, maxDirectories);
+  const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
   const protectedPaths = protect
     ? workspaceProtection({
         root: rootReal,
         nestedGitEntries: walk.gitEntries,
+        unreadableFolders: walk.unreadable,
         protectedEntries: entriesNamed(protectedEntries),
         hostEnvironment,
-        placeholders: new Set(livePlaceholders()),
       }).paths
     : [];
   return {

@@ -146,8 +146,10 @@ export interface CommandWrapperOptions {
   /**
    * The most folders of the workspace searched for nested `.git` folders and sockets per command.
    * The first command of a workspace reads them all; later ones `lstat` each and read only those
-   * that changed (see `createWorkspaceWalker`).
-   * @default 20_000
+   * that changed (see `createWorkspaceWalker`). A workspace with more is refused in
+   * `workspace-write` (`TOO_LARGE`), for commands and writes alike: a repository past the limit
+   * could not be protected.
+   * @default 200_000
    */
   maxDirectories?: number;
   /**
@@ -205,7 +207,7 @@ const SHELL = "/bin/bash";
  */
 export function createCommandWrapper({
   backend = "auto",
-  maxDirectories = 20_000,
+  maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   placeholderIdleMs = 200,

@@ -54,6 +54,12 @@ export interface WorkspaceProtectionOptions {
   /** Every `.git` entry found below the root (nested repositories, submodules, worktrees). */
   nestedGitEntries: readonly string[];
   /**
+   * Folders of the workspace that could not be listed: what they hold is unknown, so they are
+   * protected whole (a command cannot restore their mode to plant a repository there).
+   * @default none
+   */
+  unreadableFolders?: readonly string[];
+  /**
    * Entries protected at the top of the workspace and of every home folder in it.
    * @default PROTECTED_ENTRIES
    */
@@ -68,12 +74,6 @@ export interface WorkspaceProtectionOptions {
    * @default the homes of /etc/passwd, `HOME` and `os.homedir()`
    */
   homeFolders?: readonly string[];
-  /**
-   * Placeholder folders of ours standing in the workspace now: they count as missing, so that a
-   * protected path below one is protected by the placeholder rather than by one made inside it.
-   * @default none
-   */
-  placeholders?: ReadonlySet<string>;
 }
 
 const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
@@ -88,10 +88,10 @@ const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
 export function workspaceProtection({
   root,
   nestedGitEntries,
+  unreadableFolders = [],
   protectedEntries = PROTECTED_ENTRIES,
   hostEnvironment = process.env,
   homeFolders = defaultHomeFolders(hostEnvironment),
-  placeholders = new Set(),
 }: WorkspaceProtectionOptions): WorkspaceProtection {
   const rules = new Map<string, string>();
   // Looked up by the folded path: where names are case-insensitive, `.GIT` is `.git`.
@@ -116,6 +116,12 @@ export function workspaceProtection({
   for (const nested of nestedGitEntries) {
     add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
   }
+  for (const folder of unreadableFolders) {
+    add(
+      folder,
+      `${path.relative(root, folder)} cannot be read (no permission), so the repositories it may hold cannot be found; it stays read-only until its permissions are restored by hand`,
+    );
+  }
   for (const gitEntry of [path.join(root, ".git"), ...nestedGitEntries]) {
     for (const { path: extra, rule } of gitMachinery({ gitEntry, root, hostEnvironment })) {
       add(extra, rule);
@@ -132,7 +138,7 @@ export function workspaceProtection({
     // shallowest missing folder blocks the same writes.
     const target =
       state === "missing" && path.dirname(candidate) !== root
-        ? shallowestMissing(root, candidate, placeholders)
+        ? shallowestMissing(root, candidate)
         : candidate;
     paths.push({ path: target, state, rule });
   }
@@ -282,16 +288,11 @@ function stateOf(info: ReturnType<typeof lstatSync> | undefined): ProtectedPathS
   return "other";
 }
 
-function shallowestMissing(
-  root: string,
-  target: string,
-  placeholders: ReadonlySet<string>,
-): string {
+function shallowestMissing(root: string, target: string): string {
   const segments = path.relative(root, target).split(path.sep);
   let current = root;
   for (const segment of segments) {
     current = path.join(current, segment);
-    if (placeholders.has(current)) return current;
     if (stateOf(lstatSync(current, { throwIfNoEntry: false })) === "missing") return current;
   }
   return target;
