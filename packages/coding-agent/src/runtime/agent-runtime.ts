@@ -23,6 +23,7 @@ import {
   type ModelToolDefinition,
   type ModelUsage,
 } from "./model.js";
+import { limitStepToolCalls, type StepLimits } from "./step-limits.js";
 import { elisionMarker, transcriptChars, wrapToolOutput } from "./transcript.js";
 
 /** The system prompt the runtime uses when given none. */
@@ -79,6 +80,26 @@ export interface CodingAgentRuntimeOptions {
    * @default true
    */
   fileState?: boolean;
+  /**
+   * The most tool calls run per step (one model response). The calls past it are not run, and
+   * the model gets an error for each saying to send fewer per step.
+   * @default 64
+   */
+  maxToolCallsPerStep?: number;
+  /**
+   * The most bytes of one tool call's arguments (UTF-8 JSON). A call over it is not run, and its
+   * arguments are replaced by a short placeholder in the transcript, so they are not sent back
+   * to the model on every later step; the model gets an error saying to write in smaller parts.
+   * @default 262_144 (256 KiB)
+   */
+  maxToolCallInputBytes?: number;
+  /**
+   * The most bytes of the arguments of all the tool calls of one step together. From the call
+   * that goes past it, no call of the step is run and their arguments are replaced by a
+   * placeholder, each with an error for the model.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxStepInputBytes?: number;
 }
 
 /** Options of {@link CodingAgentRuntime.run}. */
@@ -109,6 +130,7 @@ export interface AgentResult {
   finalText: string;
   /** Model calls made. */
   steps: number;
+  /** Tool calls the model asked for, those refused by a cap per step included. */
   toolCalls: number;
   usage: AgentUsage;
   /** The whole conversation as the model last saw it (elided results included). */
@@ -166,6 +188,9 @@ export function createCodingAgentRuntime({
   contextBudgetChars = 400_000,
   maxResultChars = MODEL_OUTPUT_LIMIT,
   fileState: keepFileState = true,
+  maxToolCallsPerStep = 64,
+  maxToolCallInputBytes = 256 * 1024,
+  maxStepInputBytes = 1024 * 1024,
 }: CodingAgentRuntimeOptions): CodingAgentRuntime {
   return {
     run({ task, abortSignal }) {
@@ -184,6 +209,7 @@ export function createCodingAgentRuntime({
           contextBudgetChars,
           maxResultChars,
           keepFileState,
+          stepLimits: { maxToolCallsPerStep, maxToolCallInputBytes, maxStepInputBytes },
         },
       }).then(
         (outcome) => {
@@ -213,6 +239,7 @@ interface LoopSettings {
   contextBudgetChars: number;
   maxResultChars: number;
   keepFileState: boolean;
+  stepLimits: StepLimits;
 }
 
 /** Where an earlier read of a file sits in the transcript, to answer an unchanged re-read. */
@@ -298,10 +325,12 @@ async function runLoop({
         finalText = response.text;
         emit({ type: "text", step, text: response.text });
       }
-      transcript.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls });
-      if (response.toolCalls.length === 0) return finish("final-answer");
+      const limited = limitStepToolCalls(response.toolCalls, settings.stepLimits);
+      const toolCalls = limited.map((entry) => entry.call);
+      transcript.push({ role: "assistant", content: response.text, toolCalls });
+      if (toolCalls.length === 0) return finish("final-answer");
 
-      for (const call of response.toolCalls) {
+      for (const { call, refusal } of limited) {
         if (abortSignal?.aborted) {
           // Every call needs a result for the transcript to stay well-formed for the provider.
           transcript.push(toolMessage(call, { output: "aborted", error: true }, maxResultChars));
@@ -315,16 +344,19 @@ async function runLoop({
           toolName: call.name,
           input: call.input,
         });
-        const { result, cached, readPath } = await runToolCall({
-          call,
-          byName,
-          client: session.client,
-          fileState,
-          reads,
-          elided,
-          abortSignal,
-          maxResultChars,
-        });
+        const { result, cached, readPath } =
+          refusal === undefined
+            ? await runToolCall({
+                call,
+                byName,
+                client: session.client,
+                fileState,
+                reads,
+                elided,
+                abortSignal,
+                maxResultChars,
+              })
+            : { result: refusal, cached: false, readPath: undefined };
         const message = toolMessage(call, result, maxResultChars);
         transcript.push(message);
         if (readPath !== undefined && !cached && fileState !== undefined && !result.error) {
