@@ -1,3 +1,4 @@
+import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import { type CliIo, UsageError, VERSION } from "./cli-support.js";
 import { CALL_HELP, callCommand } from "./commands/call.js";
@@ -63,6 +64,11 @@ function defaultIo(): CliIo {
   };
 }
 
+/** An error message as printed: it may quote a dataset line or a repository's output. */
+function shown(message: string): string {
+  return showControlCharacters(message, { multiline: true });
+}
+
 /** Run the `pleach` command line with `argv` (without the node and script paths); resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIo = defaultIo()): Promise<number> {
   const [command, ...args] = argv;
@@ -110,11 +116,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo()): Pr
     if (error instanceof UsageError) {
       const pointer =
         error.command === undefined ? "pleach --help" : `pleach ${error.command} --help`;
-      io.stderr(`pleach: ${error.message}\nRun '${pointer}' for usage.\n`);
+      io.stderr(`pleach: ${shown(error.message)}\nRun '${pointer}' for usage.\n`);
       return 2;
     }
     if (isToolError(error)) {
-      io.stderr(`pleach: ${error.message}\n`);
+      io.stderr(`pleach: ${shown(error.message)}\n`);
       return 1;
     }
     throw error;

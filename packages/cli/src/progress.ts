@@ -1,3 +1,4 @@
+import { showControlCharacters } from "@pleach/coding-agent/tools";
 import type { CliIo } from "./cli-support.js";
 
 /** A running progress line; `stop` clears it. */
@@ -26,7 +27,7 @@ export function startProgress({
   const draw = () => {
     shown = true;
     const seconds = Math.floor((Date.now() - started) / 1000);
-    io.stderr(`\r\x1b[2Kpleach: ${label} running… ${seconds}s`);
+    io.stderr(`\r\x1b[2Kpleach: ${showControlCharacters(label)} running… ${seconds}s`);
   };
   let interval: NodeJS.Timeout | undefined;
   const delay = setTimeout(() => {

@@ -1,4 +1,8 @@
-import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "@pleach/coding-agent/tools";
+import {
+  CODING_AGENT_TOOL_NAMES,
+  createCodingAgentTools,
+  showControlCharacters,
+} from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import {
   type CliIo,
@@ -99,17 +103,18 @@ export async function callCommand({
     progress.stop();
     if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     const rendered = tool.toModelOutput(output);
-    io.stdout(values.text ? `${rendered.output}\n` : `${JSON.stringify(output, null, 2)}\n`);
+    // What the tool read or ran is printed with its control characters made visible.
+    const text = values.text ? rendered.output : JSON.stringify(output, null, 2);
+    io.stdout(`${showControlCharacters(text, { multiline: true })}\n`);
     return rendered.error ? 1 : 0;
   } catch (error) {
     progress.stop();
     if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     if (!isToolError(error)) throw error;
-    io.stdout(
-      values.text
-        ? `${error.message}\n`
-        : `${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`,
-    );
+    const text = values.text
+      ? error.message
+      : JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2);
+    io.stdout(`${showControlCharacters(text, { multiline: true })}\n`);
     return 1;
   } finally {
     termination.dispose();

@@ -10,6 +10,7 @@ import {
   createScriptedModel,
   type ScriptedStep,
 } from "@pleach/coding-agent/runtime";
+import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { type CliIo, parseCommandLine, parseMode } from "../cli-support.js";
 
@@ -92,20 +93,23 @@ export function demoScript(): ScriptedStep[] {
   ];
 }
 
-/** One short line per event, for a person watching. */
+/**
+ * One short line per event, for a person watching. What the model and the tools said is shown
+ * with its control characters made visible, so none of it can drive the terminal.
+ */
 export function formatAgentEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
     case "step-start":
       return `\nstep ${event.step}`;
     case "text":
-      return `  model: ${event.text}`;
+      return `  model: ${showControlCharacters(event.text, { multiline: true })}`;
     case "tool-call":
-      return `  → ${event.toolName} ${oneLine(JSON.stringify(event.input), 160)}`;
+      return `  → ${showControlCharacters(event.toolName)} ${oneLine(showControlCharacters(JSON.stringify(event.input)), 160)}`;
     case "tool-result": {
       const status = event.error
-        ? `error${event.code === undefined ? "" : ` ${event.code}`}`
+        ? `error${event.code === undefined ? "" : ` ${showControlCharacters(event.code)}`}`
         : "ok";
-      return `  ← ${status}: ${summarize(event.output)}`;
+      return `  ← ${status}: ${summarize(showControlCharacters(event.output, { multiline: true }))}`;
     }
     case "usage":
       return undefined;
@@ -144,7 +148,7 @@ export async function printAgentRun({
   for await (const event of run) {
     if (json) {
       io.stdout(
-        `${JSON.stringify(event.type === "done" ? { type: "done", result: summaryOf(event.result) } : event)}\n`,
+        `${showControlCharacters(JSON.stringify(event.type === "done" ? { type: "done", result: summaryOf(event.result) } : event))}\n`,
       );
       continue;
     }

@@ -26,6 +26,7 @@ import {
   createGitCloneTool,
   createRunTestsTool,
   diffFileNames,
+  showControlCharacters,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
 import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
@@ -438,13 +439,16 @@ function seconds(milliseconds: number): string {
   return `${(milliseconds / 1000).toFixed(1)}s`;
 }
 
-/** The report as a table a person reads. */
+/**
+ * The report as a table a person reads. Ids and errors come from the dataset and the repository,
+ * so their control characters are made visible.
+ */
 export function formatEvalTable(report: EvalReport): string {
   const rows = report.instances.map((instance) => {
     const f2p = instance.FAIL_TO_PASS;
     const p2p = instance.PASS_TO_PASS;
     return [
-      instance.instance_id,
+      showControlCharacters(instance.instance_id),
       instance.status,
       `${f2p.passed.length}/${f2p.passed.length + f2p.failed.length}`,
       `${p2p.passed.length}/${p2p.passed.length + p2p.failed.length}`,
@@ -463,7 +467,10 @@ export function formatEvalTable(report: EvalReport): string {
       .trimEnd();
   const errors = report.instances
     .filter((instance) => instance.error !== undefined)
-    .map((instance) => `  ${instance.instance_id}: ${instance.error}`);
+    .map(
+      (instance) =>
+        `  ${showControlCharacters(instance.instance_id)}: ${showControlCharacters(instance.error ?? "", { multiline: true })}`,
+    );
   const percent = (report.resolvedRate * 100).toFixed(1).replace(/\.0$/, "");
   return [
     format(header),
@@ -569,7 +576,7 @@ export async function evalCommand({
     let reports: InstanceReport[];
     try {
       reports = await mapConcurrently(instances, concurrency, async (instance) => {
-        io.stderr(`  started  ${instance.instance_id}\n`);
+        io.stderr(`  started  ${showControlCharacters(instance.instance_id)}\n`);
         const report = await evaluateInstance({
           instance,
           makeModel,
@@ -582,7 +589,7 @@ export async function evalCommand({
         finished += 1;
         if (report.resolved) resolvedSoFar += 1;
         io.stderr(
-          `  [${finished}/${instances.length}] ${report.instance_id}: ${report.status}${report.error === undefined ? "" : ` (${report.error.split("\n")[0]})`} in ${seconds(report.durationMs)} — ${resolvedSoFar} resolved so far\n`,
+          `  [${finished}/${instances.length}] ${showControlCharacters(report.instance_id)}: ${report.status}${report.error === undefined ? "" : ` (${showControlCharacters(report.error.split("\n")[0] ?? "")})`} in ${seconds(report.durationMs)} — ${resolvedSoFar} resolved so far\n`,
         );
         return report;
       });
@@ -602,7 +609,9 @@ export async function evalCommand({
     };
     const json = `${JSON.stringify(report, null, 2)}\n`;
     if (values.output !== undefined) await writeFile(path.resolve(io.cwd, values.output), json);
-    io.stdout(values.json ? json : formatEvalTable(report));
+    io.stdout(
+      values.json ? showControlCharacters(json, { multiline: true }) : formatEvalTable(report),
+    );
     return errors > 0 ? 1 : 0;
   } finally {
     if (temporary !== undefined) await rm(temporary, { recursive: true, force: true });

@@ -1,5 +1,9 @@
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "@pleach/coding-agent/tools";
+import {
+  CODING_AGENT_TOOL_NAMES,
+  createCodingAgentTools,
+  showControlCharacters,
+} from "@pleach/coding-agent/tools";
 import {
   type CliIo,
   openWorkspace,
@@ -100,7 +104,8 @@ export async function mcpCommand({
     context: { cwd: client.root, sandbox: client.mode },
     serverInfo: { name: "pleach", version: VERSION },
   });
-  const onerror = (error: Error) => io.stderr(`pleach mcp: ${error.message}\n`);
+  const onerror = (error: Error) =>
+    io.stderr(`pleach mcp: ${showControlCharacters(error.message, { multiline: true })}\n`);
   const served = `${tools.length} tools on ${client.root} (${client.mode})`;
 
   if (listen === undefined || token === undefined) {

@@ -4,6 +4,7 @@ import {
   createOpenAIChatModel,
   type ModelAdapter,
 } from "@pleach/coding-agent/runtime";
+import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import {
   type CliIo,
@@ -227,9 +228,11 @@ export async function runCommand({
       json: values.json,
     });
     if (!values.json) {
-      if (result.error !== undefined) io.stderr(`pleach: ${result.error.message}\n`);
+      if (result.error !== undefined) {
+        io.stderr(`pleach: ${showControlCharacters(result.error.message, { multiline: true })}\n`);
+      }
       if (result.stopReason === "final-answer" && result.finalText !== "") {
-        io.stdout(`\n${result.finalText}\n`);
+        io.stdout(`\n${showControlCharacters(result.finalText, { multiline: true })}\n`);
       }
     }
     return termination.exitStatus ?? (result.stopReason === "final-answer" ? 0 : 1);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createSandboxServer } from "@pleach/sandbox";
 import {
   type CliIo,
@@ -136,7 +137,8 @@ export async function sandboxCommand({
             .filter((scheme) => scheme !== ""),
         }),
     hiddenFiles: tokenFile === undefined ? [] : [tokenFile],
-    onError: (error) => io.stderr(`pleach sandbox: ${error.message}\n`),
+    onError: (error) =>
+      io.stderr(`pleach sandbox: ${showControlCharacters(error.message, { multiline: true })}\n`),
   });
   io.stdout(`${server.url.href}\n`);
   io.stderr(`pleach sandbox: serving sandboxes (${mode}) at ${server.url.href}\n`);

@@ -18,6 +18,7 @@ export type {
   CodingAgentToolsOptions,
 } from "./coding-agent-tools.js";
 export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
+export { showControlCharacters } from "./control-characters.js";
 export type {
   ApplyFilePatchOptions,
   ApplyFilePatchResult,
