@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, type McpServerFactory } from "@modelcontextprotocol/server";
+import { createRequestOriginCheck, type RequestOriginCheck } from "@pleach/sandbox";
 
 /** Options of {@link startMcpHttpServer}. */
 export interface StartMcpHttpServerOptions {
@@ -19,6 +20,15 @@ export interface StartMcpHttpServerOptions {
    * @default 0
    */
   port?: number;
+  /**
+   * Hosts accepted in a request's `Host` and `Origin` headers beside loopback (`localhost`,
+   * `127.0.0.0/8`, `[::1]`) and the address the server listens on (every address of this machine
+   * for `0.0.0.0` or `::`): names or addresses, any port, `.example.com` for a domain and every
+   * name under it. Any other `Host` or `Origin` is refused with 403 before the token is checked,
+   * as the MCP specification asks of Streamable HTTP servers (DNS rebinding protection).
+   * @default []
+   */
+  allowedHosts?: readonly string[];
   /**
    * The path MCP is served on.
    * @default "/mcp"
@@ -40,7 +50,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * Serve MCP over Streamable HTTP (the v2 SDK's `createMcpHandler`, both protocol eras) on
- * `host:port`. Every request must carry `Authorization: Bearer <token>`, compared in constant
+ * `host:port`. A request whose `Host` or `Origin` is not accepted (see `allowedHosts`) gets 403
+ * first; then every request must carry `Authorization: Bearer <token>`, compared in constant
  * time; anything else gets 401 before an MCP server is made.
  */
 export async function startMcpHttpServer({
@@ -48,13 +59,40 @@ export async function startMcpHttpServer({
   token,
   host = "127.0.0.1",
   port = 0,
+  allowedHosts = [],
   path = "/mcp",
   onerror,
 }: StartMcpHttpServerOptions): Promise<McpHttpServer> {
   if (token === "") throw new TypeError("startMcpHttpServer needs a non-empty bearer token");
   const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
   const expected = digest(token);
+  // Made again once listening, with the address bound; made now so a bad host throws before.
+  let checkOrigin: RequestOriginCheck = createRequestOriginCheck({
+    allowedHosts,
+    listenAddresses: [host],
+  });
   const server = createServer((request, response) => {
+    const refusal = checkOrigin(request.headers);
+    if (refusal !== undefined) {
+      response.writeHead(403, { "content-type": "application/json" });
+      // A JSON-RPC error, as MCP clients read one; `data` says what to change.
+      response.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: -32000,
+            message: refusal.message,
+            data: {
+              refused: refusal.header,
+              value: refusal.value ?? null,
+              ...(refusal.allowWith === undefined ? {} : { allowWith: refusal.allowWith }),
+            },
+          },
+        }),
+      );
+      return;
+    }
     if (!authorized({ header: request.headers.authorization, expected })) {
       response.writeHead(401, {
         "content-type": "application/json",
@@ -96,6 +134,10 @@ export async function startMcpHttpServer({
   });
   await listen({ server, host, port });
   const address = server.address() as AddressInfo;
+  checkOrigin = createRequestOriginCheck({
+    allowedHosts,
+    listenAddresses: [host, address.address],
+  });
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: new URL(`http://${shownHost}:${address.port}${path}`),

@@ -47,5 +47,11 @@ export type {
   SandboxTemplate,
   WireError,
 } from "./server/protocol.js";
+export type {
+  RequestOriginCheck,
+  RequestOriginCheckOptions,
+  RequestOriginRefusal,
+} from "./server/request-origin.js";
+export { createRequestOriginCheck, parseAllowedHost } from "./server/request-origin.js";
 export type { SandboxServer, SandboxServerOptions } from "./server/sandbox-server.js";
 export { createSandboxServer } from "./server/sandbox-server.js";

@@ -4,6 +4,7 @@ import {
   createCodingAgentTools,
   showControlCharacters,
 } from "@pleach/coding-agent/tools";
+import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CliIo,
   openWorkspace,
@@ -35,6 +36,7 @@ Options:
                       127.0.0.1 (give 0.0.0.0 or another address deliberately)
   --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
                       --http refuses to start without one
+${allowHostHelp(22)}
   -h, --help          show this help
 
 Tools: ${CODING_AGENT_TOOL_NAMES.join(", ")}
@@ -60,6 +62,7 @@ export async function mcpCommand({
       tools: { type: "string" },
       http: { type: "string" },
       "token-file": { type: "string" },
+      ...ALLOW_HOST_OPTION,
       help: { type: "boolean", short: "h" },
     },
   });
@@ -75,6 +78,12 @@ export async function mcpCommand({
   const mode = parseMode({ mode: values.mode, command: "mcp" });
   const only = values.tools === undefined ? undefined : parseToolList(values.tools);
   const listen = values.http === undefined ? undefined : parseListen(values.http);
+  const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "mcp" });
+  if (listen === undefined && allowedHosts.length > 0) {
+    throw new UsageError("--allow-host applies to --http only: stdio has no Host to check", {
+      command: "mcp",
+    });
+  }
   const token =
     listen === undefined
       ? undefined
@@ -122,7 +131,7 @@ export async function mcpCommand({
     await handle.close();
     return await stopServing({ termination, stopping, commands });
   }
-  const server = await startMcpHttpServer({ factory, token, ...listen, onerror });
+  const server = await startMcpHttpServer({ factory, token, ...listen, allowedHosts, onerror });
   io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
   await termination.received;
   await server.close();

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createSandboxServer } from "@pleach/sandbox";
+import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CliIo,
   parseCommandLine,
@@ -21,6 +22,7 @@ Options:
   --root DIR                 where the workspaces are made (created if missing)
   --listen [HOST:]PORT       where to listen (default: 127.0.0.1:8700); another host than
                              loopback exposes the server: give it deliberately
+${allowHostHelp(29)}
   --token-file FILE          the bearer token (or set PLEACH_SANDBOX_TOKEN); required
   --mode MODE                read-only | workspace-write | danger-full-access
                              (default: workspace-write)
@@ -59,6 +61,7 @@ export async function sandboxCommand({
     options: {
       root: { type: "string" },
       listen: { type: "string" },
+      ...ALLOW_HOST_OPTION,
       "token-file": { type: "string" },
       mode: { type: "string" },
       network: { type: "boolean" },
@@ -91,6 +94,7 @@ export async function sandboxCommand({
   }
   const mode = parseMode({ mode: values.mode, command: "sandbox" });
   const { host, port } = parseListen(values.listen ?? "127.0.0.1:8700");
+  const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "sandbox" });
   const tokenFile =
     values["token-file"] === undefined ? undefined : path.resolve(io.cwd, values["token-file"]);
   const token = await readBearerToken({
@@ -122,6 +126,7 @@ export async function sandboxCommand({
     token,
     host,
     port,
+    allowedHosts,
     mode,
     network: values.network ?? false,
     ...Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),

@@ -84,7 +84,7 @@ async function connect(to: SandboxServer = server) {
 
 function upgradeRequest(headers: Record<string, string> = {}, route = FILE_CHANNEL_ROUTE): string {
   const all = {
-    host: "sandbox",
+    host: "localhost",
     authorization: `Bearer ${TOKEN}`,
     connection: "upgrade",
     upgrade: FILE_CHANNEL_PROTOCOL,

@@ -24,6 +24,7 @@ import {
   type WireError,
 } from "./protocol.js";
 import { createRawFiles, type RawFiles } from "./raw-files.js";
+import { createRequestOriginCheck, type RequestOriginCheck } from "./request-origin.js";
 import { execStreaming, type StreamingExecLimits } from "./stream-exec.js";
 import { fillWorkspace } from "./templates.js";
 
@@ -43,6 +44,15 @@ export interface SandboxServerOptions {
    * @default 0
    */
   port?: number;
+  /**
+   * Hosts accepted in a request's `Host` and `Origin` headers beside loopback (`localhost`,
+   * `127.0.0.0/8`, `[::1]`) and the address the server listens on (every address of this machine
+   * for `0.0.0.0` or `::`): names or addresses, any port, `.example.com` for a domain and every
+   * name under it. Any other `Host` or `Origin` is refused with 403 before the token is checked
+   * (DNS rebinding protection). See `createRequestOriginCheck`.
+   * @default []
+   */
+  allowedHosts?: readonly string[];
   /**
    * Listen on this Unix socket instead of `host` and `port` (a container with no network at all,
    * reached through a socket in a mounted folder).
@@ -168,6 +178,7 @@ export async function createSandboxServer({
   token,
   host = "127.0.0.1",
   port = 0,
+  allowedHosts = [],
   socketPath,
   socketMode = 0o600,
   mode = "workspace-write",
@@ -211,6 +222,26 @@ export async function createSandboxServer({
     files: hiddenFiles,
   });
   const expectedDigest = digest(token);
+  const originListen = socketPath === undefined ? [host] : [];
+  // Made again once listening, with the address bound; made now so a bad host throws before.
+  let checkOrigin: RequestOriginCheck = createRequestOriginCheck({
+    allowedHosts,
+    listenAddresses: originListen,
+  });
+  /** The 403 of a request whose Host or Origin is not accepted (DNS rebinding protection). */
+  const refusedOrigin = (request: http.IncomingMessage): HttpError | undefined => {
+    const refusal = checkOrigin(request.headers);
+    if (refusal === undefined) return undefined;
+    return new HttpError(403, {
+      code: "PERMISSION_DENIED",
+      message: refusal.message,
+      details: {
+        refused: refusal.header,
+        value: refusal.value ?? null,
+        ...(refusal.allowWith === undefined ? {} : { allowWith: refusal.allowWith }),
+      },
+    });
+  };
   // File bodies up to this size, read or written, reuse one buffer between requests.
   const spare = new SpareBuffer(Math.min(maxRequestBytes, maxFileBytes, 8 * 1024 * 1024));
   const sandboxes = new Map<string, HostedSandbox>();
@@ -362,6 +393,8 @@ export async function createSandboxServer({
     request: http.IncomingMessage,
     response: http.ServerResponse,
   ): Promise<void> => {
+    const refused = refusedOrigin(request);
+    if (refused !== undefined) throw refused;
     if (!authorized(request)) {
       response.setHeader("www-authenticate", 'Bearer realm="pleach-sandbox"');
       throw unauthorized();
@@ -470,6 +503,8 @@ export async function createSandboxServer({
   const channels = new Set<Duplex>();
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     try {
+      const refused = refusedOrigin(request);
+      if (refused !== undefined) throw refused;
       if (request.headers.upgrade?.toLowerCase() !== FILE_CHANNEL_PROTOCOL) {
         throw badRequest(`the only upgrade this server takes is ${FILE_CHANNEL_PROTOCOL}`);
       }
@@ -517,6 +552,13 @@ export async function createSandboxServer({
     else server.listen(socketPath, listening);
   });
   if (socketPath !== undefined) await chmod(socketPath, socketMode);
+  const bound = server.address();
+  if (typeof bound === "object" && bound !== null) {
+    checkOrigin = createRequestOriginCheck({
+      allowedHosts,
+      listenAddresses: [...originListen, bound.address],
+    });
+  }
 
   const sweeper = setInterval(
     () => {
