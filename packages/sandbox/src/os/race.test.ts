@@ -29,6 +29,13 @@ import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
  * of `/proc` or of anything outside may come back, nothing outside and nothing in `.git` may
  * change, every refusal must be a clean `ToolError`, and no temporary file may be left behind.
  * Run locally, and through the sandbox server with the secret in a second sandbox's workspace.
+ *
+ * Two outcomes are allowed on purpose. A read through the link to `.git` returns that file of the
+ * repository (a link inside the workspace is followed, and `read_file` does not refuse `.git`):
+ * only the exact bytes of the repository's own files are accepted. And `list_files` runs in the
+ * sandbox from a folder found by name, so a swap between the walk and the command's start can make
+ * it list another folder: counted, and a failure only where the OS sandbox hides that folder (the
+ * other sandbox's workspace); the local sandbox shows the host read-only to every command anyway.
  */
 
 const skipReason =
