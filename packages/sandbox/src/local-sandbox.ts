@@ -192,9 +192,14 @@ export async function createLocalSandbox({
         env,
         network,
       });
+      // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
+      // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
+      // launch fail. Other launchers start in the folder.
+      const confinedByBubblewrap =
+        mode !== "danger-full-access" && commandWrapper.backend === "bubblewrap";
       try {
         return await runProcess(invocation, {
-          cwd: directory,
+          cwd: confinedByBubblewrap ? rootReal : directory,
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
           abortSignal,

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
@@ -178,10 +179,19 @@ export async function runProcess(
     child.on("error", (error: NodeJS.ErrnoException) => {
       if (settled) return;
       stop();
+      // Node reports a folder to start in that is gone as the program missing (spawn ENOENT).
+      const folderGone =
+        (error.code === "ENOENT" || error.code === "ENOTDIR") && existsSync(invocation.file);
       reject(
-        new ToolError("INTERNAL", `could not start ${invocation.file}: ${error.message}`, {
-          cause: error,
-        }),
+        folderGone
+          ? new ToolError(
+              "NOT_FOUND",
+              `the folder to run in is gone or no longer a folder (it changed as the command started): ${cwd}`,
+              { cause: error },
+            )
+          : new ToolError("INTERNAL", `could not start ${invocation.file}: ${error.message}`, {
+              cause: error,
+            }),
       );
     });
     child.on("exit", (code, signal) => {

@@ -50,16 +50,6 @@ const TEST_TIMEOUT_MS = 150_000;
 /** The flipper's own limit; it is stopped long before, by a stop folder or an abort. */
 const FLIPPER_TIMEOUT_MS = 170_000;
 
-/**
- * A known fault, tolerated here so that it is counted and shown rather than failing the run: the
- * folder a command starts in is found by the race-free walk, but the process is then spawned with
- * that folder's path as its working directory, so when the folder is swapped for a link or removed
- * meanwhile, `spawn` fails with ENOENT and the call ends in `INTERNAL could not start
- * /usr/bin/bwrap` instead of a clean refusal. Nothing is read or written by it. Set to a regular
- * expression that matches nothing once that is fixed.
- */
-const KNOWN_SPAWN_CWD_RACE = /^INTERNAL could not start \S*bwrap: spawn \S*bwrap ENOENT$/;
-
 /** Names in `flip` that the calls go through: in `/proc/self`, in the secret folder, in `.git`. */
 const FLIP_NAMES = ["data.txt", "secret.txt", "config", "environ", "status", "comm"];
 const LINK_KINDS = ["proc", "out", "git"] as const;
@@ -323,7 +313,6 @@ async function race(setup: RaceSetup): Promise<RaceReport> {
   const listedElsewhere = { secret: 0, other: 0 };
   /** The first message of each tool's each error code, for the log. */
   const samples: Record<string, string> = {};
-  let knownIssues = 0;
   const listable = /^flip\/(?:data\.txt|secret\.txt|config|environ|status|comm|new-d?\d+\.txt)$/;
   const count = (tool: string, outcome: string) => {
     const tally = outcomes[tool] ?? {};
@@ -456,10 +445,6 @@ async function race(setup: RaceSetup): Promise<RaceReport> {
       count(tool, error.code);
       samples[`${tool} ${error.code}`] ??= error.message.slice(0, 200);
       leaks(`${tool} error`, `${error.message} ${JSON.stringify(error.details ?? {})}`);
-      if (tool === "list_files" && KNOWN_SPAWN_CWD_RACE.test(`${error.code} ${error.message}`)) {
-        knownIssues += 1;
-        return;
-      }
       // A crash, or a file no workspace file is (binary: /proc/self/environ), is a failure.
       if (
         error.code === "INTERNAL" ||
@@ -572,7 +557,6 @@ async function race(setup: RaceSetup): Promise<RaceReport> {
       ...Object.entries(samples)
         .sort(([left], [right]) => (left < right ? -1 : 1))
         .map(([key, message]) => `    ${key}: ${message.replaceAll("\n", " ")}`),
-      `  known issue tolerated (list_files spawned in a folder swapped away, INTERNAL): ${knownIssues}`,
       `  violations afterwards: ${afterwards.length}`,
       ...afterwards.slice(0, 20).map((violation) => `    ${violation.slice(0, 1000)}`),
       `  violations by calls: ${violations.length}${
