@@ -38,6 +38,19 @@ function whySkip(): string | undefined {
 
 const skipReason = whySkip();
 
+/**
+ * Remove the namespaces (and so their veth pairs) of earlier runs whose process is gone, such as
+ * a run killed before its cleanup: their addresses are the ones this run uses.
+ */
+function removeStaleNamespaces(): void {
+  const listed = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout ?? "";
+  for (const name of listed.split("\n").map((line) => line.split(" ")[0] ?? "")) {
+    const owner = /^pleach-fleet-(\d+)-\d+$/.exec(name)?.[1];
+    if (owner === undefined || owner === tag || existsSync(`/proc/${owner}`)) continue;
+    spawnSync("ip", ["netns", "del", name]);
+  }
+}
+
 function ip(...args: string[]): void {
   execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
 }
@@ -61,6 +74,7 @@ describe.skipIf(skipReason !== undefined)("sandbox fleet over network namespaces
   const members: Member[] = [];
 
   beforeAll(async () => {
+    removeStaleNamespaces();
     if (!existsSync(path.join(repo, "packages/sandbox/dist/index.js"))) {
       execFileSync("npx", ["tsc", "-b"], { cwd: repo, stdio: "inherit" });
     }
