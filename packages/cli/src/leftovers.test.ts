@@ -282,7 +282,15 @@ describe.skipIf(noBubblewrap !== undefined)(
       const child = await start("call", command);
       const exited = once(child, "exit");
       const envrc = path.join(workspace, ".envrc");
-      await waitFor(() => existsSync(envrc), "the placeholders");
+      // Killed while its command runs, as a real kill lands: every placeholder is made and
+      // recorded by then. (One landing in the microseconds between making a placeholder and
+      // marking it leaves that folder, since nothing would tell it from a folder of the user's.)
+      await waitFor(
+        async () =>
+          existsSync(envrc) &&
+          (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
+        "the command to run",
+      );
       child.kill("SIGKILL");
       await exited;
       await waitFor(

@@ -14,6 +14,7 @@ import {
   readFileSync,
   readlinkSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
@@ -184,16 +185,23 @@ describe.skipIf(!linux)(`the placeholders' registry ${runningAs()}`, () => {
     const profile = path.join(root, ".profile");
     const zshrc = path.join(root, ".zshrc");
     const complete = makePlaceholder(envrc);
-    // Recorded as about to be made, and made at once: the process died before it could record
-    // the folder's identity.
+    const zprofile = path.join(root, ".zprofile");
+    // Recorded as about to be made, made at once and marked (its modification time twenty years
+    // before the record): the process died before it could record the folder's identity.
     const recordedAt = Date.now();
     mkdirSync(bashrc, { mode: 0o555 });
+    const mark = (recordedAt - 20 * 365 * 24 * 3_600_000) / 1000;
+    utimesSync(bashrc, mark, mark);
     // Recorded as about to be made a minute after a folder of the user's stood there already.
     mkdirSync(profile, { mode: 0o555 });
+    // Recorded as about to be made, and the user made a folder there at that very moment (or the
+    // process died before marking its own): unmarked, so it is left.
+    mkdirSync(zprofile, { mode: 0o555 });
     const file = writeRegistry(await deadProcess(), [
       complete,
       JSON.stringify({ path: bashrc, pendingSinceMs: recordedAt }),
       JSON.stringify({ path: profile, pendingSinceMs: recordedAt + 60_000 }),
+      JSON.stringify({ path: zprofile, pendingSinceMs: recordedAt }),
       makePlaceholder(zshrc),
     ]);
     // Cut in the middle of the last line (a power loss while it was written).
@@ -201,7 +209,11 @@ describe.skipIf(!linux)(`the placeholders' registry ${runningAs()}`, () => {
     writeFileSync(file, text.slice(0, text.length - 12));
     const { removeLeftoverPlaceholders } = await freshProcess();
     expect(removeLeftoverPlaceholders().sort()).toEqual([bashrc, envrc]);
-    expect([existsSync(profile), existsSync(zshrc)]).toEqual([true, true]);
+    expect([existsSync(profile), existsSync(zshrc), existsSync(zprofile)]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(registryFiles()).toEqual([]);
     // Not a registry of a pleach process, or not one at all: left or dropped, nothing removed.
     writeFileSync(path.join(registryFolder, "notes.txt"), "x");

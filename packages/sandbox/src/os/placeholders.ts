@@ -8,6 +8,7 @@ import {
   rmdirSync,
   type Stats,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -144,7 +145,7 @@ export function acquirePlaceholders(
       try {
         for (const index of toMake) {
           const protectedPath = seen[index] as ProtectedPath;
-          const identity = createPlaceholder(protectedPath.path);
+          const identity = createPlaceholder(protectedPath.path, since);
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
             seen[index] = { ...protectedPath, state: currentState(protectedPath.path) ?? "other" };
@@ -341,14 +342,27 @@ function adopt(
 
 // Synchronous file system calls: a dozen mkdir and rmdir calls cost less than the thread-pool
 // round trips of their asynchronous forms.
-function createPlaceholder(target: string): Identity | undefined {
+function createPlaceholder(target: string, pendingSinceMs: number): Identity | undefined {
   try {
     mkdirSync(target, { mode: 0o555 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return undefined;
     throw error;
   }
+  // Marked at once with a modification time no folder made now has, derived from the record, so
+  // that a run killed before it records the identity leaves a folder the next start can tell
+  // from one the user made since; killed between the mkdir and this, it is left alone.
+  const mark = markOf(pendingSinceMs) / 1000;
+  utimesSync(target, mark, mark);
   return identityOf(target);
+}
+
+/** Twenty years, in milliseconds: how far a placeholder's mark lies before its record. */
+const MARK_OFFSET_MS = 20 * 365 * 24 * 3_600_000;
+
+/** The modification time (ms) a placeholder recorded as about to be made at `since` is marked with. */
+function markOf(since: number): number {
+  return Math.floor(since) - MARK_OFFSET_MS;
 }
 
 /** Remove `target` if it is still the empty folder with `identity`; whether it was removed. */
@@ -415,12 +429,6 @@ function mayBePlaceholder(info: Stats | undefined): info is Stats {
 
 const REGISTRY_HEADER = "pleach-placeholders 1";
 const REGISTRY_NAME = /^([0-9a-f-]{36})\.(\d+)\.(\d+)\.(\d+)\.(jsonl|claim\.jsonl|tmp)$/;
-/**
- * How far from its record a placeholder recorded as about to be made (the process was killed
- * before it could record the folder's identity) may have been made and still be taken for it:
- * its change time within this of the record (the kernel's file times lag the clock a little).
- */
-const PENDING_WINDOW_MS = { before: 50, after: 2_000 };
 
 interface ProcessKey {
   bootId: string;
@@ -493,9 +501,9 @@ export function removeLeftoverPlaceholders(): string[] {
       const inUse = usedElsewhere();
       for (const entry of entries) {
         // Recorded only as about to be made (killed before the folder's identity was written):
-        // taken for the folder made then if it looks it, ours and made at that very moment.
+        // taken for the folder made then only if it carries that record's mark (see markOf).
         const identity =
-          entry.identity ?? (madeWhenPending(entry) ? identityOf(entry.path) : undefined);
+          entry.identity ?? (markedWhenPending(entry) ? identityOf(entry.path) : undefined);
         if (identity === undefined || inUse.has(entry.path)) continue;
         if (inUse.has(identityKey(entry.path, identity))) continue;
         if (removeIfSame(entry.path, identity)) removed.push(entry.path);
@@ -514,15 +522,11 @@ function sweepLeftoversOnce(): ReadonlySet<string> {
   return new Set(removeLeftoverPlaceholders());
 }
 
-/** Whether a placeholder recorded only as about to be made was made then: ours, empty-looking, 555. */
-function madeWhenPending({ path: target, pendingSinceMs }: RegistryEntry): boolean {
+/** Whether a placeholder recorded only as about to be made is ours: empty-looking, 555, marked. */
+function markedWhenPending({ path: target, pendingSinceMs }: RegistryEntry): boolean {
   if (pendingSinceMs === undefined) return false;
   const info = lstatSync(target, { throwIfNoEntry: false });
-  return (
-    mayBePlaceholder(info) &&
-    info.ctimeMs >= pendingSinceMs - PENDING_WINDOW_MS.before &&
-    info.ctimeMs <= pendingSinceMs + PENDING_WINDOW_MS.after
-  );
+  return mayBePlaceholder(info) && Math.abs(info.mtimeMs - markOf(pendingSinceMs)) < 1;
 }
 
 /**
