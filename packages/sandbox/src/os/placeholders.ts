@@ -151,16 +151,7 @@ export function acquirePlaceholders(
             seen[index] = { ...protectedPath, state: currentState(protectedPath.path) ?? "other" };
             continue;
           }
-          const created: Placeholder = {
-            path: protectedPath.path,
-            identity,
-            users: 0,
-            commands: 0,
-            idleUntil: 0,
-          };
-          placeholders.set(created.path, created);
-          handedOver.delete(created.path);
-          hold(created);
+          hold(takeOver(protectedPath.path, identity));
         }
       } finally {
         for (const index of toMake) pending.delete((seen[index] as ProtectedPath).path);
@@ -324,20 +315,19 @@ function adopt(
     if (identity === undefined || !recorded.has(identityKey(protectedPath.path, identity))) {
       continue;
     }
-    const placeholder: Placeholder = {
-      path: protectedPath.path,
-      identity,
-      users: 0,
-      commands: 0,
-      idleUntil: 0,
-    };
-    placeholders.set(placeholder.path, placeholder);
-    handedOver.delete(placeholder.path);
-    hold(placeholder);
+    hold(takeOver(protectedPath.path, identity));
     seen[index] = { ...protectedPath, state: "missing" };
     adopted = true;
   }
   return adopted;
+}
+
+/** Count the placeholder at `target` with `identity` as this process's (made or adopted). */
+function takeOver(target: string, identity: Identity): Placeholder {
+  const placeholder: Placeholder = { path: target, identity, users: 0, commands: 0, idleUntil: 0 };
+  placeholders.set(target, placeholder);
+  handedOver.delete(target);
+  return placeholder;
 }
 
 // Synchronous file system calls: a dozen mkdir and rmdir calls cost less than the thread-pool
