@@ -39,22 +39,28 @@ export interface WorkspaceRoot {
   inode: number;
 }
 
-/** A folder of the workspace held open during one operation. */
-export interface HeldFolder {
+/** A folder of the workspace passed on the way: its identity, judged by the protection policy. */
+export interface WalkedFolder {
+  /** Whether it is the workspace root. */
+  isRoot: boolean;
+  device: number;
+  inode: number;
+}
+
+/** The deepest folder of a walk, held open. */
+export interface HeldFolder extends WalkedFolder {
   fd: number;
   /** Its workspace-relative path (`""` for the root), as walked: no symlink in it. */
   relative: string;
-  device: number;
-  inode: number;
 }
 
 /** Where a walk ended. */
 export interface Located {
   /** The path as the caller wrote it. */
   requested: string;
-  /** The folders held open from the root down to the deepest one that exists on the path. */
-  folders: HeldFolder[];
-  /** The deepest existing folder: the last of `folders`. */
+  /** Every folder passed from the root down to `parent`, with its identity as opened. */
+  folders: WalkedFolder[];
+  /** The deepest existing folder on the path, held open until `close()`. */
   parent: HeldFolder;
   /**
    * The names below `parent` that do not exist yet, the final name last; empty when the target
@@ -67,8 +73,19 @@ export interface Located {
   target: Stats | undefined;
   /** The resolved workspace-relative path of the target (no symlink in it). */
   relative: string;
-  /** Close every held folder; safe to call twice. */
+  /** Close the held folder; safe to call twice. */
   close(): void;
+}
+
+/** Options of {@link locate}. */
+export interface LocateOptions {
+  /** Make the missing folders on the way (not the final name), each relative to its held parent. */
+  create?: boolean;
+  /**
+   * Called before each folder is made, with its workspace-relative path and the folders passed to
+   * reach it: throws to refuse (the protection policy, judged before anything is made).
+   */
+  beforeCreate?: (relative: string, folders: readonly WalkedFolder[]) => void;
 }
 
 const HAS_PROC_FD = process.platform === "linux";
@@ -77,8 +94,13 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O
 const MAX_LINKS = 40;
 /** Walks started again because a component changed under the walk, before giving up. */
 const MAX_RETRIES = 8;
+/**
+ * The most components a path may have, symlinks expanded: a PATH_MAX of 4,096 bytes holds at most
+ * 2,048, and a deeper path is a flood, not a file a model means.
+ */
+export const MAX_PATH_COMPONENTS = 1_024;
 
-/** Open the workspace root `given` and record its identity. */
+/** Record the identity of the workspace root `real` (spelled `given` by the caller). */
 export function workspaceRoot(given: string, real: string): WorkspaceRoot {
   const info = lstatSync(real);
   if (!info.isDirectory()) {
@@ -117,18 +139,29 @@ export function lexicalComponents(root: WorkspaceRoot, requested: unknown): stri
     absolute = path.resolve(root.real, requested);
   }
   if (!isInside(root.real, absolute)) throw escapeError(requested, absolute);
-  return splitRelative(path.relative(root.real, absolute));
+  return capped(splitRelative(path.relative(root.real, absolute)), requested);
+}
+
+function capped(components: string[], requested: string): string[] {
+  if (components.length > MAX_PATH_COMPONENTS) {
+    throw new ToolError(
+      "INVALID_PATH",
+      `path has more than ${MAX_PATH_COMPONENTS} parts (symlinks followed): ${requested.slice(0, 200)}`,
+    );
+  }
+  return components;
 }
 
 /**
- * Walk `requested` from the root, holding each folder open, following symlinks only by resolving
- * them here within the workspace. With `create`, missing folders on the way (not the final name)
- * are made, each relative to its held parent. The caller must `close()` the result.
+ * Walk `requested` from the root, holding one folder open at a time (each opened relative to the
+ * one before), following symlinks only by resolving them here within the workspace. With
+ * `create`, missing folders on the way (not the final name) are made, each relative to its held
+ * parent, after `beforeCreate` allowed it. The caller must `close()` the result.
  */
 export function locate(
   root: WorkspaceRoot,
   requested: unknown,
-  { create = false }: { create?: boolean } = {},
+  { create = false, beforeCreate }: LocateOptions = {},
 ): Located {
   const original = typeof requested === "string" ? requested : String(requested);
   let components = lexicalComponents(root, requested);
@@ -138,34 +171,37 @@ export function locate(
   // cannot be written through: where it leads is decided by whoever makes its target).
   let mustExistThrough = -1;
   for (;;) {
-    const folders: HeldFolder[] = [openRoot(root, original)];
-    const close = () => {
-      for (const folder of folders.splice(0)) closeSync(folder.fd);
-    };
+    const walk: Walk = { held: openRoot(root, original), folders: [] };
+    walk.folders.push(walk.held);
     try {
-      const outcome = walkFrom(root, folders, components, create, mustExistThrough, original);
+      const outcome = walkFrom(root, walk, components, {
+        create,
+        beforeCreate,
+        mustExistThrough,
+        requested: original,
+      });
       if (outcome.kind === "located") {
-        const held = [...folders];
+        const parent = walk.held;
         let closed = false;
         return {
           ...outcome.located,
           requested: original,
-          folders: held,
-          parent: held[held.length - 1] as HeldFolder,
+          folders: walk.folders,
+          parent,
           close() {
             if (closed) return;
             closed = true;
-            for (const folder of held) closeSync(folder.fd);
+            closeSync(parent.fd);
           },
         };
       }
-      close();
+      closeHeld(walk);
       if (outcome.kind === "link") {
         links += 1;
         if (links > MAX_LINKS) {
           throw new ToolError("INVALID_PATH", `too many levels of symlinks: ${original}`);
         }
-        components = outcome.components;
+        components = capped(outcome.components, original);
         mustExistThrough = outcome.mustExistThrough;
       } else {
         retries += 1;
@@ -177,10 +213,24 @@ export function locate(
         }
       }
     } catch (error) {
-      close();
+      closeHeld(walk);
       throw error instanceof ToolError ? error : fromErrno(error, original);
     }
   }
+}
+
+/** A walk in progress: the folder held open now, and every folder passed. */
+interface Walk {
+  held: HeldFolder;
+  folders: WalkedFolder[];
+  /** Whether `held` was closed (its number may belong to another file by now). */
+  closed?: boolean;
+}
+
+function closeHeld(walk: Walk): void {
+  if (walk.closed) return;
+  walk.closed = true;
+  closeSync(walk.held.fd);
 }
 
 type WalkOutcome =
@@ -193,25 +243,33 @@ type WalkOutcome =
 
 function walkFrom(
   root: WorkspaceRoot,
-  folders: HeldFolder[],
+  walk: Walk,
   components: readonly string[],
-  create: boolean,
-  mustExistThrough: number,
-  requested: string,
+  {
+    create,
+    beforeCreate,
+    mustExistThrough,
+    requested,
+  }: {
+    create: boolean;
+    beforeCreate: LocateOptions["beforeCreate"];
+    mustExistThrough: number;
+    requested: string;
+  },
 ): WalkOutcome {
+  const relativeThrough = (index: number) => components.slice(0, index + 1).join(path.sep);
   let made = 0;
   for (let index = 0; index < components.length; index += 1) {
     const name = components[index] as string;
-    const parent = folders[folders.length - 1] as HeldFolder;
     const last = index === components.length - 1;
-    const entry = at(root, parent, name);
+    const entry = at(root, walk.held, name);
     const info = lstatSync(entry, { throwIfNoEntry: false });
     if (info === undefined) {
       if (index <= mustExistThrough) {
         throw new ToolError(
           "PATH_ESCAPE",
           `path goes through a symlink whose target does not exist: ${requested}`,
-          { details: { resolved: path.join(root.real, ...components.slice(0, index + 1)) } },
+          { details: { resolved: path.join(root.real, relativeThrough(index)) } },
         );
       }
       if (!create || last) {
@@ -227,6 +285,9 @@ function walkFrom(
       }
       made += 1;
       if (made > components.length + MAX_RETRIES) return { kind: "retry" };
+      // Judged where it is made, in the folder held now: a swap since any earlier check cannot
+      // send it elsewhere.
+      beforeCreate?.(relativeThrough(index), walk.folders);
       try {
         // mkdir never follows a symlink at its final name: one made meanwhile gives EEXIST.
         mkdirSync(entry, { mode: 0o777 });
@@ -255,13 +316,23 @@ function walkFrom(
       if (code === "ELOOP" || code === "ENOTDIR" || code === "ENOENT") return { kind: "retry" };
       throw error;
     }
-    const opened = fstatSync(fd);
-    folders.push({
+    let opened: Stats;
+    try {
+      opened = fstatSync(fd);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    // Only the deepest folder stays open: a deep path costs one descriptor, not one per part.
+    closeSync(walk.held.fd);
+    walk.held = {
       fd,
-      relative: components.slice(0, index + 1).join(path.sep),
+      isRoot: false,
+      relative: HAS_PROC_FD ? "" : relativeThrough(index),
       device: opened.dev,
       inode: opened.ino,
-    });
+    };
+    walk.folders.push({ isRoot: false, device: opened.dev, inode: opened.ino });
   }
   return {
     kind: "located",
@@ -318,7 +389,7 @@ function openRoot(root: WorkspaceRoot, requested: string): HeldFolder {
       `the workspace folder ${root.given} was replaced since this sandbox was made; make a new one`,
     );
   }
-  return { fd, relative: "", device: info.dev, inode: info.ino };
+  return { fd, isRoot: true, relative: "", device: info.dev, inode: info.ino };
 }
 
 function splitRelative(relative: string): string[] {

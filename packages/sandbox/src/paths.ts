@@ -22,6 +22,8 @@ export function fromErrno(error: unknown, requested: string): ToolError {
       return new ToolError("NOT_A_DIRECTORY", `a part of the path is not a folder: ${requested}`, {
         cause: error,
       });
+    case "ENXIO": // a socket, or a device with nothing behind it
+      return new ToolError("NOT_A_FILE", `not a regular file: ${requested}`, { cause: error });
     case "EISDIR":
       return new ToolError("NOT_A_FILE", `is a folder, not a file: ${requested}`, { cause: error });
     case "EACCES":

@@ -10,13 +10,14 @@ import {
   read,
   readSync,
   renameSync,
+  type Stats,
   unlinkSync,
   write,
 } from "node:fs";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { at, type Located, locate, type WorkspaceRoot } from "./beneath.js";
+import { at, type Located, locate, type WalkedFolder, type WorkspaceRoot } from "./beneath.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
 import type { SpareBuffer } from "./spare-buffer.js";
@@ -216,7 +217,8 @@ export interface WriteWorkspaceFileOptions {
  * folders are made relative to their held parents. The bytes go to a temporary file created
  * exclusively in the target's held folder, then renamed over the target there, so a reader sees
  * the old bytes or the new ones, never half, and nothing is written outside the folder that was
- * checked. The target's mode (and owner, when running as root) is kept.
+ * checked. The target's permission bits (and owner, when running as root) are kept, but not
+ * setuid or setgid.
  */
 export async function writeWorkspaceFile({
   root,
@@ -238,7 +240,10 @@ export async function writeWorkspaceFile({
     probe.close();
   }
   for (let attempt = 1; ; attempt += 1) {
-    const located = locate(root, filePath, { create: true });
+    const located = locate(root, filePath, {
+      create: true,
+      beforeCreate: (relative, folders) => refuseRule(policy, shown, relative, folders),
+    });
     try {
       refuseProtected(policy, located);
       const outcome = await replaceFile(root, located, bytes);
@@ -262,18 +267,29 @@ function refuseProtected(policy: WorkspaceProtection | undefined, located: Locat
   if (located.name === "" && located.missing.length === 0) {
     throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${located.requested}`);
   }
+  refuseRule(policy, located.requested, located.relative, located.folders, located.target);
+}
+
+/**
+ * Throw `PROTECTED_PATH` when `policy` protects `relative` (as walked), a folder passed to reach
+ * it, or the existing target.
+ */
+function refuseRule(
+  policy: WorkspaceProtection | undefined,
+  requested: string,
+  relative: string,
+  folders: readonly WalkedFolder[],
+  target?: Stats,
+): void {
   if (policy === undefined) return;
-  let rule = policy.ruleFor(located.relative);
-  for (const folder of located.folders) {
-    rule ??=
-      folder.relative === "" ? undefined : policy.ruleForIdentity(folder.device, folder.inode);
+  let rule = policy.ruleFor(relative);
+  for (const folder of folders) {
+    rule ??= folder.isRoot ? undefined : policy.ruleForIdentity(folder.device, folder.inode);
   }
-  if (located.target !== undefined) {
-    rule ??= policy.ruleForIdentity(located.target.dev, located.target.ino);
-  }
+  if (target !== undefined) rule ??= policy.ruleForIdentity(target.dev, target.ino);
   if (rule !== undefined) {
-    throw new ToolError("PROTECTED_PATH", `refusing to write ${located.requested}: ${rule}`, {
-      details: { rule, path: located.relative },
+    throw new ToolError("PROTECTED_PATH", `refusing to write ${requested}: ${rule}`, {
+      details: { rule, path: relative },
     });
   }
 }
@@ -300,8 +316,10 @@ async function replaceFile(
   if (current !== undefined && !current.isFile()) {
     throw new ToolError("NOT_A_FILE", `not a regular file: ${located.requested}`);
   }
-  const mode = current === undefined ? 0o666 : current.mode & 0o7777;
-  const temporary = `.${name.slice(0, 100)}.pleach-${randomBytes(6).toString("hex")}.tmp`;
+  // The file's permission bits are kept, but never setuid or setgid: a program the model wrote
+  // must not run with its owner's rights.
+  const mode = current === undefined ? 0o666 : current.mode & 0o1777;
+  const temporary = `.${leadingBytes(name, 100)}.pleach-${randomBytes(6).toString("hex")}.tmp`;
   const fd = openSync(
     at(root, folder, temporary),
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
@@ -328,6 +346,18 @@ async function replaceFile(
     throw error;
   }
   return "written";
+}
+
+/** The longest start of `text` that is at most `limit` bytes in UTF-8 (names are limited in bytes). */
+function leadingBytes(text: string, limit: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const character of text) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > limit) break;
+    end += character.length;
+  }
+  return text.slice(0, end);
 }
 
 /** Write all of `bytes` to `fd`, off the event loop. */

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
@@ -166,6 +167,68 @@ describeAttacks("git attacks through bubblewrap", skipReason, (fixture) => {
       expect(await fixture.state()).toEqual(before);
     });
   }
+
+  it("protects the hooks folder named where git finds it: an included file, the user's git config", async () => {
+    // The repository includes a shared file that names the hooks folder; the user's own git
+    // config names another, relative to every work tree.
+    await writeFile(
+      path.join(fixture.root, ".gitconfig.shared"),
+      "[core]\n\thooksPath = .githooks\n",
+    );
+    execFileSync("git", ["config", "include.path", "../.gitconfig.shared"], { cwd: fixture.root });
+    const home = await mkdtemp(path.join(os.tmpdir(), "pleach-home-"));
+    await writeFile(path.join(home, ".gitconfig"), "[core]\n\thooksPath = .user-hooks\n");
+    const hostEnvironment = { ...process.env, HOME: home };
+    try {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        [
+          attempt("mkdir -p .githooks && echo evil > .githooks/pre-commit"),
+          attempt("mkdir -p .user-hooks && echo evil > .user-hooks/pre-commit"),
+          attempt("echo '[core] fsmonitor = evil' >> .gitconfig.shared"),
+        ].join("\n"),
+        { hostEnvironment },
+      );
+      expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+      expect(await fixture.state()).toEqual(before);
+      const client = await createLocalSandbox({
+        root: fixture.root,
+        commandWrapper: createCommandWrapper({ hostEnvironment }),
+      });
+      for (const target of [".githooks/pre-commit", ".user-hooks/pre-commit"]) {
+        await expect(client.writeFile(target, "evil")).rejects.toMatchObject({
+          code: "PROTECTED_PATH",
+          message: expect.stringContaining("core.hooksPath"),
+        });
+      }
+      expect(await fixture.state()).toEqual(before);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses workspace-write commands while a link lies on the way to git's machinery", async () => {
+    // The hooks folder through a link, and a nested repository whose gitdir goes through one:
+    // a command could re-point either link at a folder of its own.
+    await mkdir(path.join(fixture.root, "tools", "hooks"), { recursive: true });
+    await symlink("tools/hooks", path.join(fixture.root, ".githooks"));
+    execFileSync("git", ["config", "core.hooksPath", ".githooks"], { cwd: fixture.root });
+    await expect(fixture.run("true")).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+      message: expect.stringContaining(".githooks"),
+    });
+    execFileSync("git", ["config", "--unset", "core.hooksPath"], { cwd: fixture.root });
+    await mkdir(path.join(fixture.root, "store", "real.git"), { recursive: true });
+    await symlink("store", path.join(fixture.root, "linkdir"));
+    await mkdir(path.join(fixture.root, "sub"));
+    await writeFile(path.join(fixture.root, "sub", ".git"), "gitdir: ../linkdir/real.git\n");
+    await expect(fixture.run("true")).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+      message: expect.stringContaining("linkdir"),
+    });
+    // Read-only commands still run: nothing is writable there.
+    expect((await fixture.run("echo ok", { mode: "read-only" })).stdout).toBe("ok\n");
+  });
 
   it("cannot blind the scan with a folder it cannot list (chmod 000 above a nested repository)", async () => {
     const wrapper = createCommandWrapper();

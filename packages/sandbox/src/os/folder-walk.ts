@@ -34,6 +34,13 @@ export interface FolderListing {
   sockets: string[];
   /** Whether it could not be listed (no permission): what it holds is unknown. */
   unreadable: boolean;
+  /** Whether its path is too long to name (ENAMETOOLONG): the scan cannot see it at all. */
+  outOfReach?: boolean;
+}
+
+/** The listing of a folder deeper than a path can name, read again on every scan. */
+function outOfReach(): FolderListing {
+  return { ...emptyListing(), outOfReach: true };
 }
 
 /**
@@ -75,7 +82,9 @@ class FolderReader {
     let info: Stats | undefined;
     try {
       info = lstatSync(folder, { throwIfNoEntry: false });
-    } catch {
+    } catch (error) {
+      // Deeper than a path can name: what it holds cannot be seen, and the scan says so.
+      if ((error as NodeJS.ErrnoException).code === "ENAMETOOLONG") return outOfReach();
       // Out of reach (a parent lost its search permission): its parent's change shows that.
       return undefined;
     }
@@ -86,7 +95,11 @@ class FolderReader {
       entries = readdirSync(folder, { withFileTypes: true });
       // Listed but not searchable (mode 0600, say): its subfolders cannot be read either.
       accessSync(folder, constants.X_OK);
-    } catch {
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Swapped for a file or removed since the lstat: gone, as its parent's change shows.
+      if (code === "ENOTDIR" || code === "ENOENT") return undefined;
+      if (code === "ENAMETOOLONG") return outOfReach();
       // Unreadable: what it holds is unknown, so the policy protects it whole; read again once
       // its permissions (its ctime) change.
       entries = [];
@@ -149,6 +162,8 @@ export interface WorkspaceScan {
   sockets: string[];
   /** Every folder that could not be listed, sorted: what is below it is unknown. */
   unreadable: string[];
+  /** Folders too deep to name by path, sorted: the scan is incomplete while there are any. */
+  outOfReach: string[];
   /** How many folders the search covers. */
   directories: number;
   /** Whether the search stopped at the folder limit. */
@@ -311,6 +326,7 @@ export function createWorkspaceWalker({
       gitEntries: [...summary.gitEntries],
       sockets: [...summary.sockets],
       unreadable: [...summary.unreadable],
+      outOfReach: [...summary.outOfReach],
       listed,
     };
   }
@@ -347,6 +363,13 @@ function emptyListing(): FolderListing {
 /** Whether `folder` or one of its ancestors is in `roots`. */
 function isUnder(roots: ReadonlySet<string>, folder: string): boolean {
   if (roots.size === 0) return false;
+  // Few roots: compare prefixes, linear in the path's length whatever its depth.
+  if (roots.size <= 16) {
+    for (const root of roots) {
+      if (folder === root || folder.startsWith(`${root}${path.sep}`)) return true;
+    }
+    return false;
+  }
   for (let current = folder; ; current = path.dirname(current)) {
     if (roots.has(current)) return true;
     if (path.dirname(current) === current) return false;
@@ -361,15 +384,18 @@ function summarize(
   const gitEntries: string[] = [];
   const sockets: string[] = [];
   const unreadable: string[] = [];
+  const outOfReachFolders: string[] = [];
   for (const [folder, listing] of folders) {
     if (listing.hasGitEntry && folder !== root) gitEntries.push(path.join(folder, ".git"));
     if (listing.unreadable) unreadable.push(folder);
+    if (listing.outOfReach) outOfReachFolders.push(folder);
     for (const name of listing.sockets) sockets.push(path.join(folder, name));
   }
   return {
     gitEntries: gitEntries.sort(),
     sockets: sockets.sort(),
     unreadable: unreadable.sort(),
+    outOfReach: outOfReachFolders.sort(),
     directories: folders.size,
     truncated,
   };

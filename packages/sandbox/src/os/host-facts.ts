@@ -208,6 +208,14 @@ async function completeScan(
   maxDirectories: number,
 ): Promise<WorkspaceScan> {
   const walk = await walker.scan();
+  const [tooDeep] = walk.outOfReach;
+  if (tooDeep !== undefined) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `a folder of the workspace lies deeper than a path can name (${tooDeep.slice(0, 120)}...), so the repositories below it cannot be found and protected; writes and workspace-write commands are refused here. Remove that folder tree (in read-only mode nothing is refused).`,
+      { details: { folder: tooDeep } },
+    );
+  }
   if (walk.truncated) {
     throw new ToolError(
       "TOO_LARGE",

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
@@ -160,10 +160,16 @@ export function workspaceProtection({
   };
 }
 
+/** How deep `include.path` chains are followed, as git's own limit. */
+const MAX_INCLUDE_DEPTH = 10;
+
 /**
  * The paths inside the workspace that a repository's `.git` makes the host run or read as
  * configuration: the gitdir a `.git` file points to, its common dir, the hooks folder named by
- * `core.hooksPath`, and files pulled in by `include.path`.
+ * `core.hooksPath` (in the repository's config, in files it includes, or, relative to the work
+ * tree, in the user's and the system's config), and files pulled in by `include.path`, followed
+ * as deep as git follows them. Each as spelled and as its real path; and every symlink on the way
+ * to one, which a command could re-point (such a link makes workspace-write commands refuse).
  */
 function gitMachinery({
   gitEntry,
@@ -181,43 +187,88 @@ function gitMachinery({
   if (state === "file") {
     const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitEntry));
     if (pointer?.[1] === undefined) return found;
-    gitdir = realpathOr(path.resolve(path.dirname(gitEntry), pointer[1]));
+    gitdir = path.resolve(path.dirname(gitEntry), pointer[1]);
     found.push({ path: gitdir, rule: `it is the gitdir that ${shown(gitEntry)} points to` });
   } else if (state !== "directory") {
     return found;
   }
-  const gitdirs = [gitdir];
+  const configs = [path.join(gitdir, "config"), path.join(gitdir, "config.worktree")];
   const common = readSmallFile(path.join(gitdir, "commondir")).trim();
   if (common !== "") {
-    const commonDirectory = realpathOr(path.resolve(gitdir, common));
+    const commonDirectory = path.resolve(gitdir, common);
     found.push({ path: commonDirectory, rule: `it is the common gitdir of ${shown(gitEntry)}` });
-    gitdirs.push(commonDirectory);
+    configs.push(
+      path.join(commonDirectory, "config"),
+      path.join(commonDirectory, "config.worktree"),
+    );
   }
   const workTree = path.dirname(gitEntry);
   const home = hostEnvironment.HOME;
-  for (const directory of gitdirs) {
-    for (const name of ["config", "config.worktree"]) {
-      const text = readSmallFile(path.join(directory, name));
-      for (const { section, key, value } of gitConfigEntries(text)) {
-        const expanded =
-          value.startsWith("~/") && home !== undefined ? path.join(home, value.slice(2)) : value;
-        if (section === "core" && key === "hookspath") {
-          found.push({
-            path: path.resolve(workTree, expanded),
-            rule: `git runs the hooks in it (core.hooksPath of ${shown(gitEntry)})`,
-          });
-        } else if (section.startsWith("include") && key === "path") {
-          found.push({
-            path: path.resolve(directory, expanded),
-            rule: `git reads it as configuration (include.path of ${shown(gitEntry)})`,
-          });
-        }
+  const expand = (value: string) =>
+    value.startsWith("~/") && home !== undefined ? path.join(home, value.slice(2)) : value;
+  const visit = (file: string, depth: number, whose: string) => {
+    for (const { section, key, value } of gitConfigEntries(readSmallFile(file))) {
+      if (section === "core" && key === "hookspath") {
+        found.push({
+          path: path.resolve(workTree, expand(value)),
+          rule: `git runs the hooks in it (core.hooksPath of ${whose})`,
+        });
+      } else if (section.startsWith("include") && key === "path") {
+        const included = path.resolve(path.dirname(file), expand(value));
+        found.push({
+          path: included,
+          rule: `git reads it as configuration (include.path of ${whose})`,
+        });
+        if (depth < MAX_INCLUDE_DEPTH) visit(included, depth + 1, whose);
+      }
+    }
+  };
+  for (const config of configs) visit(config, 1, shown(gitEntry));
+  for (const config of userGitConfigs(hostEnvironment)) visit(config, 1, config);
+
+  const all: { path: string; rule: string }[] = [];
+  for (const entry of found) {
+    for (const spelled of [entry.path, realpathOr(entry.path)]) {
+      if (!isInside(root, spelled)) continue;
+      all.push({ ...entry, path: spelled });
+      for (const link of linksOnTheWay(root, spelled)) {
+        all.push({
+          path: link,
+          rule: `it is a symbolic link on the way to ${shown(spelled)}, which git uses (${entry.rule}); a command could re-point it`,
+        });
       }
     }
   }
-  return found
-    .map((entry) => ({ ...entry, path: realpathOr(entry.path) }))
-    .filter((entry) => isInside(root, entry.path));
+  return all;
+}
+
+/** The user's and the system's git config files, whose relative `core.hooksPath` applies here. */
+function userGitConfigs(hostEnvironment: Readonly<Record<string, string | undefined>>): string[] {
+  const home = hostEnvironment.HOME;
+  const xdg = hostEnvironment.XDG_CONFIG_HOME;
+  return [
+    "/etc/gitconfig",
+    ...(home === undefined ? [] : [path.join(home, ".gitconfig")]),
+    ...(xdg !== undefined && xdg !== ""
+      ? [path.join(xdg, "git", "config")]
+      : home === undefined
+        ? []
+        : [path.join(home, ".config", "git", "config")]),
+  ];
+}
+
+/** The symbolic links among the folders between `root` and `target` (and `target` itself). */
+function linksOnTheWay(root: string, target: string): string[] {
+  const links: string[] = [];
+  let current = root;
+  for (const segment of path.relative(root, target).split(path.sep)) {
+    if (segment === "") continue;
+    current = path.join(current, segment);
+    const info = lstatSync(current, { throwIfNoEntry: false });
+    if (info === undefined) break;
+    if (info.isSymbolicLink()) links.push(current);
+  }
+  return links;
 }
 
 /** `text` as names compare on this platform's usual file systems (case-insensitive on macOS). */
@@ -225,10 +276,11 @@ function fold(text: string): string {
   return process.platform === "darwin" || process.platform === "win32" ? text.toLowerCase() : text;
 }
 
-/** A file's text, or "" when it is missing, unreadable or not a regular file. */
+/** A small file's text (symlinks followed), or "" when it is missing, unreadable, not a file or large. */
 function readSmallFile(file: string): string {
-  if (stateOf(lstatSync(file, { throwIfNoEntry: false })) !== "file") return "";
   try {
+    const info = statSync(file, { throwIfNoEntry: false });
+    if (info === undefined || !info.isFile() || info.size > 1024 * 1024) return "";
     return readFileSync(file, "utf8");
   } catch {
     return "";
