@@ -2,7 +2,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, type McpServerFactory } from "@modelcontextprotocol/server";
-import { createRequestOriginCheck, type RequestOriginCheck } from "@pleach/sandbox";
+import {
+  type ConnectionLimitsOptions,
+  createConnectionLimits,
+  createRequestOriginCheck,
+  type RequestOriginCheck,
+} from "@pleach/sandbox";
 
 /** Options of {@link startMcpHttpServer}. */
 export interface StartMcpHttpServerOptions {
@@ -34,6 +39,14 @@ export interface StartMcpHttpServerOptions {
    * @default "/mcp"
    */
   path?: string;
+  /**
+   * Limits on connections, as for the sandbox server: header and request timeouts, the most
+   * connections open at once (then 503 with `Retry-After`), and on connections that have made no
+   * authorised request yet (408 and closed past a count or a deadline). An event stream (a `GET`
+   * SSE answer) is not cut by the request timeout. See `ConnectionLimitsOptions` for the defaults.
+   * @default {}
+   */
+  connectionLimits?: ConnectionLimitsOptions;
   /** Reports errors that do not reach a client. */
   onerror?: (error: Error) => void;
 }
@@ -61,9 +74,22 @@ export async function startMcpHttpServer({
   port = 0,
   allowedHosts = [],
   path = "/mcp",
+  connectionLimits = {},
   onerror,
 }: StartMcpHttpServerOptions): Promise<McpHttpServer> {
   if (token === "") throw new TypeError("startMcpHttpServer needs a non-empty bearer token");
+  // The limits' own 408 and 503 answer as MCP clients read an error: JSON-RPC.
+  const limits = createConnectionLimits({
+    answer: ({ message, reason }) => ({
+      contentType: "application/json",
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32000, message, data: { reason } },
+      }),
+    }),
+    ...connectionLimits,
+  });
   const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
   const expected = digest(token);
   // Made again once listening, with the address bound; made now so a bad host throws before.
@@ -71,7 +97,7 @@ export async function startMcpHttpServer({
     allowedHosts,
     listenAddresses: [host],
   });
-  const server = createServer((request, response) => {
+  const server = createServer({ ...limits.serverOptions }, (request, response) => {
     const refusal = checkOrigin(request.headers);
     if (refusal !== undefined) {
       response.writeHead(403, { "content-type": "application/json" });
@@ -101,6 +127,8 @@ export async function startMcpHttpServer({
       response.end(JSON.stringify({ error: "missing or wrong bearer token" }));
       return;
     }
+    // A connection the limits closed meanwhile (408) gets nothing more.
+    if (!limits.authorized(request.socket)) return;
     const url = new URL(request.url ?? "/", `http://${request.headers.host ?? "localhost"}`);
     if (url.pathname !== path) {
       response.writeHead(404, { "content-type": "application/json" });
@@ -132,6 +160,7 @@ export async function startMcpHttpServer({
         response.end();
       });
   });
+  limits.attach(server);
   await listen({ server, host, port });
   const address = server.address() as AddressInfo;
   checkOrigin = createRequestOriginCheck({
@@ -142,6 +171,7 @@ export async function startMcpHttpServer({
   return {
     url: new URL(`http://${shownHost}:${address.port}${path}`),
     async close() {
+      limits.close();
       await handler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

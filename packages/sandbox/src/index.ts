@@ -40,6 +40,12 @@ export {
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
 export type {
+  ConnectionLimits,
+  ConnectionLimitsOptions,
+  ConnectionRefusal,
+} from "./server/connection-limits.js";
+export { createConnectionLimits } from "./server/connection-limits.js";
+export type {
   CreateSandboxRequest,
   CreateSandboxResponse,
   ExecEvent,

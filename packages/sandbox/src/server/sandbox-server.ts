@@ -11,6 +11,7 @@ import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { SpareBuffer } from "../spare-buffer.js";
+import { type ConnectionLimitsOptions, createConnectionLimits } from "./connection-limits.js";
 import { serveFileChannel } from "./file-channel.js";
 import { hidePaths } from "./hide-paths.js";
 import {
@@ -111,10 +112,25 @@ export interface SandboxServerOptions {
   /** Where `{ folder }` templates are looked up; without it they are refused. */
   templateRoot?: string;
   /**
-   * URL schemes `{ git }` templates may use; `[]` refuses them.
+   * URL schemes `{ git }` templates may use; `[]` refuses them. A git template is cloned inside
+   * the new sandbox, by its own confinement and network rule (`network`; a read-only sandbox is
+   * cloned in a workspace-write invocation of the same wrapper before it is handed out): with the
+   * network off, only `file://` repositories the sandbox can see clone. The server never runs git.
    * @default ["https"]
    */
   gitProtocols?: readonly string[];
+  /**
+   * How long a template's clone may take, in milliseconds.
+   * @default 120_000
+   */
+  gitTimeoutMs?: number;
+  /**
+   * Limits on connections: header and request timeouts, the most connections open at once (then
+   * 503 with `Retry-After`), and on connections that have made no authorised request yet (408 and
+   * closed past a count or a deadline). See {@link ConnectionLimitsOptions} for the defaults.
+   * @default {}
+   */
+  connectionLimits?: ConnectionLimitsOptions;
   /**
    * How often a running command's stream carries a heartbeat line, so that clients can tell a
    * silent command from a dead server.
@@ -192,6 +208,8 @@ export async function createSandboxServer({
   idleTimeoutMs = 1_800_000,
   templateRoot,
   gitProtocols = ["https"],
+  gitTimeoutMs = 120_000,
+  connectionLimits = {},
   heartbeatMs = 5_000,
   shutdownGraceMs = 5_000,
   hiddenFiles = [],
@@ -216,6 +234,8 @@ export async function createSandboxServer({
     }
   }
   const templateRootReal = templateRoot === undefined ? undefined : await realpath(templateRoot);
+  // Checked before anything listens: a bad limit throws here.
+  const limits = createConnectionLimits(connectionLimits);
   const wrapper = hidePaths({
     wrapper: commandWrapper ?? createCommandWrapper(),
     folders: [rootReal],
@@ -245,6 +265,8 @@ export async function createSandboxServer({
   // File bodies up to this size, read or written, reuse one buffer between requests.
   const spare = new SpareBuffer(Math.min(maxRequestBytes, maxFileBytes, 8 * 1024 * 1024));
   const sandboxes = new Map<string, HostedSandbox>();
+  /** Clones of templates under way, stopped when the server closes. */
+  const filling = new Set<AbortController>();
   let creating = 0;
   let closing = false;
 
@@ -281,13 +303,32 @@ export async function createSandboxServer({
           throw new ToolError("INTERNAL", `the workspace folder ${workspace} is not empty`);
         }
       }
-      await fillWorkspace({
-        folder: workspace,
-        template: body.template,
-        templateRoot: templateRootReal,
-        gitProtocols,
-        gitTimeoutMs: 120_000,
-      });
+      const filled = new AbortController();
+      filling.add(filled);
+      try {
+        await fillWorkspace({
+          folder: workspace,
+          template: body.template,
+          templateRoot: templateRootReal,
+          gitProtocols,
+          gitTimeoutMs,
+          // A clone runs as a command of the new sandbox: same wrapper, mode and network rule, but
+          // able to write the workspace when the sandbox is read-only (nothing else runs there yet).
+          exec: async (command, options) => {
+            const cloner = await createLocalSandbox({
+              root: workspace,
+              mode: mode === "read-only" ? "workspace-write" : mode,
+              network,
+              commandWrapper: wrapper,
+            });
+            return cloner.exec(command, options);
+          },
+          networkOff: !network && mode !== "danger-full-access",
+          abortSignal: filled.signal,
+        });
+      } finally {
+        filling.delete(filled);
+      }
       const client = await createLocalSandbox({
         root: workspace,
         mode,
@@ -399,6 +440,8 @@ export async function createSandboxServer({
       response.setHeader("www-authenticate", 'Bearer realm="pleach-sandbox"');
       throw unauthorized();
     }
+    // A connection the limits closed meanwhile (408) gets nothing more.
+    if (!limits.authorized(request.socket)) return;
     if (closing) throw shuttingDown();
     const url = new URL(request.url ?? "/", "http://sandbox.invalid");
     if (url.pathname === `${PROTOCOL_PREFIX}/health` && request.method === "GET") {
@@ -460,37 +503,45 @@ export async function createSandboxServer({
     await exec(sandbox, await readJson(request, maxRequestBytes), request, response);
   };
 
-  const server = http.createServer(
-    { keepAliveTimeout: 65_000, requestTimeout: 0 },
-    (request, response) => {
-      handle(request, response).catch((error: unknown) => {
-        const { status, wire } = answerOf(error);
-        if (response.headersSent) {
-          response.end();
-          return;
-        }
-        const unread = !request.complete;
-        // A connection whose request body was left unread (or was bad) is not reused.
-        if (unread || status === 400) response.setHeader("connection", "close");
-        sendJson(response, status, { error: wire });
-        if (unread) {
-          // The body is drained for a moment, so the client reads our answer; a peer that is
-          // still sending after that gets its connection cut.
-          request.resume();
-          const socket = request.socket;
-          setTimeout(() => {
-            if (!request.complete) socket.destroy();
-          }, 1_000).unref();
-        }
-      });
-    },
-  );
+  // Header and request timeouts stay on (a request must arrive in time; an answer such as an exec
+  // stream is not bounded by them), and connections are counted (see connection-limits.ts).
+  const server = http.createServer({ ...limits.serverOptions }, (request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      const { status, wire } = answerOf(error);
+      if (response.headersSent) {
+        response.end();
+        return;
+      }
+      const unread = !request.complete;
+      // A connection whose request body was left unread (or was bad) is not reused.
+      if (unread || status === 400) response.setHeader("connection", "close");
+      sendJson(response, status, { error: wire });
+      if (unread) {
+        // The body is drained for a moment, so the client reads our answer; a peer that is
+        // still sending after that gets its connection cut.
+        request.resume();
+        const socket = request.socket;
+        setTimeout(() => {
+          if (!request.complete) socket.destroy();
+        }, 1_000).unref();
+      }
+    });
+  });
+  limits.attach(server);
   // A request Node's parser refuses (a malformed header, a Content-Length that is no number, headers
   // too large) never reaches `handle`: it is answered here, in the same JSON, and its connection
-  // closed.
+  // closed. So is one whose headers or body did not arrive in time (408).
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
       socket.destroy();
+      return;
+    }
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      endWithAnswer(socket, 408, {
+        code: "TIMEOUT",
+        message: `the request did not arrive in time (headers within ${limits.serverOptions.headersTimeout} ms, the whole request within ${limits.serverOptions.requestTimeout} ms); nothing was done`,
+        details: { unavailable: true, reason: "request-timeout" },
+      });
       return;
     }
     endWithAnswer(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, {
@@ -509,6 +560,10 @@ export async function createSandboxServer({
         throw badRequest(`the only upgrade this server takes is ${FILE_CHANNEL_PROTOCOL}`);
       }
       if (!authorized(request)) throw unauthorized();
+      if (!limits.authorized(socket)) {
+        socket.destroy();
+        return;
+      }
       if (closing) throw shuttingDown();
       const url = new URL(request.url ?? "/", "http://sandbox.invalid");
       if (url.pathname !== FILE_CHANNEL_ROUTE) {
@@ -590,6 +645,8 @@ export async function createSandboxServer({
       closed ??= (async () => {
         closing = true;
         clearInterval(sweeper);
+        limits.close();
+        for (const controller of filling) controller.abort("the sandbox server is shutting down");
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const sandbox of sandboxes.values()) {
           for (const controller of sandbox.running) {

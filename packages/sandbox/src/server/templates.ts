@@ -1,5 +1,7 @@
-import { execFile } from "node:child_process";
-import { cp, mkdir, realpath, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { cp, lstat, mkdir, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
+import path from "node:path";
+import type { ExecOptions, ExecResult } from "@pleach/coding-agent/sandbox";
 import { isToolError, ToolError } from "@pleach/core";
 import { workspaceRoot } from "../beneath.js";
 import { workspaceFolder } from "../workspace-files.js";
@@ -17,22 +19,52 @@ export interface FillWorkspaceOptions {
   gitProtocols: readonly string[];
   /** How long a clone may take. */
   gitTimeoutMs: number;
+  /**
+   * Runs a command in the new workspace (its root the cwd), confined as the sandbox's own commands
+   * are, with the sandbox's network rule, and able to write the workspace (for a read-only
+   * sandbox, a workspace-write client of the same wrapper). `{ git }` templates are cloned by it:
+   * the server itself never runs git, nor connects anywhere, for a template.
+   */
+  exec: (command: string, options: ExecOptions) => Promise<ExecResult>;
+  /**
+   * Whether those commands are cut off from the network (`network: false` and a confined mode),
+   * so that a failed clone can say so.
+   */
+  networkOff: boolean;
+  /** Stops a clone (the server is shutting down). */
+  abortSignal?: AbortSignal;
 }
 
-/** Create `folder` and fill it from `template`: nothing, a copy of a template folder, or a clone. */
+/**
+ * Create `folder` and fill it from `template`: nothing, a copy of a template folder, or a clone
+ * made inside the sandbox (see {@link FillWorkspaceOptions.exec}). On failure `folder` is removed.
+ */
 export async function fillWorkspace({
   folder,
   template = "empty",
   templateRoot,
   gitProtocols,
   gitTimeoutMs,
+  exec,
+  networkOff,
+  abortSignal,
 }: FillWorkspaceOptions): Promise<void> {
   const chosen = checkTemplate(template);
   await mkdir(folder, { recursive: true, mode: 0o755 });
   if (chosen === "empty") return;
   try {
     if ("folder" in chosen) await copyTemplate({ folder, name: chosen.folder, templateRoot });
-    else await cloneTemplate({ folder, ...chosen, gitProtocols, gitTimeoutMs });
+    else {
+      await cloneTemplate({
+        folder,
+        ...chosen,
+        gitProtocols,
+        gitTimeoutMs,
+        exec,
+        networkOff,
+        abortSignal,
+      });
+    }
   } catch (error) {
     await rm(folder, { recursive: true, force: true });
     throw error;
@@ -87,19 +119,46 @@ async function copyTemplate({
   await cp(source, folder, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
 }
 
+/** The longest git URL taken. */
+const MAX_URL_LENGTH = 4_096;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Clone `git` (at `ref`) into `folder` by a command run through `exec`, that is inside the
+ * sandbox: bubblewrap in its mode (workspace-write for the clone of a read-only sandbox), with its
+ * network rule, so that a URL can reach only what the sandbox's commands could. git clones into a
+ * fresh folder inside the workspace (the workspace's own `.git` is protected from commands, a new
+ * nested one is not), and the host then moves what it made up into the workspace root, by
+ * renames: no git runs on the host, and no host process reads what the remote sent. A failure is
+ * told by a fixed message naming the URL and git's exit status, never git's own output, which
+ * could carry what a remote answered.
+ */
 async function cloneTemplate({
   folder,
   git,
   ref,
   gitProtocols,
   gitTimeoutMs,
+  exec,
+  networkOff,
+  abortSignal,
 }: {
   folder: string;
   git: string;
   ref?: string;
   gitProtocols: readonly string[];
   gitTimeoutMs: number;
+  exec: FillWorkspaceOptions["exec"];
+  networkOff: boolean;
+  abortSignal: AbortSignal | undefined;
 }): Promise<void> {
+  if (git.length > MAX_URL_LENGTH || CONTROL_CHARACTER.test(git)) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `the git template must be a URL of at most ${MAX_URL_LENGTH} characters without control characters`,
+    );
+  }
   let scheme: string;
   try {
     scheme = new URL(git).protocol.replace(/:$/, "");
@@ -112,51 +171,108 @@ async function cloneTemplate({
       `git templates over ${scheme}: are refused by this server; it accepts ${gitProtocols.join(", ") || "none"}`,
     );
   }
-  if (ref !== undefined && (ref.startsWith("-") || ref.includes("\0"))) {
+  if (ref !== undefined && (ref === "" || ref.startsWith("-") || CONTROL_CHARACTER.test(ref))) {
     throw new ToolError("INVALID_INPUT", `not a branch or tag name: ${JSON.stringify(ref)}`);
   }
+  const staging = `.pleach-clone-${randomBytes(8).toString("hex")}`;
   const allow = gitProtocols.flatMap((protocol) => ["-c", `protocol.${protocol}.allow=always`]);
-  const args = [
+  const argv = [
+    "git",
     "-c",
     "protocol.allow=never",
     ...allow,
     "-c",
     "core.hooksPath=/dev/null",
     "clone",
+    "--quiet",
     "--depth",
     "1",
     "--no-tags",
-    ...(ref === undefined ? [] : ["--branch", ref]),
+    ...(ref === undefined ? [] : ["--branch", '"$PLEACH_TEMPLATE_REF"']),
     "--",
-    git,
-    folder,
+    '"$PLEACH_TEMPLATE_URL"',
+    staging,
   ];
-  await new Promise<void>((resolve, reject) => {
-    execFile(
-      "git",
-      args,
+  // The URL and the ref travel as variables, never inside the command text.
+  const command = `exec ${argv.map((arg) => (arg.startsWith('"$') ? arg : shellQuote(arg))).join(" ")}`;
+  const wanted = `git clone of ${JSON.stringify(git)}${ref === undefined ? "" : ` at ${JSON.stringify(ref)}`}`;
+  const result = await exec(command, {
+    timeoutMs: gitTimeoutMs,
+    maxOutputBytes: 4_096,
+    ...(abortSignal === undefined ? {} : { abortSignal }),
+    env: {
+      PLEACH_TEMPLATE_URL: git,
+      ...(ref === undefined ? {} : { PLEACH_TEMPLATE_REF: ref }),
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      HOME: "/nonexistent",
+    },
+  });
+  if (result.timedOut) {
+    throw new ToolError(
+      "COMMAND_FAILED",
+      `${wanted} failed: it took longer than ${gitTimeoutMs / 1_000} s`,
+      { details: { url: git, timedOut: true } },
+    );
+  }
+  if (result.exitCode !== 0) {
+    const status =
+      result.exitCode === null
+        ? `signal ${result.signal ?? "unknown"}`
+        : `exit status ${result.exitCode}`;
+    const network = networkOff
+      ? "; this server's sandboxes have no network and the clone runs inside the new sandbox, so only a file:// repository its commands can read clones: start the server with --network (network: true) to clone over the network"
+      : "";
+    throw new ToolError(
+      "COMMAND_FAILED",
+      `${wanted} failed (${status}); git's output is not returned${network}`,
       {
-        timeout: gitTimeoutMs,
-        maxBuffer: 1024 * 1024,
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          GIT_TERMINAL_PROMPT: "0",
-          GIT_CONFIG_NOSYSTEM: "1",
-          HOME: "/nonexistent",
+        details: {
+          url: git,
+          ...(result.exitCode === null ? {} : { exitCode: result.exitCode }),
+          ...(networkOff ? { network: false } : {}),
         },
       },
-      (error, _stdout, stderr) => {
-        if (error === null) resolve();
-        else {
-          reject(
-            new ToolError(
-              "COMMAND_FAILED",
-              `git clone of ${git} failed: ${String(stderr).trim().slice(-2000) || error.message}`,
-              { cause: error },
-            ),
-          );
-        }
-      },
     );
-  });
+  }
+  await moveUp(folder, staging);
+}
+
+/**
+ * Move every entry of `folder/staging` up into `folder`, then remove `staging`. Nothing runs in the
+ * workspace meanwhile (the clone's process group is gone and the sandbox is not handed out yet);
+ * renames never follow a link. A protected path's empty placeholder folder that the clone's
+ * sandbox left for a moment (`.git/`, `.vscode/`, ...) is removed first.
+ */
+async function moveUp(folder: string, staging: string): Promise<void> {
+  const source = path.join(folder, staging);
+  const info = await lstat(source).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) {
+    throw new ToolError("INTERNAL", "the git clone left no folder behind; nothing was cloned");
+  }
+  for (const name of await readdir(source)) {
+    const from = path.join(source, name);
+    const to = path.join(folder, name);
+    try {
+      await rename(from, to);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EISDIR" && code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR") {
+        throw error;
+      }
+      // Only an empty folder goes (rmdir refuses any other): a placeholder, unless the wrapper
+      // removed it just now.
+      await rmdir(to).catch((failure: NodeJS.ErrnoException) => {
+        if (failure.code !== "ENOENT") throw failure;
+      });
+      await rename(from, to);
+    }
+  }
+  await rmdir(source);
+}
+
+/** `text` as one bash word. */
+function shellQuote(text: string): string {
+  return /^[A-Za-z0-9_./=:,@+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
