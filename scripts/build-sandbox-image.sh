@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
 # Build the pleach sandbox image from local files only (no registry pull): a root filesystem
-# assembled here from this machine's node, bash and coreutils (with the libraries they load) and
-# the built packages, then `docker import`ed. The image runs scripts/sandbox-serve.mjs; the same
-# image is what Kubernetes or another container platform would run.
+# assembled here from this machine's node, bash, coreutils, git, bubblewrap and perl (with the
+# libraries they load) and the built packages, then `docker import`ed, every file owned by root.
+# The image runs scripts/sandbox-serve.mjs; the same image is what Kubernetes or another container
+# platform would run. bubblewrap (/usr/bin/bwrap, root-owned as the local sandbox requires) lets
+# the server confine commands inside the container exactly as on the host; perl and mkfifo let it
+# keep warm sandboxes.
 #
-#   npx tsc -b && scripts/build-sandbox-image.sh [TAG]     (default TAG: pleach-sandbox:dev)
+#   npx tsc -b && scripts/build-sandbox-image.sh [--if-changed] [TAG]   (default TAG: pleach-sandbox:dev)
+#
+# --if-changed: do nothing when TAG exists and was built from the same inputs (the built packages,
+# the server script, this script, node's and bubblewrap's versions), as its label
+# dev.pleach.inputs records. Builds of one user are serialised (flock), so that test files
+# running in parallel build the image once.
 set -euo pipefail
+umask 022
+if_changed=false
+if [[ "${1:-}" == "--if-changed" ]]; then
+  if_changed=true
+  shift
+fi
 tag="${1:-pleach-sandbox:dev}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 for built in core coding-agent sandbox; do
@@ -16,13 +30,41 @@ for built in core coding-agent sandbox; do
 done
 command -v docker >/dev/null || { echo "docker is not installed" >&2; exit 2; }
 
+if command -v flock >/dev/null; then
+  exec 9>"${TMPDIR:-/tmp}/pleach-sandbox-image-$(id -u).lock"
+  flock 9
+fi
+inputs="$(
+  cd "$repo"
+  {
+    find packages/core/dist packages/coding-agent/dist packages/sandbox/dist -type f ! -name '*.tsbuildinfo' -print0 |
+      sort -z | xargs -0 sha256sum
+    sha256sum scripts/sandbox-serve.mjs scripts/build-sandbox-image.sh
+    node --version
+    /usr/bin/bwrap --version 2>/dev/null || true
+  } | sha256sum | cut -c1-32
+)"
+if $if_changed &&
+  [[ "$(docker image inspect --format '{{index .Config.Labels "dev.pleach.inputs"}}' "$tag" 2>/dev/null)" == "$inputs" ]]; then
+  echo "$tag"
+  exit 0
+fi
+
 rootfs="$(mktemp -d /tmp/pleach-rootfs-XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
 
 # The programs a coding agent's commands need most, and everything they load.
 programs=(node bash sh env cat head tail tr sleep setsid ls pwd printf echo mkdir rmdir rm cp mv
   ln wc grep sed find xargs sort uniq cut touch chmod id uname true false kill date dirname
-  basename readlink realpath stat diff patch tee mktemp seq od base64 sha256sum timeout)
+  basename readlink realpath stat diff patch tee mktemp seq od base64 sha256sum timeout
+  bwrap perl mkfifo git)
+# A merged /usr (bin -> usr/bin, ...) where this machine has one: the sandbox's probe runs /bin/true.
+for top in bin sbin lib lib32 lib64 libx32; do
+  if [[ -L "/$top" ]]; then
+    mkdir -p "$rootfs/$(readlink "/$top")"
+    ln -s "$(readlink "/$top")" "$rootfs/$top"
+  fi
+done
 copy_with_libraries() {
   local file="$1"
   mkdir -p "$rootfs$(dirname "$file")"
@@ -41,7 +83,20 @@ for program in "${programs[@]}"; do
   mkdir -p "$rootfs$(dirname "$path")"
   [[ -e "$rootfs$path" ]] || ln -s "$(readlink -f "$path")" "$rootfs$path"
 done
+# The sandbox runs these by absolute path only (never from PATH): copy them to that very path.
+for fixed in /usr/bin/bwrap /usr/bin/perl /usr/bin/mkfifo; do
+  if [[ -e "$fixed" && ! -e "$rootfs$fixed" ]]; then
+    copy_with_libraries "$(readlink -f "$fixed")"
+    [[ -e "$rootfs$fixed" ]] || ln -s "$(readlink -f "$fixed")" "$rootfs$fixed"
+  fi
+done
+[[ -e "$rootfs/usr/bin/bwrap" ]] || { echo "bubblewrap is needed (apt-get install bubblewrap)" >&2; exit 2; }
+if [[ -d /usr/share/git-core/templates ]]; then
+  mkdir -p "$rootfs/usr/share/git-core"
+  cp -R /usr/share/git-core/templates "$rootfs/usr/share/git-core/templates"
+fi
 mkdir -p "$rootfs/bin" "$rootfs/usr/bin"
+[[ -e "$rootfs/bin/true" ]] || ln -s "$(readlink -f "$(type -P true)")" "$rootfs/bin/true"
 [[ -e "$rootfs/bin/sh" ]] || ln -s /bin/bash "$rootfs/bin/sh"
 [[ -e "$rootfs/bin/bash" ]] || ln -s "$(readlink -f "$(command -v bash)")" "$rootfs/bin/bash"
 
@@ -60,9 +115,10 @@ done
 cp -R "$repo/node_modules/zod" "$modules/zod"
 cp "$repo/scripts/sandbox-serve.mjs" "$rootfs/opt/pleach/sandbox-serve.mjs"
 
-tar -C "$rootfs" -c . | docker import \
+tar -C "$rootfs" --owner=0 --group=0 --numeric-owner -c . | docker import \
   --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
   --change 'WORKDIR /workspaces' \
+  --change "LABEL dev.pleach.inputs=$inputs" \
   --change 'ENTRYPOINT ["/usr/bin/node", "/opt/pleach/sandbox-serve.mjs", "--dist", "/opt/pleach/node_modules/@pleach/sandbox/dist/index.js"]' \
   - "$tag" >/dev/null
 echo "$tag"

@@ -1,31 +1,15 @@
 // The Docker adapter against the contract suite and its own promises (no network, limits set,
-// removed on release). Needs a running Docker engine; builds the image from local files when it
-// is missing (scripts/build-sandbox-image.sh). Skips, saying why, where no engine answers.
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// confined in the requested mode, removed on release). Needs a running Docker engine; builds the
+// image from local files when it is missing or stale (scripts/build-sandbox-image.sh). Skips,
+// saying why, where no engine answers.
+import { spawnSync } from "node:child_process";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { describeSandboxClientContract } from "../../../coding-agent/src/test-support/sandbox-contract.js";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { createDockerSandboxProvider } from "./docker-provider.js";
+import { dockerSkipReason, ensureSandboxImage, IMAGE } from "./test-support/docker-engine.js";
 
-const repo = path.resolve(import.meta.dirname, "../../../..");
-const IMAGE = "pleach-sandbox:test";
-
-function whySkip(): string | undefined {
-  const info = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], {
-    encoding: "utf8",
-    timeout: 15_000,
-  });
-  if (info.error !== undefined)
-    return `the docker command is not installed (${info.error.message})`;
-  if (info.status !== 0) {
-    return `no Docker engine answers (${info.stderr.trim().split("\n").at(-1)}); start dockerd (apt-get install docker.io, then dockerd &)`;
-  }
-  return undefined;
-}
-
-const skipReason = whySkip();
+const skipReason = dockerSkipReason();
 
 describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
   const provider = createDockerSandboxProvider({
@@ -36,19 +20,11 @@ describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
   });
   const sessions: HttpSandboxSession[] = [];
 
-  beforeAll(() => {
-    if (!existsSync(path.join(repo, "packages/sandbox/dist/index.js"))) {
-      execFileSync("npx", ["tsc", "-b"], { cwd: repo, stdio: "inherit" });
-    }
-    // Always rebuilt: the image must hold the code under test.
-    execFileSync("bash", [path.join(repo, "scripts/build-sandbox-image.sh"), IMAGE], {
-      cwd: repo,
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-  }, 180_000);
+  beforeAll(() => ensureSandboxImage(), 300_000);
 
-  afterAll(async () => {
-    await Promise.all(sessions.map((session) => session.release()));
+  // Each case's container goes with it (the contract suite's own hooks remove its folders first).
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((session) => session.release()));
   });
 
   describeSandboxClientContract(
@@ -61,37 +37,72 @@ describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
     { exec: true, sharedFileSystem: true },
   );
 
-  it("runs with no network, no capabilities, limits set, and is removed on release", async () => {
+  it("runs with no network, no capabilities, limits set, confined, and is removed on release", async () => {
     const session = await provider.acquire();
     const inspect = (format: string) =>
       spawnSync("docker", ["inspect", "--format", format, session.id], { encoding: "utf8" });
     const limits = inspect(
-      "{{.HostConfig.NetworkMode}} {{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}}",
+      "{{.HostConfig.NetworkMode}} {{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{.HostConfig.CapDrop}} {{json .HostConfig.CapAdd}} {{.HostConfig.AutoRemove}}",
     );
-    expect(limits.stdout.trim()).toBe(
-      `none 1000000000 ${256 * 1024 * 1024} 128 [ALL] [no-new-privileges]`,
-    );
+    expect(limits.stdout.trim()).toBe(`none 1000000000 ${256 * 1024 * 1024} 128 [ALL] null true`);
+    const options = inspect("{{json .HostConfig.SecurityOpt}}");
+    const security = JSON.parse(options.stdout) as string[];
+    expect(security).toContain("no-new-privileges");
+    // systempaths=unconfined: no masks over /proc, so that bubblewrap may mount a procfs.
+    expect(inspect("{{json .HostConfig.MaskedPaths}}").stdout.trim()).toBe("[]");
+    // A profile of ours, not `unconfined`.
+    expect(security.find((option) => option.startsWith("seccomp="))).toMatch(/^seccomp=\{/);
+    expect(inspect("{{json .Config.Env}}").stdout).not.toMatch(/TOKEN/);
     const interfaces = await session.client.exec("ls /sys/class/net");
     expect(interfaces.stdout.trim()).toBe("lo");
     const who = await session.client.exec('id -u; printf %s "$PLEACH_SANDBOX_TOKEN"');
-    expect(who.stdout).toBe("1000\n");
+    expect(who.stdout).toBe(`${process.getuid?.() === 0 ? 1000 : process.getuid?.()}\n`);
+    // Commands run under bubblewrap inside: their own pid namespace (no server), a private /run.
+    const processes = await session.client.exec("cat /proc/[0-9]*/cmdline | tr '\\0' ' '");
+    expect(processes.stdout).toContain("cat");
+    expect(processes.stdout).not.toContain("sandbox-serve");
+    expect((await session.client.exec("ls -A /run")).stdout).toBe("");
     await session.client.writeFile("inside.txt", "only in the container");
     expect((await session.client.exec("cat inside.txt")).stdout).toBe("only in the container");
     await session.release();
     expect(inspect("{{.Name}}").status).not.toBe(0);
   }, 60_000);
 
+  it("refuses every write in read-only mode, from commands and from the file route", async () => {
+    const readOnly = createDockerSandboxProvider({ image: IMAGE, mode: "read-only" });
+    const session = await readOnly.acquire();
+    sessions.push(session);
+    const result = await session.client.exec("touch made.txt && echo escaped");
+    expect(result.stdout).toBe("");
+    expect(result.exitCode).not.toBe(0);
+    await expect(session.client.writeFile("made.txt", "x")).rejects.toMatchObject({
+      code: "READ_ONLY",
+    });
+  }, 60_000);
+
+  it("in danger-full-access, runs commands unconfined inside the container, deliberately", async () => {
+    const unconfined = createDockerSandboxProvider({ image: IMAGE, mode: "danger-full-access" });
+    const session = await unconfined.acquire();
+    sessions.push(session);
+    const options = spawnSync(
+      "docker",
+      ["inspect", "--format", "{{json .HostConfig.SecurityOpt}}", session.id],
+      { encoding: "utf8" },
+    );
+    expect(JSON.parse(options.stdout)).toEqual(["no-new-privileges"]);
+    const result = await session.client.exec("ls -A /run/pleach");
+    // The server's socket, but no token: the server removed its file once read.
+    expect(result.stdout).toBe("sandbox.sock\n");
+  }, 60_000);
+
   it("stops a fork bomb at the pids limit", async () => {
     const session = await provider.acquire();
-    try {
-      const result = await session.client.exec(
-        "for i in $(seq 1 400); do sleep 5 & done 2>/dev/null; echo started $(jobs -p | wc -l)",
-        { timeoutMs: 20_000 },
-      );
-      expect(Number(result.stdout.replace(/\D+/g, ""))).toBeLessThan(128);
-    } finally {
-      await session.release();
-    }
+    sessions.push(session);
+    const result = await session.client.exec(
+      "for i in $(seq 1 400); do sleep 5 & done 2>/dev/null; echo started $(jobs -p | wc -l)",
+      { timeoutMs: 20_000 },
+    );
+    expect(Number(result.stdout.replace(/\D+/g, ""))).toBeLessThan(128);
   }, 60_000);
 });
 

@@ -1,12 +1,27 @@
-import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmod, chown, mkdtemp, realpath, rm, stat } from "node:fs/promises";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import {
+  chown,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxProvider } from "@pleach/coding-agent/sandbox";
+import type { SandboxMode, SandboxProvider } from "@pleach/coding-agent/sandbox";
 import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
+import { formatProcessKey, ownProcessKey, parseProcessKey, processState } from "./owner.js";
+import { checkPrivateFolder, makePrivateFolder, socketFolderState } from "./private-folder.js";
+import { sandboxSeccompProfile } from "./seccomp.js";
 
 /** Options of {@link createDockerSandboxProvider}. */
 export interface DockerSandboxProviderOptions {
@@ -20,6 +35,15 @@ export interface DockerSandboxProviderOptions {
    * @default "docker"
    */
   docker?: string;
+  /**
+   * The sandbox mode inside the container, as for the local client: in `read-only` and
+   * `workspace-write` the server in the container confines every command with bubblewrap and
+   * refuses protected writes through the file route, by the same policy as the local sandbox, also
+   * for a workspace bound from the host. `danger-full-access` leaves commands unconfined inside the
+   * container: a bound workspace (its `.git`, its shell start-up files) is then theirs to change.
+   * @default "workspace-write"
+   */
+  mode?: SandboxMode;
   /**
    * CPUs a sandbox may use.
    * @default 1
@@ -42,8 +66,11 @@ export interface DockerSandboxProviderOptions {
    */
   network?: boolean;
   /**
-   * The user commands run as, `uid:gid`; with a bound workspace, its owner.
-   * @default "1000:1000"
+   * The user the container's server and its commands run as, `uid:gid`. A provider running as
+   * root defaults to the owner of a bound workspace, else `1000:1000`; any other provider runs
+   * containers as its own user only (and refuses another `user`), since it could not hand the
+   * socket folder to another uid.
+   * @default the bound workspace's owner, else 1000:1000 (as root); this process's uid:gid (otherwise)
    */
   user?: string;
   /**
@@ -52,7 +79,14 @@ export interface DockerSandboxProviderOptions {
    */
   startTimeoutMs?: number;
   /**
-   * Where the folders of the containers' sockets are made.
+   * How long a released container has to stop on its own (its server removes the placeholder
+   * folders it made in a bound workspace) before it is killed.
+   * @default 10_000
+   */
+  stopTimeoutMs?: number;
+  /**
+   * Where the provider's private folder (`pleach-docker-<uid>`, mode 700) is made: it holds one
+   * folder per container, mounted at `/run/pleach` inside, with the server's socket.
    * @default os.tmpdir()
    */
   socketParent?: string;
@@ -68,28 +102,73 @@ export interface DockerSandboxProvider extends SandboxProvider {
      */
     workspace?: string;
   }): Promise<HttpSandboxSession>;
+  /**
+   * Remove the containers (by label) and socket folders of providers of this machine whose
+   * process is gone (killed, say). The first `acquire` does it; returns the names removed.
+   */
+  reapOrphans(): Promise<{ containers: string[]; folders: string[] }>;
 }
 
+/** The labels every sandbox container carries. */
+export const DOCKER_LABELS = {
+  /** Marks a pleach sandbox container. */
+  sandbox: "dev.pleach.sandbox",
+  /** The host name of the machine whose provider started it. */
+  host: "dev.pleach.host",
+  /** Its owner process: `boot-id.pid-namespace.pid.start-time` (see `owner.ts`). */
+  owner: "dev.pleach.owner",
+} as const;
+
 const CONTAINER_SOCKET_FOLDER = "/run/pleach";
+const CONTAINER_NAME_PREFIX = "pleach-sandbox-";
+/** A folder without an owner file this old is a leftover (owner files are written first). */
+const OWNERLESS_GRACE_MS = 60_000;
 
 /**
  * A vendor adapter whose sandboxes are containers on a Docker engine: each `acquire()` runs the
  * pleach sandbox image (the sandbox server, hosting this one sandbox) with no network, no
  * capabilities, no new privileges and limits on CPU, memory and processes, and talks to it over a
- * Unix socket; `release()` removes the container. The container is the OS sandbox: the server in
- * it runs commands as the local client does in `danger-full-access`, with paths still confined.
+ * Unix socket in a private folder; `release()` stops the container (`--rm` removes it). Inside, the
+ * server runs the local sandbox in the requested mode: commands under bubblewrap with the same
+ * protected paths as on the host, file writes checked by the same policy. The token reaches the
+ * server in a file that it removes once read, never in an environment variable; commands, in their
+ * own pid namespace with a private `/run`, see neither the server's process nor its socket.
+ *
+ * Nothing outlives its owner: the container's server stops when the provider's end of its stdin
+ * closes (the provider exiting or killed), and every container carries a label naming its owner
+ * process, so the next provider of this machine removes those whose owner is gone.
  */
 export function createDockerSandboxProvider({
   image = "pleach-sandbox:dev",
   docker = "docker",
+  mode = "workspace-write",
   cpus = 1,
   memoryBytes = 1024 * 1024 * 1024,
   pids = 256,
   network = false,
-  user = "1000:1000",
+  user,
   startTimeoutMs = 30_000,
+  stopTimeoutMs = 10_000,
   socketParent = os.tmpdir(),
 }: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
+  if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
+    throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
+  }
+  const ownUid = process.getuid?.() ?? 0;
+  const ownGid = process.getgid?.() ?? 0;
+  const asRoot = ownUid === 0;
+  const chosenUser = user === undefined ? undefined : parseUser(user);
+  if (!asRoot && chosenUser !== undefined && chosenUser.uid !== ownUid) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `user ${user}: a provider not running as root runs containers as its own user (${ownUid}:${ownGid}) only, since it cannot give the socket folder to another uid`,
+    );
+  }
+  const confined = mode !== "danger-full-access";
+  const ownKey = ownProcessKey();
+  const host = dockerHostLabel();
+  const stateFolder = path.join(path.resolve(socketParent), `pleach-docker-${ownUid}`);
+
   const run = (args: string[], timeoutMs = 60_000) =>
     new Promise<string>((resolve, reject) => {
       execFile(
@@ -111,45 +190,187 @@ export function createDockerSandboxProvider({
       );
     });
 
+  let engineOptions: Promise<string[]> | undefined;
+  /** The engine's security options (`name=apparmor`, `name=rootless`, ...), asked once. */
+  const engineSecurity = () => {
+    engineOptions ??= run(["info", "--format", "{{json .SecurityOptions}}"]).then(
+      (text) => {
+        const parsed: unknown = JSON.parse(text || "[]");
+        return Array.isArray(parsed) ? parsed.map(String) : [];
+      },
+      () => [],
+    );
+    return engineOptions;
+  };
+
+  /** The seccomp profile's file in the private folder, written once per content. */
+  const seccompFile = async (): Promise<string> => {
+    const profile = sandboxSeccompProfile();
+    const digest = createHash("sha256").update(profile).digest("hex").slice(0, 16);
+    const file = path.join(stateFolder, `seccomp-${digest}.json`);
+    if (!existsSync(file)) {
+      const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+      await writeFile(temporary, profile, { mode: 0o600, flag: "wx" });
+      await rename(temporary, file);
+    }
+    return file;
+  };
+
+  const reapOrphans = async (): Promise<{ containers: string[]; folders: string[] }> => {
+    const removed = { containers: [] as string[], folders: [] as string[] };
+    if (ownKey === undefined) return removed;
+    const isDead = (text: string | undefined) => {
+      const key = text === undefined ? undefined : parseProcessKey(text);
+      return key !== undefined && processState(key, ownKey) === "dead";
+    };
+    const listing = await run([
+      "ps",
+      "--all",
+      "--filter",
+      `label=${DOCKER_LABELS.sandbox}=1`,
+      "--filter",
+      `label=${DOCKER_LABELS.host}=${host}`,
+      "--format",
+      `{{.Names}}\t{{.Label "${DOCKER_LABELS.owner}"}}`,
+    ]);
+    const orphans = listing
+      .split("\n")
+      .map((line) => line.split("\t"))
+      .filter(([name, owner]) => name !== undefined && name !== "" && isDead(owner))
+      .map(([name]) => name as string);
+    if (orphans.length > 0) {
+      // Stopped first, so that each server removes the placeholders it made in a bound workspace.
+      await run(["stop", "--time", "5", ...orphans], 120_000).catch(() => "");
+      await run(["rm", "--force", ...orphans]).catch(() => "");
+      removed.containers.push(...orphans);
+    }
+    let names: string[];
+    try {
+      await checkPrivateFolder(stateFolder, ownUid);
+      names = await readdir(stateFolder);
+    } catch {
+      return removed;
+    }
+    const now = Date.now();
+    for (const name of names) {
+      if (!/^[0-9a-f]{16}$/.test(name)) continue;
+      const folder = path.join(stateFolder, name);
+      const ownerFile = `${folder}.owner`;
+      const owner = await readFile(ownerFile, "utf8").catch(() => undefined);
+      if (owner === undefined) {
+        const info = await stat(folder).catch(() => undefined);
+        if (info === undefined || now - info.mtimeMs < OWNERLESS_GRACE_MS) continue;
+      } else if (!isDead(owner)) {
+        continue;
+      }
+      await rm(folder, { recursive: true, force: true }).catch(() => {});
+      await rm(ownerFile, { force: true }).catch(() => {});
+      removed.folders.push(folder);
+    }
+    for (const name of names) {
+      // Owner files whose folder is gone (a reap cut short).
+      const match = /^([0-9a-f]{16})\.owner$/.exec(name);
+      if (match === null || names.includes(match[1] as string)) continue;
+      const owner = await readFile(path.join(stateFolder, name), "utf8").catch(() => "");
+      if (isDead(owner)) await rm(path.join(stateFolder, name), { force: true }).catch(() => {});
+    }
+    return removed;
+  };
+  let reaped: Promise<unknown> | undefined;
+
   return {
+    reapOrphans,
     async acquire({ abortSignal, workspace } = {}) {
       if (abortSignal?.aborted) throw new ToolError("ABORTED", "acquire was aborted");
-      const name = `pleach-sandbox-${randomBytes(8).toString("hex")}`;
+      reaped ??= reapOrphans().catch(() => {});
+      await reaped;
+      await makePrivateFolder(stateFolder, ownUid);
+
+      let bound: string | undefined;
+      let owner = chosenUser ?? (asRoot ? { uid: 1000, gid: 1000 } : { uid: ownUid, gid: ownGid });
+      if (workspace !== undefined) {
+        bound = await realpath(workspace);
+        const info = await stat(bound);
+        if (!info.isDirectory()) {
+          throw new ToolError("NOT_A_DIRECTORY", `the workspace is not a folder: ${workspace}`);
+        }
+        if (chosenUser === undefined && asRoot) owner = { uid: info.uid, gid: info.gid };
+      }
+      const hex = randomBytes(8).toString("hex");
+      const name = `${CONTAINER_NAME_PREFIX}${hex}`;
       const token = randomBytes(24).toString("hex");
-      const socketFolder = await mkdtemp(path.join(socketParent, "pleach-docker-"));
-      const socketPath = path.join(socketFolder, "sandbox.sock");
-      let started = false;
-      const remove = async () => {
-        if (started) await run(["rm", "-f", name]).catch(() => {});
-        await rm(socketFolder, { recursive: true, force: true });
+      const folder = path.join(stateFolder, hex);
+      const ownerFile = `${folder}.owner`;
+      const socketPath = path.join(folder, "sandbox.sock");
+      const tokenFile = path.join(folder, "token");
+      const ownerText = ownKey === undefined ? "" : formatProcessKey(ownKey);
+      // Written before the folder, so that a folder is never seen without its owner.
+      await writeFile(ownerFile, `${ownerText}\n`, { mode: 0o600, flag: "wx" });
+
+      let child: ChildProcess | undefined;
+      let exited: Promise<number | null> | undefined;
+      let stderrTail = "";
+      const stop = async () => {
+        if (child === undefined || exited === undefined) return;
+        // The server stops when its stdin ends, removes what it placed, and --rm removes it.
+        child.stdin?.end();
+        const code = await within(exited, stopTimeoutMs);
+        if (code !== 0) {
+          await run(["rm", "--force", name]).catch(() => "");
+          child.kill("SIGKILL");
+        }
+      };
+      const removeFolder = async () => {
+        await rm(folder, { recursive: true, force: true });
+        await rm(ownerFile, { force: true });
       };
       try {
-        let owner = user;
-        const mounts = ["-v", `${socketFolder}:${CONTAINER_SOCKET_FOLDER}`];
-        const serverArgs: string[] = [];
-        if (workspace !== undefined) {
-          const real = await realpath(workspace);
-          const info = await stat(real);
-          owner = `${info.uid}:${info.gid}`;
-          mounts.push("-v", `${real}:${real}`);
-          serverArgs.push("--workspace", real);
+        await mkdir(folder, { mode: 0o700 });
+        if (owner.uid !== ownUid) await chown(folder, owner.uid, owner.gid);
+        await checkPrivateFolder(folder, owner.uid);
+        await writeFile(tokenFile, token, { mode: 0o600, flag: "wx" });
+        if (owner.uid !== ownUid) await chown(tokenFile, owner.uid, owner.gid);
+
+        const security = ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"];
+        if (confined) {
+          // bubblewrap inside needs user namespaces and mounts (seccomp), a /proc it may mount again
+          // (systempaths: Docker's masks over /proc make the kernel refuse a new procfs in a user
+          // namespace), and no AppArmor profile that denies mount.
+          security.push("--security-opt", `seccomp=${await seccompFile()}`);
+          security.push("--security-opt", "systempaths=unconfined");
+          if ((await engineSecurity()).some((option) => option.startsWith("name=apparmor"))) {
+            security.push("--security-opt", "apparmor=unconfined");
+          }
+          // A root-owned workspace: bubblewrap maps uid 0 into its namespace, which needs CAP_SETFCAP.
+          if (owner.uid === 0) security.push("--cap-add", "SETFCAP");
         }
-        // The server in the container (another uid) makes its socket here; we must reach it.
-        const [uid, gid] = owner.split(":").map(Number);
-        const hostIsRoot = process.getuid?.() === 0;
-        if (hostIsRoot && uid !== undefined && gid !== undefined)
-          await chown(socketFolder, uid, gid);
-        else await chmod(socketFolder, 0o777);
-        // A run that fails half-way may leave the container created: remove it either way.
-        started = true;
-        await run([
+        const mounts = ["--volume", `${folder}:${CONTAINER_SOCKET_FOLDER}`];
+        const serverArgs: string[] = [];
+        if (bound !== undefined) {
+          mounts.push("--volume", `${bound}:${bound}`);
+          serverArgs.push("--workspace", bound);
+        }
+        // The host's users and HOME, so that home folders inside a bound workspace are protected
+        // as the local sandbox protects them.
+        if (process.platform === "linux" && existsSync("/etc/passwd")) {
+          mounts.push("--volume", "/etc/passwd:/etc/passwd:ro");
+        }
+        const home = process.env.HOME ?? os.homedir();
+        const environment = path.isAbsolute(home) ? ["--env", `HOME=${home}`] : [];
+        if (network) serverArgs.push("--network");
+        const args = [
           "run",
-          "--detach",
+          "--rm",
+          "--interactive",
           "--init",
           "--name",
           name,
           "--label",
-          "dev.pleach.sandbox=1",
+          `${DOCKER_LABELS.sandbox}=1`,
+          "--label",
+          `${DOCKER_LABELS.host}=${host}`,
+          "--label",
+          `${DOCKER_LABELS.owner}=${ownerText}`,
           "--network",
           network ? "bridge" : "none",
           "--cpus",
@@ -160,34 +381,62 @@ export function createDockerSandboxProvider({
           String(memoryBytes),
           "--pids-limit",
           String(pids),
-          "--cap-drop",
-          "ALL",
-          "--security-opt",
-          "no-new-privileges",
+          ...security,
           "--user",
-          owner,
-          "--env",
-          `PLEACH_SANDBOX_TOKEN=${token}`,
+          `${owner.uid}:${owner.gid}`,
+          ...environment,
           ...mounts,
           image,
           "--socket",
           `${CONTAINER_SOCKET_FOLDER}/sandbox.sock`,
           "--socket-mode",
-          hostIsRoot ? "600" : "666",
+          "600",
+          "--token-file",
+          `${CONTAINER_SOCKET_FOLDER}/token`,
+          "--remove-token-file",
+          "--exit-with-stdin",
           "--root",
           "/workspaces",
           "--mode",
-          "danger-full-access",
+          mode,
           "--max-sandboxes",
           "1",
           ...serverArgs,
-        ]);
+        ];
+        // Attached, with our end of its stdin: when this process goes, however it goes, the pipe
+        // closes, the server sees the end of its stdin and stops. Its own process group, so that a
+        // Ctrl-C at a terminal reaches us, not it; unreferenced, so that a session never released
+        // does not keep this process alive.
+        const started = spawn(docker, args, { stdio: ["pipe", "ignore", "pipe"], detached: true });
+        child = started;
+        exited = new Promise((resolve) => {
+          started.once("exit", (code) => resolve(code));
+          started.once("error", (error) => {
+            stderrTail += error.message;
+            resolve(-1);
+          });
+        });
+        started.stderr?.on("data", (chunk: Buffer) => {
+          stderrTail = (stderrTail + chunk.toString("utf8")).slice(-4000);
+        });
+        started.unref();
+        for (const stream of [started.stdin, started.stderr]) (stream as Socket | null)?.unref();
+
         const http = createHttpStreamSandboxProvider({
           baseURL: "http://localhost/",
           socketPath,
           auth: () => ({ headers: { Authorization: `Bearer ${token}` } }),
         });
-        await waitUntilAnswering({ http, name, run, startTimeoutMs, abortSignal });
+        await waitUntilAnswering({
+          http,
+          name,
+          socketPath,
+          socketOwner: owner.uid,
+          exited,
+          stderr: () => stderrTail,
+          startTimeoutMs,
+          abortSignal,
+        });
         const session = await http.acquire(abortSignal === undefined ? {} : { abortSignal });
         let released: Promise<void> | undefined;
         return {
@@ -197,58 +446,106 @@ export function createDockerSandboxProvider({
           release() {
             released ??= (async () => {
               http.close();
-              await remove();
+              await stop();
+              await removeFolder();
             })();
             return released;
           },
         };
       } catch (error) {
-        await remove();
+        await stop();
+        await removeFolder();
         throw error;
       }
     },
   };
 }
 
+function parseUser(text: string): { uid: number; gid: number } {
+  const match = /^(\d+):(\d+)$/.exec(text);
+  if (match === null) {
+    throw new ToolError("INVALID_INPUT", `user must be uid:gid in numbers, got ${text}`);
+  }
+  return { uid: Number(match[1]), gid: Number(match[2]) };
+}
+
+/**
+ * This machine's name as a label value: a provider reaps only containers of its own machine, so
+ * that those of other machines sharing an engine are left alone.
+ */
+export function dockerHostLabel(): string {
+  return os.hostname().replace(/[^A-Za-z0-9_.-]/g, "_") || "unknown";
+}
+
+/** `promise`'s value, or `undefined` if it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function waitUntilAnswering({
   http,
   name,
-  run,
+  socketPath,
+  socketOwner,
+  exited,
+  stderr,
   startTimeoutMs,
   abortSignal,
 }: {
   http: ReturnType<typeof createHttpStreamSandboxProvider>;
   name: string;
-  run: (args: string[]) => Promise<string>;
+  socketPath: string;
+  socketOwner: number;
+  exited: Promise<number | null>;
+  stderr: () => string;
   startTimeoutMs: number;
   abortSignal: AbortSignal | undefined;
 }): Promise<void> {
   const deadline = Date.now() + startTimeoutMs;
-  for (let attempt = 0; ; attempt += 1) {
+  let gone: number | null | undefined;
+  void exited.then((code) => {
+    gone = code;
+  });
+  for (;;) {
     if (abortSignal?.aborted) throw new ToolError("ABORTED", "acquire was aborted");
-    try {
-      await http.health();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) {
-        const logs = await run(["logs", "--tail", "20", name]).catch(() => "");
-        throw sandboxUnavailableError({
-          message: `the sandbox container ${name} did not answer within ${startTimeoutMs} ms${logs === "" ? "" : `; its log ends: ${logs}`}`,
-          cause: error,
-          details: { reason: "start" },
-        });
-      }
-      if (attempt % 20 === 19) {
-        const state = await run(["inspect", "--format", "{{.State.Status}}", name]).catch(() => "");
-        if (state === "exited" || state === "dead") {
-          const logs = await run(["logs", "--tail", "20", name]).catch(() => "");
-          throw sandboxUnavailableError({
-            message: `the sandbox container ${name} stopped as it started: ${logs}`,
-            details: { reason: "start" },
-          });
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    if (gone !== undefined) {
+      throw sandboxUnavailableError({
+        message: `the sandbox container ${name} stopped as it started (exit code ${gone}): ${stderr().trim()}`,
+        details: { reason: "start" },
+      });
     }
+    // The token goes only to a socket the container's user made in our private folder.
+    const state = await socketFolderState(socketPath, socketOwner);
+    if (state === "foreign") {
+      throw sandboxUnavailableError({
+        message: `${socketPath} is not a socket of uid ${socketOwner}; refusing to send the token there`,
+        details: { reason: "start" },
+      });
+    }
+    let failure: unknown;
+    if (state === "ready") {
+      try {
+        await http.health();
+        return;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    if (Date.now() > deadline) {
+      throw sandboxUnavailableError({
+        message: `the sandbox container ${name} did not answer within ${startTimeoutMs} ms${stderr() === "" ? "" : `; its log ends: ${stderr().trim()}`}`,
+        cause: failure,
+        details: { reason: "start" },
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

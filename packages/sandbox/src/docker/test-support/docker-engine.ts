@@ -1,0 +1,81 @@
+// What the Docker tests share: whether an engine answers, and the sandbox image built once from
+// the code under test (scripts/build-sandbox-image.sh --if-changed, serialised between files).
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+
+export const repo = path.resolve(import.meta.dirname, "../../../../..");
+export const IMAGE = "pleach-sandbox:test";
+
+/** Why the Docker tests cannot run here, or `undefined` when an engine answers. */
+export function dockerSkipReason(): string | undefined {
+  const info = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], {
+    encoding: "utf8",
+    timeout: 15_000,
+  });
+  if (info.error !== undefined)
+    return `the docker command is not installed (${info.error.message})`;
+  if (info.status !== 0) {
+    return `no Docker engine answers (${info.stderr.trim().split("\n").at(-1)}); start one (bash scripts/start-dockerd.sh)`;
+  }
+  if (!existsSync("/usr/bin/bwrap")) return "bubblewrap is not installed (the image copies it)";
+  return undefined;
+}
+
+/**
+ * Build the packages (when that fails, as it may while files are being edited, the last build is
+ * used) and the image from them, unless the image already holds exactly that build.
+ */
+export function ensureSandboxImage(): void {
+  // One build at a time: test files run in parallel.
+  const built = spawnSync(
+    "bash",
+    [
+      "-c",
+      `exec 9>"${path.join(os.tmpdir(), `pleach-tsc-${process.getuid?.() ?? 0}.lock`)}"; flock 9; exec npx tsc -b`,
+    ],
+    { cwd: repo, encoding: "utf8" },
+  );
+  if (built.status !== 0 && !existsSync(path.join(repo, "packages/sandbox/dist/index.js"))) {
+    throw new Error(`npx tsc -b failed: ${built.stdout}${built.stderr}`);
+  }
+  execFileSync("bash", [path.join(repo, "scripts/build-sandbox-image.sh"), "--if-changed", IMAGE], {
+    cwd: repo,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+/** `docker` with these arguments; its trimmed stdout. */
+export function docker(...args: string[]): string {
+  return execFileSync("docker", args, { encoding: "utf8" }).trim();
+}
+
+/** The names of the containers, running or not, that carry this label (`key=value`). */
+export function containersLabelled(label: string): string[] {
+  return docker("ps", "--all", "--filter", `label=${label}`, "--format", "{{.Names}}")
+    .split("\n")
+    .filter((name) => name !== "");
+}
+
+/**
+ * Wait until no placeholder (an empty folder of mode 555) stands at the top of `root`: they go
+ * once no command has used them for a moment (placeholderIdleMs), one by one.
+ */
+export async function placeholdersGone(root: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await placeholdersIn(root)) > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function placeholdersIn(root: string): Promise<number> {
+  let count = 0;
+  for (const name of await readdir(root)) {
+    const info = await lstat(path.join(root, name)).catch(() => undefined);
+    if (info?.isDirectory() !== true || (info.mode & 0o777) !== 0o555) continue;
+    if ((await readdir(path.join(root, name)).catch(() => [])).length === 0) count += 1;
+  }
+  return count;
+}
