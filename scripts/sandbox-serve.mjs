@@ -11,9 +11,7 @@
 // removed, and never destroyed for being idle. --exit-with-stdin stops the server when its stdin
 // ends (the Docker provider holds the other end: the container goes with its owner).
 // Prints the server's URL as its first line of stdout; stops on SIGTERM/SIGINT.
-import { mkdtempSync, symlinkSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 
@@ -47,51 +45,9 @@ if (values["token-file"] !== undefined) {
   else hiddenFiles.push(values["token-file"]);
 }
 
-// The server removes a sandbox's workspace folder when it destroys the sandbox. A bound workspace
-// (the user's own files) must survive that: the server is given a symbolic link to it, which is
-// what gets removed.
-let workspacePath;
-if (values.workspace !== undefined) {
-  const bound = values.workspace;
-  const links = mkdtempSync(path.join(os.tmpdir(), "pleach-bound-"));
-  workspacePath = (id) => {
-    const link = path.join(links, id);
-    symlinkSync(bound, link);
-    return link;
-  };
-}
-
-// The host's wrapper, counting the commands whose sandbox is not yet gone: on the way out, the
-// server waits for them (a command aborted by a client that went away may still be ending), so
-// that every placeholder folder they held in a bound workspace is removed before it exits.
-const baseWrapper = createCommandWrapper();
-let running = 0;
-let allDone = () => {};
-const commandWrapper = {
-  backend: baseWrapper.backend,
-  close: () => baseWrapper.close(),
-  protection: (root) => baseWrapper.protection(root),
-  async invocation(request) {
-    const invocation = await baseWrapper.invocation(request);
-    if (invocation.release === undefined) return invocation;
-    running += 1;
-    let released = false;
-    return {
-      ...invocation,
-      async release() {
-        try {
-          await invocation.release();
-        } finally {
-          if (!released) {
-            released = true;
-            running -= 1;
-            if (running === 0) allDone();
-          }
-        }
-      },
-    };
-  },
-};
+// A bound workspace (the user's own files, outside the root) is never removed by the server.
+const workspacePath = values.workspace === undefined ? undefined : () => values.workspace;
+const commandWrapper = createCommandWrapper();
 
 const server = await createSandboxServer({
   commandWrapper,
@@ -114,19 +70,8 @@ const server = await createSandboxServer({
 process.stdout.write(`${server.url.href}\n`);
 let stopping;
 const stop = () => {
-  stopping ??= (async () => {
-    await server.close();
-    if (running > 0) {
-      await Promise.race([
-        new Promise((resolve) => {
-          allDone = resolve;
-        }),
-        new Promise((resolve) => setTimeout(resolve, 5_000)),
-      ]);
-    }
-    await commandWrapper.close();
-    process.exit(0);
-  })();
+  // close() waits for aborted commands to end, so their placeholders are gone before the exit.
+  stopping ??= server.close().then(() => process.exit(0));
   return stopping;
 };
 process.once("SIGTERM", stop);

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -175,9 +175,15 @@ describe("sandbox server", () => {
         "git init -q -b main r && cd r && echo hi > f && git add f && git -c user.email=a@b -c user.name=a commit -qm one",
       );
       expect(setup.exitCode).toBe(0);
-      const fromGit = await templated.acquire({
-        template: { git: `file://${path.join(fromFolder.root, "r")}` },
-      });
+      // The clone runs inside the new sandbox, which sees no other sandbox's workspace, nor the
+      // host's /tmp (it has a private one): the repository is copied where it can see it.
+      await expect(
+        templated.acquire({ template: { git: `file://${path.join(fromFolder.root, "r")}` } }),
+      ).rejects.toMatchObject({ code: "COMMAND_FAILED" });
+      const visible = await mkdtemp("/var/tmp/pleach-template-repo-");
+      cleanups.push(() => rm(visible, { recursive: true, force: true }));
+      await cp(path.join(fromFolder.root, "r"), visible, { recursive: true });
+      const fromGit = await templated.acquire({ template: { git: `file://${visible}` } });
       expect(await fromGit.client.readFile("f")).toBe("hi\n");
       await expect(provider.acquire({ template: { git: "file:///etc" } })).rejects.toMatchObject({
         code: "UNSUPPORTED",

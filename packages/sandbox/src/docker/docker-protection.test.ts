@@ -24,13 +24,13 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { hostState } from "../os/test-support/host-state.js";
+import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import {
   createDockerSandboxProvider,
   DOCKER_LABELS,
   type DockerSandboxProviderOptions,
   dockerHostLabel,
 } from "./docker-provider.js";
-import { formatProcessKey, ownProcessKey } from "./owner.js";
 import {
   containersLabelled,
   docker,

@@ -19,8 +19,8 @@ import type { SandboxMode, SandboxProvider } from "@pleach/coding-agent/sandbox"
 import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
-import { formatProcessKey, ownProcessKey, parseProcessKey, processState } from "./owner.js";
-import { checkPrivateFolder, makePrivateFolder, socketFolderState } from "./private-folder.js";
+import { checkPrivateFolder, makePrivateFolder, socketFolderState } from "../private-folder.js";
+import { formatProcessKey, ownProcessKey, parseProcessKey, processState } from "../process-key.js";
 import { sandboxSeccompProfile } from "./seccomp.js";
 
 /** Options of {@link createDockerSandboxProvider}. */

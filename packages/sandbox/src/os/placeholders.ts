@@ -3,7 +3,6 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   renameSync,
   rmdirSync,
   type Stats,
@@ -12,6 +11,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { privateFolderProblem } from "../private-folder.js";
+import {
+  formatProcessKey,
+  ownProcessKey,
+  type ProcessKey,
+  parseProcessKey,
+  processState,
+} from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
 
 interface Identity {
@@ -418,14 +425,7 @@ function mayBePlaceholder(info: Stats | undefined): info is Stats {
 // removed once the process holds nothing.
 
 const REGISTRY_HEADER = "pleach-placeholders 1";
-const REGISTRY_NAME = /^([0-9a-f-]{36})\.(\d+)\.(\d+)\.(\d+)\.(jsonl|claim\.jsonl|tmp)$/;
-
-interface ProcessKey {
-  bootId: string;
-  pidNamespace: string;
-  pid: number;
-  startTime: string;
-}
+const REGISTRY_NAME = /^([0-9a-f-]{36}\.\d+\.\d+\.\d+)\.(jsonl|claim\.jsonl|tmp)$/;
 
 interface RegistryEntry {
   path: string;
@@ -648,7 +648,7 @@ function openRegistry(): Registry | undefined {
   const own = ownProcessKey();
   const folder = registryFolder();
   if (own === undefined || folder === undefined) return undefined;
-  const ownName = `${own.bootId}.${own.pidNamespace}.${own.pid}.${own.startTime}`;
+  const ownName = formatProcessKey(own);
   registry = {
     folder,
     own,
@@ -681,59 +681,7 @@ function privateFolder(folder: string, uid: number): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
   }
-  const info = lstatSync(folder, { throwIfNoEntry: false });
-  return info?.isDirectory() === true && info.uid === uid && (info.mode & 0o077) === 0;
-}
-
-/**
- * Who this process is, for good: boot, pid namespace, pid and start time. `undefined` without a
- * `/proc` of this process's own pid namespace (where the liveness of others could not be told).
- */
-function ownProcessKey(): ProcessKey | undefined {
-  try {
-    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    const pidNamespace = /^pid:\[(\d+)\]$/.exec(readlinkSync("/proc/self/ns/pid"))?.[1];
-    const self = processStart("self");
-    if (!/^[0-9a-f-]{36}$/.test(bootId) || pidNamespace === undefined || self === undefined) {
-      return undefined;
-    }
-    // /proc must be of our pid namespace: our pid there is the process we are.
-    if (processStart(String(process.pid))?.startTime !== self.startTime) return undefined;
-    return { bootId, pidNamespace, pid: process.pid, startTime: self.startTime };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A process's start time (clock ticks since boot) and whether it is a zombie; `undefined` if none. */
-function processStart(pid: string): { startTime: string; zombie: boolean } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-  // The command name (in parentheses) may hold spaces and parentheses: fields follow the last ")".
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const startTime = fields[19];
-  if (startTime === undefined || !/^\d+$/.test(startTime)) throw new Error("unreadable stat");
-  return { startTime, zombie: fields[0] === "Z" || fields[0] === "X" };
-}
-
-/** Whether the process `key` still runs: `unknown` for another pid namespace, or when unreadable. */
-function processState(key: ProcessKey, own: ProcessKey): "alive" | "dead" | "unknown" {
-  // The folder is this machine's: a registry from another boot was left by a process long gone.
-  if (key.bootId !== own.bootId) return "dead";
-  if (key.pidNamespace !== own.pidNamespace) return "unknown";
-  try {
-    const found = processStart(String(key.pid));
-    return found === undefined || found.startTime !== key.startTime || found.zombie
-      ? "dead"
-      : "alive";
-  } catch {
-    return "unknown";
-  }
+  return privateFolderProblem(lstatSync(folder, { throwIfNoEntry: false }), uid) === undefined;
 }
 
 function parseRegistryName(
@@ -741,12 +689,9 @@ function parseRegistryName(
 ): { key: ProcessKey; name: string; suffix: string } | undefined {
   const match = REGISTRY_NAME.exec(name);
   if (match === null) return undefined;
-  const [, bootId = "", pidNamespace = "", pid = "", startTime = "", suffix = ""] = match;
-  return {
-    key: { bootId, pidNamespace, pid: Number(pid), startTime },
-    name: `${bootId}.${pidNamespace}.${pid}.${startTime}`,
-    suffix,
-  };
+  const [, keyText = "", suffix = ""] = match;
+  const key = parseProcessKey(keyText);
+  return key === undefined ? undefined : { key, name: formatProcessKey(key), suffix };
 }
 
 function unlinkQuietly(file: string): void {

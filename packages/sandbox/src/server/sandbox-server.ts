@@ -179,6 +179,11 @@ interface HostedSandbox {
   limits: StreamingExecLimits;
   lastUsed: number;
   running: Set<AbortController>;
+  /**
+   * Whether the server made the workspace (in its root) and removes it with the sandbox; a folder
+   * named by `workspacePath` outside the root (a host folder bound into a container) is the user's.
+   */
+  ownsWorkspace: boolean;
 }
 
 const ID_PATTERN = /^[a-f0-9]{32}$/;
@@ -269,6 +274,8 @@ export async function createSandboxServer({
   const filling = new Set<AbortController>();
   let creating = 0;
   let closing = false;
+  /** Commands running now, each settled once its process group is gone and its sandbox let go. */
+  const executing = new Set<Promise<void>>();
 
   const authorized = (request: http.IncomingMessage): boolean => {
     const header = request.headers.authorization ?? "";
@@ -281,6 +288,7 @@ export async function createSandboxServer({
     if (sandboxes.get(sandbox.id) !== sandbox) return;
     sandboxes.delete(sandbox.id);
     for (const controller of sandbox.running) controller.abort(reason);
+    if (!sandbox.ownsWorkspace) return;
     await rm(sandbox.workspace, { recursive: true, force: true }).catch((error: Error) =>
       onError(error),
     );
@@ -298,7 +306,8 @@ export async function createSandboxServer({
     try {
       const id = randomBytes(16).toString("hex");
       const workspace = path.resolve(workspacePath?.(id) ?? path.join(rootReal, id));
-      if (workspacePath === undefined || isInside(rootReal, workspace)) {
+      const ownsWorkspace = workspacePath === undefined || isInside(rootReal, workspace);
+      if (ownsWorkspace) {
         if ((await readdir(workspace).catch(() => [])).length > 0) {
           throw new ToolError("INTERNAL", `the workspace folder ${workspace} is not empty`);
         }
@@ -356,6 +365,7 @@ export async function createSandboxServer({
         },
         lastUsed: Date.now(),
         running: new Set(),
+        ownsWorkspace,
       };
       if (closing) {
         await rm(workspace, { recursive: true, force: true });
@@ -389,6 +399,11 @@ export async function createSandboxServer({
   ): Promise<void> => {
     const controller = new AbortController();
     sandbox.running.add(controller);
+    let ended = () => {};
+    const finished = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    executing.add(finished);
     response.writeHead(200, {
       "content-type": "application/x-ndjson",
       "cache-control": "no-store",
@@ -427,6 +442,8 @@ export async function createSandboxServer({
       sandbox.running.delete(controller);
       sandbox.lastUsed = Date.now();
       response.end();
+      executing.delete(finished);
+      ended();
     }
   };
 
@@ -663,6 +680,8 @@ export async function createSandboxServer({
             destroy(sandbox, "the sandbox server is shutting down"),
           ),
         );
+        // Aborted commands end a moment later; their placeholders are let go only then.
+        await Promise.all(executing);
         await wrapper.close?.();
       })();
       return closed;

@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import { lstat, mkdir } from "node:fs/promises";
 import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 
@@ -14,18 +15,25 @@ export async function makePrivateFolder(folder: string, uid: number): Promise<vo
 }
 
 /**
- * Refuse `folder` unless it is a real folder (not a symbolic link) of `uid` that group and others
- * cannot enter: a folder another user made or can write could swap the socket and get the token.
+ * Why `folder` (its `lstat`) is not a private folder of `uid`, or `undefined` when it is: a real
+ * folder (not a symbolic link) of `uid` that group and others cannot enter. A folder another user
+ * made, or can write, could have what pleach keeps there swapped (a socket that receives a token,
+ * a registry that names folders to remove).
  */
-export async function checkPrivateFolder(folder: string, uid: number): Promise<void> {
-  const info = await lstat(folder);
-  let problem: string | undefined;
-  if (info.isSymbolicLink()) problem = "is a symbolic link";
-  else if (!info.isDirectory()) problem = "is not a folder";
-  else if (info.uid !== uid) problem = `belongs to uid ${info.uid}, not ${uid}`;
-  else if ((info.mode & 0o077) !== 0) {
-    problem = `has mode ${(info.mode & 0o777).toString(8)}: group or others may enter it`;
+export function privateFolderProblem(info: Stats | undefined, uid: number): string | undefined {
+  if (info === undefined) return "is missing";
+  if (info.isSymbolicLink()) return "is a symbolic link";
+  if (!info.isDirectory()) return "is not a folder";
+  if (info.uid !== uid) return `belongs to uid ${info.uid}, not ${uid}`;
+  if ((info.mode & 0o077) !== 0) {
+    return `has mode ${(info.mode & 0o777).toString(8)}: group or others may enter it`;
   }
+  return undefined;
+}
+
+/** Refuse `folder` unless it is private to `uid` ({@link privateFolderProblem}). */
+export async function checkPrivateFolder(folder: string, uid: number): Promise<void> {
+  const problem = privateFolderProblem(await lstat(folder), uid);
   if (problem !== undefined) {
     throw sandboxUnavailableError({
       message: `the sandbox socket folder ${folder} ${problem}; remove it, or choose another socketParent`,

@@ -1,9 +1,10 @@
 import { readFileSync, readlinkSync } from "node:fs";
 
 /**
- * Who owns a sandbox container, for good: the boot, the pid namespace, the pid and its start time
- * (clock ticks since boot, from `/proc/<pid>/stat`), so that a pid used again by another process
- * is not taken for the owner.
+ * Who a process is, for good: the boot, the pid namespace, the pid and its start time (clock
+ * ticks since boot, from `/proc/<pid>/stat`), so that a pid used again by another process is not
+ * taken for it. What a process leaves for cleaning after its death (placeholder registries,
+ * Docker containers and their socket folders) is named by its key.
  */
 export interface ProcessKey {
   bootId: string;
@@ -34,11 +35,12 @@ export function ownProcessKey(): ProcessKey | undefined {
   }
 }
 
-/** `boot.pidns.pid.start`, as a Docker label value and in the owner files. */
+/** `boot.pidns.pid.start`: a Docker label value, and the name of a placeholder registry. */
 export function formatProcessKey(key: ProcessKey): string {
   return `${key.bootId}.${key.pidNamespace}.${key.pid}.${key.startTime}`;
 }
 
+/** The key {@link formatProcessKey} wrote, or `undefined` for any other text. */
 export function parseProcessKey(text: string): ProcessKey | undefined {
   const match = KEY_PATTERN.exec(text.trim());
   if (match === null) return undefined;
