@@ -91,9 +91,12 @@ const request = (root) => ({
   network: false,
 });
 
-function spawnAndWait(file, args, env) {
+function spawnAndWait(file, args, env, inputs = []) {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: "ignore", detached: true });
+    // An invocation's inputs (bubblewrap's seccomp filter) go to fds 3 and up, as pipes.
+    const stdio = ["ignore", "ignore", "ignore", ...inputs.map(() => "pipe")];
+    const child = spawn(file, args, { env, stdio, detached: true });
+    for (const [index, data] of inputs.entries()) child.stdio[3 + index].end(data).resume();
     child.on("error", reject);
     child.on("close", (code) =>
       code === 0 ? resolve() : reject(new Error(`${file} exited ${code}`)),
@@ -106,8 +109,9 @@ async function fullCall(wrapper, root) {
   try {
     // A warm sandbox runs the command when one is ready (see the wrapper's `warmSandbox`).
     const warm = invocation.warm?.run({ timeoutMs: 60_000, maxOutputBytes: 1_000_000 });
-    if (warm === undefined) await spawnAndWait(invocation.file, invocation.args, invocation.env);
-    else if ((await warm).exitCode !== 0) throw new Error("true failed in the warm sandbox");
+    if (warm === undefined) {
+      await spawnAndWait(invocation.file, invocation.args, invocation.env, invocation.inputs);
+    } else if ((await warm).exitCode !== 0) throw new Error("true failed in the warm sandbox");
   } finally {
     await invocation.release?.();
   }
@@ -131,7 +135,7 @@ async function pleachVariants(build, prefix) {
   return {
     variants: {
       [`${prefix}argv only (prepared once)`]: () =>
-        spawnAndWait(precomputed.file, precomputed.args, precomputed.env),
+        spawnAndWait(precomputed.file, precomputed.args, precomputed.env, precomputed.inputs),
       [`${prefix}full call, back to back`]: () => fullCall(wrapper, smallRoot),
       [`${prefix}full call, placeholderIdleMs 0`]: () => fullCall(eagerWrapper, eagerRoot),
       [`${prefix}big tree (${folders} folders)`]: () => fullCall(bigWrapper, bigRoot),

@@ -5,6 +5,7 @@ import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { CommandOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
+import { feedInputs, inputPipes } from "./os/launcher-inputs.js";
 import { type OutputChannel, type OutputStream, sharedOutputChannel } from "./output-channel.js";
 
 /** Options of {@link runProcess}. */
@@ -101,8 +102,11 @@ export async function runProcess(
           stdin === undefined ? "ignore" : "pipe",
           streams?.[0].writer ?? "pipe",
           streams?.[1].writer ?? "pipe",
+          // Bubblewrap's seccomp filter, read from fd 3.
+          ...inputPipes(invocation.inputs),
         ],
       });
+      feedInputs(child, invocation.inputs);
     } catch (error) {
       destroyStreams(streams);
       throw error;

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect, it } from "vitest";
@@ -6,6 +7,59 @@ import { quote } from "./test-support/servers.js";
 import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
+const PYTHON = "/usr/bin/python3";
+
+/** Files and folders with a setuid or setgid bit under `root`, as the host sees them. */
+function setuidFiles(root: string): string {
+  return execFileSync("find", [root, "-perm", "/6000"], { encoding: "utf8" });
+}
+
+/**
+ * A Python script that makes each system call that could set a setuid or setgid bit, as raw
+ * numbers of this architecture too (fchmodat2 is newer than most C libraries), and prints each
+ * outcome: `name ok` or `name ERRNO`.
+ */
+function rawCallsScript(): string {
+  const numbers =
+    process.arch === "arm64"
+      ? { fchmodat: 53, fchmodat2: 452, openat2: 437, ioUringSetup: 425, x32Chmod: undefined }
+      : { fchmodat: 268, fchmodat2: 452, openat2: 437, ioUringSetup: 425, x32Chmod: 0x4000005a };
+  return [
+    "import ctypes, errno, os, stat",
+    "libc = ctypes.CDLL(None, use_errno=True)",
+    "L = ctypes.c_long",
+    "def report(name, call):",
+    "    try:",
+    "        result = call()",
+    "        failed = isinstance(result, int) and result == -1",
+    "        print(name, errno.errorcode[ctypes.get_errno()] if failed else 'ok')",
+    "    except OSError as error:",
+    "        print(name, errno.errorcode[error.errno])",
+    "def raw(number, *args):",
+    "    ctypes.set_errno(0)",
+    "    return libc.syscall(L(number), *args)",
+    "AT_FDCWD = -100",
+    "os.close(os.open('plain', os.O_CREAT | os.O_WRONLY, 0o644))",
+    "report('open-creat-setuid', lambda: os.open('opened', os.O_CREAT | os.O_WRONLY, 0o4755))",
+    "report('open-creat-setgid', lambda: os.open('opened', os.O_CREAT | os.O_WRONLY, 0o2755))",
+    "report('open-tmpfile-setuid', lambda: os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o4700))",
+    "report('open-existing-mode-ignored', lambda: os.open('plain', os.O_RDONLY, 0o4755))",
+    "report('mknod-setuid', lambda: os.mknod('noded', stat.S_IFREG | 0o4755))",
+    "report('mknod-plain', lambda: os.mknod('noded', stat.S_IFREG | 0o644))",
+    "report('chmod-setgid', lambda: os.chmod('plain', 0o2755))",
+    "fd = os.open('plain', os.O_RDONLY)",
+    "report('fchmod-setuid', lambda: os.fchmod(fd, 0o4755))",
+    `report('fchmodat-setuid', lambda: raw(${numbers.fchmodat}, L(AT_FDCWD), b'plain', L(0o4755)))`,
+    `report('fchmodat2-setuid', lambda: raw(${numbers.fchmodat2}, L(AT_FDCWD), b'plain', L(0o4755), L(0)))`,
+    `report('fchmodat-plain', lambda: raw(${numbers.fchmodat}, L(AT_FDCWD), b'plain', L(0o750)))`,
+    `report('openat2', lambda: raw(${numbers.openat2}, L(AT_FDCWD), b'plain', None, L(0)))`,
+    `report('io_uring_setup', lambda: raw(${numbers.ioUringSetup}, L(1), None))`,
+    numbers.x32Chmod === undefined
+      ? "print('x32-chmod ENOSYS')"
+      : `report('x32-chmod', lambda: raw(${numbers.x32Chmod}, b'plain', L(0o4755)))`,
+    "print(oct(os.stat('plain').st_mode & 0o7777))",
+  ].join("\n");
+}
 
 describeAttacks("file system attacks through bubblewrap", skipReason, (fixture) => {
   it("cannot write outside the workspace, to /etc or to the home folder", async () => {
@@ -154,6 +208,64 @@ describeAttacks("file system attacks through bubblewrap", skipReason, (fixture) 
     expect(verdicts(stdout)).toEqual(Array(8).fill("BLOCKED"));
     expect(stdout).toContain("scratch");
     expect(await fixture.state()).toEqual(before);
+  });
+
+  it("cannot make a setuid or setgid file or folder, which outside the sandbox would run as the caller (or root)", async () => {
+    const { stdout } = await fixture.run(
+      [
+        attempt("cp /bin/bash rootsh && chmod 4755 rootsh"),
+        attempt("cp /bin/bash groupsh && chmod g+s groupsh"),
+        attempt("cp /bin/bash usersh && chmod u+s,g+s usersh"),
+        attempt("install -m 4755 /bin/bash installed"),
+        attempt(`${PYTHON} -c 'import os; os.open("opened", os.O_CREAT | os.O_WRONLY, 0o4755)'`),
+        attempt(`${PYTHON} -c 'import os, stat; os.mknod("noded", stat.S_IFREG | 0o6755)'`),
+        attempt("mkdir folder && chmod u+s folder"),
+        attempt("mkdir group-folder && chmod g+s group-folder"),
+        attempt("mkdir -m 2755 made-folder"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(9).fill("BLOCKED"));
+    expect(setuidFiles(fixture.root)).toBe("");
+  });
+
+  it("refuses each system call that sets a setuid or setgid bit, and openat2 and io_uring", async () => {
+    const { stdout, stderr } = await fixture.run(`${PYTHON} -c ${quote(rawCallsScript())}`);
+    expect(stderr).toBe("");
+    expect(stdout.trim().split("\n")).toEqual([
+      "open-creat-setuid EPERM",
+      "open-creat-setgid EPERM",
+      "open-tmpfile-setuid EPERM",
+      "open-existing-mode-ignored ok",
+      "mknod-setuid EPERM",
+      "mknod-plain ok",
+      "chmod-setgid EPERM",
+      "fchmod-setuid EPERM",
+      "fchmodat-setuid EPERM",
+      "fchmodat2-setuid EPERM",
+      "fchmodat-plain ok",
+      "openat2 ENOSYS",
+      "io_uring_setup ENOSYS",
+      "x32-chmod ENOSYS",
+      "0o750",
+    ]);
+    expect(setuidFiles(fixture.root)).toBe("");
+  });
+
+  it("still changes ordinary modes: 755, 644, +x, a folder's, install -m 755, sticky", async () => {
+    const { stdout, exitCode } = await fixture.run(
+      [
+        "umask 022",
+        "touch plain && chmod 755 plain && stat -c %a plain",
+        "chmod 644 plain && stat -c %a plain",
+        "chmod +x plain && stat -c %a plain",
+        "chmod u-s,g-s plain && stat -c %a plain",
+        "mkdir folder && chmod 700 folder && stat -c %a folder",
+        "chmod +t folder && stat -c %a folder",
+        "install -m 755 /bin/true tool && stat -c %a tool",
+      ].join(" && "),
+    );
+    expect(stdout).toBe("755\n644\n755\n755\n700\n1700\n755\n");
+    expect(exitCode).toBe(0);
   });
 
   it("can write ordinary workspace files in workspace-write mode", async () => {

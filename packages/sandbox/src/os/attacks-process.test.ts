@@ -4,7 +4,8 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { createCommandWrapper } from "./index.js";
+import { type CommandInvocation, createCommandWrapper } from "./index.js";
+import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { attempt, verdicts } from "./test-support/fixture.js";
 import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js";
 
@@ -28,11 +29,15 @@ async function hostProcessesWith(marker: string): Promise<string[]> {
 }
 
 /** Run an argv on a pseudo-terminal that is its controlling terminal; what the terminal echoed. */
-function onTerminal(invocation: { file: string; args: string[]; env: Record<string, string> }) {
+function onTerminal({ inputs, ...invocation }: CommandInvocation) {
   return new Promise<{ output: string; status: number }>((resolve, reject) => {
-    const child = spawn(PYTHON, [driver], { stdio: ["pipe", "pipe", "inherit"] });
+    // The driver's command inherits its fds 3 and up: the invocation's inputs.
+    const child = spawn(PYTHON, [driver], {
+      stdio: ["pipe", "pipe", "inherit", ...inputPipes(inputs)],
+    });
+    feedInputs(child, inputs);
     let stdout = "";
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString("utf8");
     });
     child.on("error", reject);
@@ -43,7 +48,7 @@ function onTerminal(invocation: { file: string; args: string[]; env: Record<stri
         reject(error);
       }
     });
-    child.stdin.end(JSON.stringify(invocation));
+    child.stdin?.end(JSON.stringify(invocation));
   });
 }
 

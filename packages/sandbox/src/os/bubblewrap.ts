@@ -6,6 +6,12 @@ import type { SandboxPolicy } from "./wrap-command.js";
 
 /** The only bubblewrap pleach runs: never one found on `PATH` or in the workspace. */
 export const BUBBLEWRAP_PATH = "/usr/bin/bwrap";
+/**
+ * The file descriptor bubblewrap reads the sandbox's seccomp filter from (`seccompFilter`): whoever
+ * spawns the argv gives it as a pipe holding the filter (`CommandInvocation.inputs`). Without it
+ * bubblewrap refuses to start, so a launch that forgets the filter fails rather than runs unfiltered.
+ */
+export const SECCOMP_FD = 3;
 const SHELL = "/bin/bash";
 
 /** Options of {@link bubblewrapArguments}. */
@@ -57,6 +63,9 @@ export function bubblewrapSandboxArguments({
     ...(hostFacts.bubblewrap?.disableUserNamespaces === false ? [] : ["--disable-userns"]),
     "--cap-drop",
     "ALL",
+    // No setuid or setgid files (see seccomp.ts): for a root caller they would be the host's root's.
+    "--seccomp",
+    String(SECCOMP_FD),
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",

@@ -15,6 +15,7 @@ import {
 } from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
+import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
 import {
   pathIdentities,
   type WarmRunOptions,
@@ -66,6 +67,13 @@ export interface CommandInvocation {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /**
+   * What `file` reads from its file descriptors 3, 4, ..., in order: spawn it with one pipe per
+   * input past stdio, each holding its data and then closed (`inputPipes` and `feedInputs` in
+   * `launcher-inputs.ts`). Bubblewrap reads its seccomp filter from fd 3 this way and refuses to
+   * start without it. Absent when there is none.
+   */
+  inputs?: readonly Uint8Array[];
   /**
    * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it lets
    * go of the placeholder folders that kept missing protected paths uncreatable, which are removed
@@ -289,6 +297,21 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
+      const seccomp = chosen === "bubblewrap" ? seccompFilter(process.arch) : undefined;
+      if (chosen === "bubblewrap" && seccomp === undefined) {
+        // Not bubblewrap's fault: installing it again would not help, so no install hint.
+        const reason =
+          `pleach has no seccomp filter for ${process.arch} (only for ${SECCOMP_ARCHITECTURES.join(", ")}), ` +
+          "without which a command could leave a setuid or setgid program in the workspace";
+        throw new ToolError(
+          "NO_SANDBOX",
+          `commands cannot run in ${mode} mode: ${reason}. ` +
+            "Use mode danger-full-access to run them unconfined, deliberately.",
+          { details: { backend: chosen, reason } },
+        );
+      }
+      const inputs: Pick<CommandInvocation, "inputs"> =
+        seccomp === undefined ? {} : { inputs: [seccomp] };
       const protect = mode === "workspace-write";
       const hostFacts = await gatherHostFacts({
         root,
@@ -314,7 +337,7 @@ export function createCommandWrapper({
         const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
         const facts =
           lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-        const wrapped = wrapCommand({ command, policy, hostFacts: facts });
+        const wrapped = { ...wrapCommand({ command, policy, hostFacts: facts }), ...inputs };
         if (!warmEnabled || chosen !== "bubblewrap") {
           return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
         }
@@ -327,6 +350,7 @@ export function createCommandWrapper({
             {
               file: wrapped.file,
               sandboxArgs,
+              inputs: wrapped.inputs ?? [],
               protectedPaths: facts.protectedPaths,
               cleanFolders: [
                 "/tmp",

@@ -8,6 +8,7 @@ import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { CommandOutput } from "../bounded-output.js";
 import type { ProtectedPath } from "./host-facts.js";
+import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 
 /**
@@ -30,6 +31,8 @@ import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
  *   before it starts any command, so a command (same uid, no capabilities) can neither ptrace it
  *   nor write its memory through `/proc/<pid>/mem` to outlive its call.
  * - Each command's environment is sent with it; the server's own is empty but for `PATH`.
+ * - The sandbox's seccomp filter (`seccomp.ts`) applies to the server, bubblewrap's command, and
+ *   so to every command it forks: seccomp filters are inherited and cannot be removed.
  *
  * Left alone on purpose: System V IPC objects and POSIX message queues made by a command live as
  * long as the warm sandbox (its IPC namespace); they hold nothing of the host.
@@ -59,14 +62,15 @@ const REAP_TIMEOUT_MS = 5_000;
 /**
  * The server inside the sandbox. Reads requests from stdin as NUL-terminated fields:
  * `run, cwd, command, n, name1, value1, ...` and `reap`. Writes `ready`, `exit <wait status>` and
- * `reaped` lines on fd 3. It is the sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no
- * signal from inside the namespace that it has no handler for (it has none), so a command can
- * neither kill nor stop it, and `kill(-1)` from it reaches every other process there.
+ * `reaped` lines on the status fd it is given (the one after bubblewrap's inputs). It is the
+ * sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no signal from inside the namespace that
+ * it has no handler for (it has none), so a command can neither kill nor stop it, and `kill(-1)`
+ * from it reaches every other process there.
  */
 const SERVER = String.raw`
-my ($ctl, $prctl, @clean) = @ARGV;
+my ($ctl, $prctl, $statusFd, @clean) = @ARGV;
 syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
-open(my $status, '>&=', 3) or die "no status pipe: $!\n";
+open(my $status, '>&=', $statusFd + 0) or die "no status pipe: $!\n";
 sub report { syswrite($status, "$_[0]\n") or exit 1 }
 sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
 sub remove {
@@ -166,6 +170,8 @@ export interface WarmSandboxSpec {
   file: string;
   /** Everything before `--setenv`/`--chdir`/`--`: the namespaces and mounts. */
   sandboxArgs: readonly string[];
+  /** What bubblewrap reads from fds 3, 4, ... (its seccomp filter), as `CommandInvocation.inputs`. */
+  inputs: readonly Uint8Array[];
   /** The protected paths the sandbox mounts over, whose placeholders it keeps while it runs. */
   protectedPaths: readonly ProtectedPath[];
   /** The sandbox's own private folders, emptied of what each command left. */
@@ -266,6 +272,8 @@ export class WarmSandbox {
     if (this.#state === "dead") return false;
     const prctl = PRCTL_SYSCALL[process.arch];
     if (prctl === undefined) throw new Error(`no prctl number for ${process.arch}`);
+    // The server's status pipe follows bubblewrap's inputs (which bubblewrap closes once read).
+    const statusFd = 3 + this.spec.inputs.length;
     const child = spawn(
       this.spec.file,
       [
@@ -283,21 +291,25 @@ export class WarmSandbox {
         "--",
         CONTROL_MOUNT,
         String(prctl),
+        String(statusFd),
         ...this.spec.cleanFolders,
       ],
       {
         env: { PATH: "/usr/bin:/bin" },
-        stdio: ["pipe", "ignore", "ignore", "pipe"],
+        stdio: ["pipe", "ignore", "ignore", ...inputPipes(this.spec.inputs), "pipe"],
         detached: true,
       },
     );
     this.#child = child;
+    feedInputs(child, this.spec.inputs);
     child.unref();
-    for (const stream of [child.stdin, child.stdio[3]]) (stream as net.Socket | null)?.unref?.();
+    for (const stream of [child.stdin, ...child.stdio.slice(3)]) {
+      (stream as net.Socket | null)?.unref?.();
+    }
     child.stdin?.on("error", () => {
       // The server is gone; its exit says so.
     });
-    const status = child.stdio[3] as net.Socket | null;
+    const status = child.stdio[statusFd] as net.Socket | null;
     status?.setEncoding("utf8");
     status?.on("data", (text: string) => {
       this.#pending += text;

@@ -55,6 +55,7 @@ describe("wrapCommand with bubblewrap", () => {
       --unshare-user
       --disable-userns
       --cap-drop ALL
+      --seccomp 3
       --unshare-pid
       --unshare-ipc
       --unshare-uts
@@ -98,6 +99,7 @@ describe("wrapCommand with bubblewrap", () => {
       --die-with-parent
       --unshare-user
       --cap-drop ALL
+      --seccomp 3
       --unshare-pid
       --unshare-ipc
       --unshare-uts

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { CommandInvocation } from "../index.js";
+import { feedInputs, inputPipes } from "../launcher-inputs.js";
 
 /** What a test sees of a command it ran. */
 export interface RunResult {
@@ -17,7 +18,8 @@ export interface RunInvocationOptions {
 
 /**
  * Spawn an invocation the way the local sandbox client does: its own process group, stdin from
- * /dev/null unless given, the whole group killed once the command exits, then the release.
+ * /dev/null unless given, its inputs (bubblewrap's seccomp filter) on fds 3 and up, the whole
+ * group killed once the command exits, then the release.
  */
 export function runInvocation(
   invocation: CommandInvocation,
@@ -27,8 +29,14 @@ export function runInvocation(
     const child = spawn(invocation.file, invocation.args, {
       env: invocation.env,
       detached: true,
-      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      stdio: [
+        stdin === undefined ? "ignore" : "pipe",
+        "pipe",
+        "pipe",
+        ...inputPipes(invocation.inputs),
+      ],
     });
+    feedInputs(child, invocation.inputs);
     const killGroup = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
