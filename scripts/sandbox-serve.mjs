@@ -47,7 +47,8 @@ if (values["token-file"] !== undefined) {
 
 // A bound workspace (the user's own files, outside the root) is never removed by the server.
 const workspacePath = values.workspace === undefined ? undefined : () => values.workspace;
-const commandWrapper = createCommandWrapper();
+// The server hides other sandboxes from each command, which a warm sandbox cannot do.
+const commandWrapper = createCommandWrapper({ warmSandbox: false });
 
 const server = await createSandboxServer({
   commandWrapper,

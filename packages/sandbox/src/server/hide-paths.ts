@@ -1,3 +1,4 @@
+import { ToolError } from "@pleach/core";
 import { type CommandWrapper, protectionWith } from "../os/index.js";
 
 /** Options of {@link hidePaths}. */
@@ -30,12 +31,21 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
+      // A warm sandbox was started from the wrapper's own arguments, without the masks: the
+      // command never runs in one, it gets a sandbox of its own with them.
+      const { warm: _unmasked, ...oneOff } = invocation;
       // Mounts apply in order: right after the read-only host, before the workspace's own bind.
-      const at = hostBindEnd(invocation.args);
-      if (at === undefined) return invocation;
+      const at = hostBindEnd(oneOff.args);
+      if (at === undefined) {
+        await oneOff.release?.();
+        throw new ToolError(
+          "NO_SANDBOX",
+          "cannot hide the other sandboxes and the server's token from this command (the launcher's arguments are not bubblewrap's as expected), so it does not run",
+        );
+      }
       return {
-        ...invocation,
-        args: [...invocation.args.slice(0, at), ...masks, ...invocation.args.slice(at)],
+        ...oneOff,
+        args: [...oneOff.args.slice(0, at), ...masks, ...oneOff.args.slice(at)],
       };
     },
   };

@@ -242,7 +242,8 @@ export async function createSandboxServer({
   // Checked before anything listens: a bad limit throws here.
   const limits = createConnectionLimits(connectionLimits);
   const wrapper = hidePaths({
-    wrapper: commandWrapper ?? createCommandWrapper(),
+    // Its commands never run in warm sandboxes (see hidePaths), so none is started.
+    wrapper: commandWrapper ?? createCommandWrapper({ warmSandbox: false }),
     folders: [rootReal],
     files: hiddenFiles,
   });

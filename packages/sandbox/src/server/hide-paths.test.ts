@@ -1,0 +1,68 @@
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createHttpStreamSandboxProvider,
+  type HttpStreamSandboxProvider,
+} from "../http-provider.js";
+import { createCommandWrapper } from "../os/index.js";
+import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
+import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";
+
+// Each command of a sandbox server sees no other sandbox's workspace and not the token file, also
+// when commands come back to back (when a wrapper would run them in a warm sandbox).
+
+const skipReason = await attackSuiteSkipReason();
+const TOKEN = "h".repeat(32);
+
+describe.skipIf(skipReason !== undefined)(
+  `a sandbox server's hidden paths ${runningAs()}${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
+  () => {
+    let folder: string;
+    let server: SandboxServer;
+    let provider: HttpStreamSandboxProvider;
+    let tokenFile: string;
+
+    beforeAll(async () => {
+      folder = await realpath(await mkdtemp(path.join("/var/tmp", "pleach-hide-")));
+      tokenFile = path.join(folder, "token");
+      await writeFile(tokenFile, TOKEN, { mode: 0o600 });
+      server = await createSandboxServer({
+        root: path.join(folder, "root"),
+        token: TOKEN,
+        hiddenFiles: [tokenFile],
+        // A wrapper that would run back-to-back commands in a warm sandbox.
+        commandWrapper: createCommandWrapper({ warmSandbox: true, placeholderIdleMs: 5_000 }),
+      });
+      provider = createHttpStreamSandboxProvider({
+        baseURL: server.url,
+        auth: () => ({ headers: { Authorization: `Bearer ${TOKEN}` } }),
+      });
+    });
+
+    afterAll(async () => {
+      provider.close();
+      await server.close();
+      await rm(folder, { recursive: true, force: true });
+    });
+
+    it("hides the other sandboxes and the token from every command, back to back too", async () => {
+      const secretHolder = await provider.acquire();
+      await secretHolder.client.writeFile("secret.txt", "sibling-secret\n");
+      const where = (await secretHolder.client.exec("pwd -P")).stdout.trim();
+      const attacker = await provider.acquire();
+      const own = path.basename((await attacker.client.exec("pwd -P")).stdout.trim());
+      const seen: string[] = [];
+      for (let round = 0; round < 6; round += 1) {
+        const result = await attacker.client.exec(
+          `cat ${where}/secret.txt ${tokenFile} 2>/dev/null; ls ${path.dirname(where)}`,
+        );
+        seen.push(result.stdout);
+      }
+      // Of the folder of all workspaces, a command sees its own only.
+      expect(seen).toEqual(Array(6).fill(`${own}\n`));
+      await attacker.release();
+      await secretHolder.release();
+    });
+  },
+);
