@@ -30,7 +30,9 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       : { protection: (root: string) => protectionWith(wrapper, root) }),
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
+      // Unconfined (danger-full-access) commands see the host, deliberately.
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
+      if (request.mode === "danger-full-access") return invocation;
       // A warm sandbox was started from the wrapper's own arguments, without the masks: the
       // command never runs in one, it gets a sandbox of its own with them.
       const { warm: _unmasked, ...oneOff } = invocation;
