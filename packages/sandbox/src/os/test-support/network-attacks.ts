@@ -1,0 +1,164 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { expect } from "vitest";
+import { attempt, verdicts } from "./fixture.js";
+import { listenDatagram, listenStream, quote } from "./servers.js";
+import type { AttackCases } from "./suite.js";
+
+/**
+ * A sandboxed step that connects to a Unix socket; a leading `@` names an abstract socket. Node
+ * binds abstract names padded with NUL bytes to the full 108-byte `sun_path`, so the client pads too.
+ */
+function connectUnix(address: string): string {
+  const target = address.startsWith("@")
+    ? `("\\0" + sys.argv[1][1:]).ljust(108, "\\0")`
+    : "sys.argv[1]";
+  return `/usr/bin/python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(${target}); s.sendall(b"sandbox"); s.close()' ${quote(address)}`;
+}
+
+/**
+ * The cases of `attacks-network.test.ts`, declared over any fixture: through bubblewrap there, and
+ * through the Docker backend over a bound workspace in `docker/docker-attacks.test.ts`.
+ */
+export const networkAttacks: AttackCases = (fixture, it) => {
+  it("cannot reach a TCP server on the host's loopback", async () => {
+    const server = await listenStream({ port: 0 });
+    try {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3`),
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
+      expect(await fixture.state()).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reaches that same server when the policy allows the network (control)", async () => {
+    const server = await listenStream({ port: 0 });
+    try {
+      const { stdout } = await fixture.run(
+        attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3 && exec 3>&-`),
+        { network: true },
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["ESCAPED"]);
+      // Both connections get recorded, in whichever order their ends are read.
+      await expect.poll(() => [...server.received].sort()).toEqual(["marker", "sandbox\n"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot send UDP to the host", async () => {
+    const server = await listenDatagram();
+    try {
+      const { stdout } = await fixture.run(
+        `for i in 1 2 3; do echo sandbox > /dev/udp/127.0.0.1/${server.port}; done 2>/dev/null; echo sent`,
+      );
+      await server.sendMarker();
+      expect(stdout).toBe("sent\n");
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("has no network interface but loopback and cannot resolve names", async () => {
+    const { stdout } = await fixture.run(
+      [
+        "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+        attempt("getent hosts example.com"),
+        attempt("exec 3<>/dev/tcp/1.1.1.1/53"),
+      ].join("\n"),
+    );
+    expect(stdout.split("\n")[0]).toBe("lo");
+    expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+  });
+
+  it("cannot connect to an abstract Unix socket of the host", async () => {
+    const name = `pleach-test-${randomBytes(6).toString("hex")}`;
+    const server = await listenStream({ path: `\0${name}` });
+    try {
+      const { stdout } = await fixture.run(attempt(connectUnix(`@${name}`)));
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reaches that abstract socket when the policy allows the network (control, and a known limit)", async () => {
+    const name = `pleach-test-${randomBytes(6).toString("hex")}`;
+    const server = await listenStream({ path: `\0${name}` });
+    try {
+      const { stdout } = await fixture.run(attempt(connectUnix(`@${name}`)), { network: true });
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["ESCAPED"]);
+      await expect.poll(() => [...server.received].sort()).toEqual(["marker", "sandbox"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach a Unix socket in the host's /tmp, nor anything under /run", async () => {
+    const socketPath = path.join(fixture.hostTemporary, "host.sock");
+    const server = await listenStream({ path: socketPath });
+    try {
+      const { stdout } = await fixture.run(
+        [
+          attempt(connectUnix(socketPath)),
+          "ls -A /run /var/run | grep -v ':$' | grep -c . || true",
+        ].join("\n"),
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout.trim().split("\n").at(-1)).toBe("0");
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach the agent socket named by SSH_AUTH_SOCK, and does not inherit the variable", async () => {
+    const socketPath = path.join(fixture.outside, "agent.sock");
+    const server = await listenStream({ path: socketPath });
+    try {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        [attempt(connectUnix(socketPath)), 'test -z "$SSH_AUTH_SOCK" && echo agent=unset'].join(
+          "\n",
+        ),
+        { hostEnvironment: { ...process.env, SSH_AUTH_SOCK: socketPath } },
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout).toContain("agent=unset");
+      expect(server.received).toEqual(["marker"]);
+      expect(await fixture.state()).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach a host process's Unix socket inside the workspace", async () => {
+    const socketPath = path.join(fixture.root, "dev-server.sock");
+    const server = await listenStream({ path: socketPath });
+    try {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        [attempt(connectUnix(socketPath)), attempt("rm dev-server.sock")].join("\n"),
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
+      expect(await fixture.state()).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  });
+};
