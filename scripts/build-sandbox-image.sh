@@ -57,7 +57,7 @@ trap 'rm -rf "$rootfs"' EXIT
 programs=(node bash sh env cat head tail tr sleep setsid ls pwd printf echo mkdir rmdir rm cp mv
   ln wc grep sed find xargs sort uniq cut touch chmod id uname true false kill date dirname
   basename readlink realpath stat diff patch tee mktemp seq od base64 sha256sum timeout
-  bwrap perl mkfifo git)
+  bwrap perl mkfifo git install mount umount mknod getent unshare nohup ps)
 # A merged /usr (bin -> usr/bin, ...) where this machine has one: the sandbox's probe runs /bin/true.
 for top in bin sbin lib lib32 lib64 libx32; do
   if [[ -L "/$top" ]]; then
@@ -69,7 +69,8 @@ copy_with_libraries() {
   local file="$1"
   mkdir -p "$rootfs$(dirname "$file")"
   cp -L "$file" "$rootfs$file"
-  ldd "$file" 2>/dev/null | grep -oE '/[^ ]+' | while read -r library; do
+  # A file that loads nothing (static, or a plain extension) prints no path: not an error.
+  { ldd "$file" 2>/dev/null || true; } | { grep -oE '/[^ ]+' || true; } | while read -r library; do
     [[ -e "$library" ]] || continue
     mkdir -p "$rootfs$(dirname "$library")"
     [[ -e "$rootfs$library" ]] || cp -L "$library" "$rootfs$library"
@@ -91,6 +92,21 @@ for fixed in /usr/bin/bwrap /usr/bin/perl /usr/bin/mkfifo; do
   fi
 done
 [[ -e "$rootfs/usr/bin/bwrap" ]] || { echo "bubblewrap is needed (apt-get install bubblewrap)" >&2; exit 2; }
+# Debian's python3 with its standard library: commands use it, and so do the attack suites.
+if [[ -x /usr/bin/python3 ]]; then
+  python="$(readlink -f /usr/bin/python3)"
+  copy_with_libraries "$python"
+  [[ -e "$rootfs/usr/bin/python3" ]] || ln -s "$python" "$rootfs/usr/bin/python3"
+  stdlib="/usr/lib/$(basename "$python")"
+  if [[ -d "$stdlib" ]]; then
+    mkdir -p "$rootfs/usr/lib"
+    cp -R "$stdlib" "$rootfs/usr/lib/"
+    # Its C extensions load libraries of their own (libffi, libssl, ...).
+    find "$rootfs$stdlib" -name '*.so' -type f | while read -r extension; do
+      copy_with_libraries "${extension#"$rootfs"}"
+    done
+  fi
+fi
 if [[ -d /usr/share/git-core/templates ]]; then
   mkdir -p "$rootfs/usr/share/git-core"
   cp -R /usr/share/git-core/templates "$rootfs/usr/share/git-core/templates"
