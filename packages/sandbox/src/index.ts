@@ -39,6 +39,8 @@ export {
   probeSandboxBackend,
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
+export type { BearerTokenCheck } from "./server/bearer-token.js";
+export { createBearerTokenCheck } from "./server/bearer-token.js";
 export type {
   ConnectionLimits,
   ConnectionLimitsOptions,

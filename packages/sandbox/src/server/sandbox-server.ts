@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readdir, realpath, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -11,6 +11,7 @@ import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { SpareBuffer } from "../spare-buffer.js";
+import { createBearerTokenCheck } from "./bearer-token.js";
 import { type ConnectionLimitsOptions, createConnectionLimits } from "./connection-limits.js";
 import { serveFileChannel } from "./file-channel.js";
 import { hidePaths } from "./hide-paths.js";
@@ -247,7 +248,6 @@ export async function createSandboxServer({
     folders: [rootReal],
     files: hiddenFiles,
   });
-  const expectedDigest = digest(token);
   const originListen = socketPath === undefined ? [host] : [];
   // Made again once listening, with the address bound; made now so a bad host throws before.
   let checkOrigin: RequestOriginCheck = createRequestOriginCheck({
@@ -278,12 +278,9 @@ export async function createSandboxServer({
   /** Commands running now, each settled once its process group is gone and its sandbox let go. */
   const executing = new Set<Promise<void>>();
 
-  const authorized = (request: http.IncomingMessage): boolean => {
-    const header = request.headers.authorization ?? "";
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    // Digests have one length whatever was sent: the comparison takes the same time for all.
-    return timingSafeEqual(digest(match?.[1] ?? ""), expectedDigest) && match !== null;
-  };
+  const bearer = createBearerTokenCheck(token);
+  const authorized = (request: http.IncomingMessage): boolean =>
+    bearer(request.headers.authorization);
 
   const destroy = async (sandbox: HostedSandbox, reason: string): Promise<void> => {
     if (sandboxes.get(sandbox.id) !== sandbox) return;
@@ -703,10 +700,6 @@ class HttpError extends Error {
 
 function hostOf(address: AddressInfo): string {
   return address.family === "IPv6" ? `[${address.address}]` : address.address;
-}
-
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
 }
 
 function shuttingDown(): HttpError {
