@@ -1,4 +1,12 @@
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
@@ -276,14 +284,29 @@ function fold(text: string): string {
   return process.platform === "darwin" || process.platform === "win32" ? text.toLowerCase() : text;
 }
 
-/** A small file's text (symlinks followed), or "" when it is missing, unreadable, not a file or large. */
+/** The most bytes of a git file read for the policy; a larger one counts as empty. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * A small file's text (symlinks followed), or "" when it is missing, unreadable, not a regular
+ * file or large. Opened once, non-blocking, and judged on what was opened: a command can swap a
+ * `.git` file of a repository it made for a FIFO, which a read by name would wait on forever.
+ */
 function readSmallFile(file: string): string {
+  let fd: number;
   try {
-    const info = statSync(file, { throwIfNoEntry: false });
-    if (info === undefined || !info.isFile() || info.size > 1024 * 1024) return "";
-    return readFileSync(file, "utf8");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return "";
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return "";
+    return readFileSync(fd, "utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
   }
 }
 
