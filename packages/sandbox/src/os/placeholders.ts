@@ -460,14 +460,9 @@ let registry: Registry | null | undefined;
  * symbolic link, another owner, or open to group or others), it does nothing.
  */
 export function removeLeftoverPlaceholders(): string[] {
-  const target = openRegistry();
-  if (target === undefined) return [];
-  let names: string[];
-  try {
-    names = readdirSync(target.folder);
-  } catch {
-    return [];
-  }
+  const listed = registryNames();
+  if (listed === undefined) return [];
+  const { target, names } = listed;
   const removed: string[] = [];
   for (const name of names) {
     const owner = parseRegistryName(name);
@@ -546,14 +541,9 @@ function otherRegistries(): Array<{
   state: "alive" | "dead" | "unknown";
   entries: Array<RegistryEntry & { handedOver?: boolean }>;
 }> {
-  const target = openRegistry();
-  if (target === undefined) return [];
-  let names: string[];
-  try {
-    names = readdirSync(target.folder);
-  } catch {
-    return [];
-  }
+  const listed = registryNames();
+  if (listed === undefined) return [];
+  const { target, names } = listed;
   const registries = [];
   for (const name of names) {
     const owner = parseRegistryName(name);
@@ -639,6 +629,17 @@ function registryEntry(value: unknown): (RegistryEntry & { handedOver?: boolean 
 
 function isNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
+}
+
+/** Our registry and the names in its folder now; `undefined` when either cannot be had. */
+function registryNames(): { target: Registry; names: string[] } | undefined {
+  const target = openRegistry();
+  if (target === undefined) return undefined;
+  try {
+    return { target, names: readdirSync(target.folder) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Our registry, set up on first use (the folder made and checked); `undefined` when unusable. */
