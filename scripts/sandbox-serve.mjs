@@ -33,7 +33,7 @@ const { values } = parseArgs({
     dist: { type: "string", default: path.join(here, "../packages/sandbox/dist/index.js") },
   },
 });
-const { createCommandWrapper, createSandboxServer } = await import(values.dist);
+const { createSandboxServer } = await import(values.dist);
 let token = process.env.PLEACH_SANDBOX_TOKEN;
 // Commands inherit this process's environment in danger-full-access: the token is not theirs.
 // (The process's initial environment in /proc/<pid>/environ keeps it: use --token-file.)
@@ -47,11 +47,7 @@ if (values["token-file"] !== undefined) {
 
 // A bound workspace (the user's own files, outside the root) is never removed by the server.
 const workspacePath = values.workspace === undefined ? undefined : () => values.workspace;
-// The server hides other sandboxes from each command, which a warm sandbox cannot do.
-const commandWrapper = createCommandWrapper({ warmSandbox: false });
-
 const server = await createSandboxServer({
-  commandWrapper,
   root: values.root ?? "/tmp/pleach-sandboxes",
   token,
   host: values.host,

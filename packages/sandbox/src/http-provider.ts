@@ -12,6 +12,7 @@ import type {
 import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 import { ToolError, type ToolErrorCode } from "@pleach/core";
 import { RawGetter } from "./raw-get.js";
+import { readLimitOf } from "./read-limit.js";
 import {
   type CreateSandboxResponse,
   type ExecEvent,
@@ -24,8 +25,6 @@ import {
 } from "./server/protocol.js";
 import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
-
-/** The contract's options of `readFile` (`encoding`, `maxBytes`). */
 
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>
@@ -351,7 +350,7 @@ export function createHttpStreamSandboxProvider({
     return {
       async readFile(filePath: string, options?: ReadFileOptions) {
         const encoding = encodingOf(options);
-        const bytes = await getBytes(fileRoute(filePath, maxBytesOf(options)));
+        const bytes = await getBytes(fileRoute(filePath, readLimitOf(options?.maxBytes)));
         try {
           return textOfBytes(bytes, encoding);
         } finally {
@@ -674,22 +673,6 @@ function encodingOf(options: FileEncodingOptions | undefined): FileEncoding {
     );
   }
   return encoding;
-}
-
-/**
- * The `maxBytes` a read sends: a whole number of bytes, or none (for `Infinity`, no limit but the
- * server's own); anything else is refused, as the server would refuse it.
- */
-function maxBytesOf(options: ReadFileOptions | undefined): number | undefined {
-  const maxBytes = options?.maxBytes;
-  if (maxBytes === undefined || maxBytes === Number.POSITIVE_INFINITY) return undefined;
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `maxBytes must be a whole number of bytes, 0 or more, got ${String(maxBytes)}`,
-    );
-  }
-  return maxBytes;
 }
 
 /** A file's bytes as `readFile` returns them. */

@@ -12,6 +12,7 @@ import { ToolError } from "@pleach/core";
 import { workspaceRoot } from "./beneath.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
+import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
@@ -107,22 +108,12 @@ export async function createLocalSandbox({
 
     async readFile(filePath: string, { encoding = "utf8", maxBytes }: ReadFileOptions = {}) {
       checkEncoding(encoding);
-      if (
-        maxBytes !== undefined &&
-        maxBytes !== Number.POSITIVE_INFINITY &&
-        !(Number.isSafeInteger(maxBytes) && maxBytes >= 0)
-      ) {
-        throw new ToolError(
-          "INVALID_INPUT",
-          `maxBytes must be a whole number of bytes, 0 or more, got ${maxBytes}`,
-        );
-      }
       const bytes = await readWorkspaceFile(
         workspace,
         nonEmpty(filePath),
         maxFileBytes,
         readBuffers,
-        maxBytes === Number.POSITIVE_INFINITY ? undefined : maxBytes,
+        readLimitOf(maxBytes),
       );
       try {
         return encoding === "utf8" ? decodeUtf8(bytes) : bytes.toString(encoding);

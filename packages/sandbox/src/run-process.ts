@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
@@ -185,7 +185,8 @@ export async function runProcess(
       stop();
       // Node reports a folder to start in that is gone as the program missing (spawn ENOENT).
       const folderGone =
-        (error.code === "ENOENT" || error.code === "ENOTDIR") && existsSync(invocation.file);
+        (error.code === "ENOENT" || error.code === "ENOTDIR") &&
+        statSync(cwd, { throwIfNoEntry: false })?.isDirectory() !== true;
       reject(
         folderGone
           ? new ToolError(

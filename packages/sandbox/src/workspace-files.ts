@@ -73,7 +73,7 @@ export async function readWorkspaceFile(
         },
       );
     }
-    return await readWhole(fd, info.size, limit, shown, spare);
+    return await readWhole(fd, info.size, limit, shown, spare, whose);
   } catch (error) {
     throw error instanceof ToolError ? error : fromErrno(error, shown);
   } finally {
@@ -160,6 +160,7 @@ async function readWhole(
   maxFileBytes: number,
   filePath: string,
   spare: SpareBuffer,
+  whose: string,
 ): Promise<Buffer> {
   let buffer = spare.take(size + 1);
   let length = 0;
@@ -190,11 +191,9 @@ async function readWhole(
   }
   if (length > maxFileBytes) {
     spare.giveBack(buffer);
-    throw new ToolError(
-      "TOO_LARGE",
-      `${filePath} grew past the ${maxFileBytes} bytes this sandbox reads`,
-      { details: { maxBytes: maxFileBytes } },
-    );
+    throw new ToolError("TOO_LARGE", `${filePath} grew past the ${maxFileBytes} bytes ${whose}`, {
+      details: { bytes: length, maxBytes: maxFileBytes },
+    });
   }
   return buffer.subarray(0, length);
 }

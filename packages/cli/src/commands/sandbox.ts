@@ -33,7 +33,8 @@ ${allowHostHelp(29)}
   --max-exec-timeout-ms N    longest time limit a command may ask (default: 3600000)
   --idle-timeout-ms N        destroy a sandbox unused this long (default: 1800000)
   --template-root DIR        folders clients may start sandboxes from, by name
-  --git-protocols a,b        URL schemes of git templates (default: https; "" refuses git)
+  --git-protocols a,b        URL schemes of git templates (default: https; "" refuses git); the
+                             clone runs inside the new sandbox, so https needs --network
   -h, --help                 show this help
 
 Example:

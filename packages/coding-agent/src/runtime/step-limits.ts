@@ -82,25 +82,7 @@ function inputBytes(call: ModelToolCall): number {
     call.inputError !== undefined && typeof call.input === "string"
       ? call.input
       : (JSON.stringify(call.input) ?? "");
-  return utf8Length(text);
-}
-
-function utf8Length(text: string): number {
-  let length = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    if (code < 0x80) length += 1;
-    else if (code < 0x800) length += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && isLowSurrogate(text.charCodeAt(index + 1))) {
-      length += 4;
-      index += 1;
-    } else length += 3;
-  }
-  return length;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
+  return Buffer.byteLength(text, "utf8");
 }
 
 function bytes(count: number): string {

@@ -93,6 +93,9 @@ const DEFAULT_MAX_ENTRIES = 5_000;
 const RECORD_BYTES = 4_096 + 32;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
+/** The exit status of {@link PLACEHOLDER_PRUNE} when the folder to list is a placeholder. */
+const PLACEHOLDER_STATUS = 96;
+
 /**
  * Shell text that leaves the sandbox's placeholders out of the listing. Where a sandbox keeps a
  * missing protected path uncreatable with an empty read-only folder of its own (the local
@@ -101,18 +104,16 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * each of them by identity (`-samefile`: the very folder, never another one of the same name, and
  * nothing below it), and stops with {@link PLACEHOLDER_STATUS} when the folder to list is one.
  * Without the variable (other sandboxes, danger-full-access) it leaves the parameters empty and
- * nothing changes. POSIX sh: `set -f` because the paths are split unquoted, on newlines only.
+ * nothing changes. Run by bash (`-ef` is not POSIX): `set -f` because the paths are split
+ * unquoted, on newlines only.
  */
 const PLACEHOLDER_PRUNE = [
   "set --",
   `if [ -n "\${PLEACH_PLACEHOLDERS-}" ]; then set -f; IFS='\n'`,
-  'for pleach_placeholder in $PLEACH_PLACEHOLDERS; do if [ . -ef "$pleach_placeholder" ]; then exit 96; fi; if [ -d "$pleach_placeholder" ]; then set -- "$@" -samefile "$pleach_placeholder" -o; fi; done',
+  `for pleach_placeholder in $PLEACH_PLACEHOLDERS; do if [ . -ef "$pleach_placeholder" ]; then exit ${PLACEHOLDER_STATUS}; fi; if [ -d "$pleach_placeholder" ]; then set -- "$@" -samefile "$pleach_placeholder" -o; fi; done`,
   "unset IFS; set +f",
   'if [ "$#" -gt 0 ]; then set -- "(" "$@" -false ")" -prune -o; fi; fi; ',
 ].join("; ");
-
-/** The exit status of {@link PLACEHOLDER_PRUNE} when the folder to list is a placeholder. */
-const PLACEHOLDER_STATUS = 96;
 
 /**
  * `list_files` (seed 000): list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the

@@ -115,7 +115,7 @@ export const DOCKER_LABELS = {
   sandbox: "dev.pleach.sandbox",
   /** The host name of the machine whose provider started it. */
   host: "dev.pleach.host",
-  /** Its owner process: `boot-id.pid-namespace.pid.start-time` (see `owner.ts`). */
+  /** Its owner process: `boot-id.pid-namespace.pid.start-time` (see `process-key.ts`). */
   owner: "dev.pleach.owner",
 } as const;
 

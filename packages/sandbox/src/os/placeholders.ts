@@ -464,6 +464,8 @@ export function removeLeftoverPlaceholders(): string[] {
   if (listed === undefined) return [];
   const { target, names } = listed;
   const removed: string[] = [];
+  // What live processes use, read once for all the dead registries.
+  let inUse: Set<string> | undefined;
   for (const name of names) {
     const owner = parseRegistryName(name);
     if (owner === undefined || owner.name === target.ownName) continue;
@@ -483,7 +485,7 @@ export function removeLeftoverPlaceholders(): string[] {
     try {
       const entries = readRegistry(target.claim);
       if (entries.length === 0) continue;
-      const inUse = usedElsewhere();
+      inUse ??= usedElsewhere();
       for (const entry of entries) {
         // Recorded only as about to be made (killed before the folder's identity was written):
         // taken for the folder made then only if it carries that record's mark (see markOf).

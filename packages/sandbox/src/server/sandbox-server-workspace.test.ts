@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -39,6 +39,12 @@ describe("a workspace named by workspacePath outside the server's root", () => {
       auth: () => ({ headers: { Authorization: `Bearer ${TOKEN}` } }),
     });
     try {
+      // A template would fill (and, failing, remove) the folder: refused, the folder untouched.
+      await writeFile(path.join(bound, "kept.txt"), "mine\n");
+      await expect(
+        provider.acquire({ template: { git: "https://example.invalid/r.git" } }),
+      ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      expect(readFileSync(path.join(bound, "kept.txt"), "utf8")).toBe("mine\n");
       const released = await provider.acquire();
       await released.client.writeFile("kept.txt", "mine\n");
       await released.release();

@@ -309,6 +309,12 @@ export async function createSandboxServer({
         if ((await readdir(workspace).catch(() => [])).length > 0) {
           throw new ToolError("INTERNAL", `the workspace folder ${workspace} is not empty`);
         }
+      } else if ((body.template ?? "empty") !== "empty") {
+        // A template fills a folder of the server's, and a failed one is removed: never the user's.
+        throw new ToolError(
+          "INVALID_INPUT",
+          "this server serves a workspace of yours (workspacePath), which a template would overwrite; create the sandbox empty",
+        );
       }
       const filled = new AbortController();
       filling.add(filled);
@@ -366,7 +372,7 @@ export async function createSandboxServer({
         ownsWorkspace,
       };
       if (closing) {
-        await rm(workspace, { recursive: true, force: true });
+        if (ownsWorkspace) await rm(workspace, { recursive: true, force: true });
         throw shuttingDown();
       }
       sandboxes.set(id, sandbox);

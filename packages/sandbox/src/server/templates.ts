@@ -175,6 +175,15 @@ async function cloneTemplate({
     throw new ToolError("INVALID_INPUT", `not a branch or tag name: ${JSON.stringify(ref)}`);
   }
   const staging = `.pleach-clone-${randomBytes(8).toString("hex")}`;
+  // Schemes are plain words (RFC 3986), so the command below needs no quoting.
+  const schemeWord = /^[A-Za-z][A-Za-z0-9+.-]*$/;
+  const unfit = gitProtocols.find((protocol) => !schemeWord.test(protocol));
+  if (unfit !== undefined) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `gitProtocols holds ${JSON.stringify(unfit)}, not a URL scheme`,
+    );
+  }
   const allow = gitProtocols.flatMap((protocol) => ["-c", `protocol.${protocol}.allow=always`]);
   const argv = [
     "git",
@@ -194,7 +203,7 @@ async function cloneTemplate({
     staging,
   ];
   // The URL and the ref travel as variables, never inside the command text.
-  const command = `exec ${argv.map((arg) => (arg.startsWith('"$') ? arg : shellQuote(arg))).join(" ")}`;
+  const command = `exec ${argv.join(" ")}`;
   const wanted = `git clone of ${JSON.stringify(git)}${ref === undefined ? "" : ` at ${JSON.stringify(ref)}`}`;
   const result = await exec(command, {
     timeoutMs: gitTimeoutMs,
@@ -270,9 +279,4 @@ async function moveUp(folder: string, staging: string): Promise<void> {
     }
   }
   await rmdir(source);
-}
-
-/** `text` as one bash word. */
-function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_./=:,@+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
