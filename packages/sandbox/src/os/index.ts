@@ -15,7 +15,6 @@ import {
 } from "./placeholders.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
-import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
 import {
   pathIdentities,
   type WarmRunOptions,
@@ -297,21 +296,6 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
-      const seccomp = chosen === "bubblewrap" ? seccompFilter(process.arch) : undefined;
-      if (chosen === "bubblewrap" && seccomp === undefined) {
-        // Not bubblewrap's fault: installing it again would not help, so no install hint.
-        const reason =
-          `pleach has no seccomp filter for ${process.arch} (only for ${SECCOMP_ARCHITECTURES.join(", ")}), ` +
-          "without which a command could leave a setuid or setgid program in the workspace";
-        throw new ToolError(
-          "NO_SANDBOX",
-          `commands cannot run in ${mode} mode: ${reason}. ` +
-            "Use mode danger-full-access to run them unconfined, deliberately.",
-          { details: { backend: chosen, reason } },
-        );
-      }
-      const inputs: Pick<CommandInvocation, "inputs"> =
-        seccomp === undefined ? {} : { inputs: [seccomp] };
       const protect = mode === "workspace-write";
       const hostFacts = await gatherHostFacts({
         root,
@@ -337,7 +321,7 @@ export function createCommandWrapper({
         const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
         const facts =
           lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-        const wrapped = { ...wrapCommand({ command, policy, hostFacts: facts }), ...inputs };
+        const wrapped = wrapCommand({ command, policy, hostFacts: facts });
         if (!warmEnabled || chosen !== "bubblewrap") {
           return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
         }

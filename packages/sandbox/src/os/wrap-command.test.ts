@@ -46,9 +46,12 @@ function lines(args: string[]): string {
 
 describe("wrapCommand with bubblewrap", () => {
   it("confines workspace-write: read-only host, private trees, protected paths pinned, bound read-only or covered by an empty tmpfs", () => {
-    const { file, args, env } = wrapCommand({ command: "npm test", policy, hostFacts });
+    const { file, args, env, inputs } = wrapCommand({ command: "npm test", policy, hostFacts });
     expect(file).toBe("/usr/bin/bwrap");
     expect(env).toEqual(hostFacts.inheritedEnvironment);
+    // `--seccomp 3` reads the filter the invocation itself carries.
+    expect(inputs?.map((input) => input.byteLength % 8)).toEqual([0]);
+    expect(inputs?.[0]?.byteLength).toBeGreaterThan(8 * 10);
     expect(lines(args)).toMatchInlineSnapshot(`
       "--new-session
       --die-with-parent

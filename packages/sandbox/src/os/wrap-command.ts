@@ -3,6 +3,7 @@ import { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
 import type { HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
+import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
 
 /** What a confined command may do: the OS sandbox to use, the mode, where it runs, the network. */
 export interface SandboxPolicy {
@@ -29,6 +30,8 @@ export interface WrappedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** What the launcher reads from fd 3 and up: bubblewrap's seccomp filter (`--seccomp 3`). */
+  inputs?: readonly Uint8Array[];
 }
 
 /**
@@ -37,10 +40,24 @@ export interface WrappedCommand {
  */
 export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions): WrappedCommand {
   if (policy.backend === "bubblewrap") {
+    const seccomp = seccompFilter(process.arch);
+    if (seccomp === undefined) {
+      // Not bubblewrap's fault: installing it again would not help, so no install hint.
+      const reason =
+        `pleach has no seccomp filter for ${process.arch} (only for ${SECCOMP_ARCHITECTURES.join(", ")}), ` +
+        "without which a command could leave a setuid or setgid program in the workspace";
+      throw new ToolError(
+        "NO_SANDBOX",
+        `commands cannot run in ${policy.mode} mode: ${reason}. ` +
+          "Use mode danger-full-access to run them unconfined, deliberately.",
+        { details: { backend: policy.backend, reason } },
+      );
+    }
     return {
       file: hostFacts.bubblewrap?.path ?? BUBBLEWRAP_PATH,
       args: bubblewrapArguments({ command, policy, hostFacts }),
       env: { ...hostFacts.inheritedEnvironment },
+      inputs: [seccomp],
     };
   }
   if (policy.backend === "seatbelt") {
