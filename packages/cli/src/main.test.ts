@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import { startProgress } from "./progress.js";
 import { runCli } from "./test-support/run-cli.js";
 

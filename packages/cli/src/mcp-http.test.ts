@@ -9,8 +9,8 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
 const token = "test-token-0123456789abcdef";

@@ -9,8 +9,8 @@ import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 
 const run = promisify(execFile);
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");

@@ -5,16 +5,16 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { makeTempDir } from "@pleach/core/testing";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, "../../..");
 const packages = ["core", "coding-agent", "sandbox", "cli"];
 /** The frameworks the adapters import, at the versions the repository is tested with. */
-const peers = ["ai", "openai", "@anthropic-ai/sdk"];
+const peers = ["ai", "openai", "@anthropic-ai/sdk", "vitest"];
 
 interface Manifest {
   name: string;
@@ -110,8 +110,33 @@ describe("the packed packages", { timeout: 300_000 }, () => {
         "@pleach/core/ai-sdk",
         "@pleach/core/openai",
         "@pleach/core/anthropic",
+        "@pleach/core/sandbox",
+        "@pleach/core/testing",
       ]),
     );
+  });
+
+  it("lets an outside vendor prove its client with the published contract suite", async () => {
+    // What a vendor package writes: its client, the suite from @pleach/core/testing, vitest.
+    await writeFile(
+      path.join(app, "vendor.test.mjs"),
+      `import { createLocalSandbox } from "@pleach/sandbox";
+import { describeSandboxClientContract } from "@pleach/core/testing";
+describeSandboxClientContract(
+  "an installed client",
+  async (root) => createLocalSandbox({ root, mode: "danger-full-access" }),
+  { exec: true, sharedFileSystem: true },
+);
+`,
+    );
+    const { stdout } = await run(
+      "npx",
+      ["--no-install", "vitest", "run", "--reporter=json", "vendor.test.mjs"],
+      { cwd: app, timeout: 120_000 },
+    );
+    const report = JSON.parse(stdout) as { numPassedTests: number; numFailedTests: number };
+    expect(report.numFailedTests).toBe(0);
+    expect(report.numPassedTests).toBeGreaterThan(10);
   });
 
   it("runs `npx pleach --help` from the installed bin", async () => {

@@ -2,9 +2,7 @@ import type { z } from "zod";
 import { ToolError } from "./errors.js";
 import { formatZodIssues } from "./format-issues.js";
 import { type OutputValidation, outputChecker } from "./output-check.js";
-
-/** The sandbox modes of seed 002, weakest confinement last. */
-export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
+import type { SandboxMode } from "./sandbox/contract.js";
 
 /** Hints about a tool's behaviour, with the meaning MCP gives them. */
 export interface ToolAnnotations {

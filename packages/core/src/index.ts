@@ -1,7 +1,6 @@
 export type {
   AnyToolDefinition,
   PluginToolDefinition,
-  SandboxMode,
   ToolAnnotations,
   ToolExecutionContext,
   ToolResult,
@@ -16,6 +15,7 @@ export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
 export type { OutputValidation } from "./output-check.js";
 export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
 export { renderToolResult } from "./render.js";
+export type { SandboxMode } from "./sandbox/contract.js";
 export {
   removeStrictNulls,
   toolStrictInputJSONSchema,

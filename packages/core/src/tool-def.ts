@@ -1,7 +1,8 @@
-import type { AnyToolDefinition, SandboxMode, ToolResult } from "./define-tool.js";
+import type { AnyToolDefinition, ToolResult } from "./define-tool.js";
 import type { JSONSchema } from "./json-schema.js";
 import { toolInputJSONSchema } from "./json-schema.js";
 import { renderToolResult } from "./render.js";
+import type { SandboxMode } from "./sandbox/contract.js";
 
 /** Seed 002's context of a tool call: the working directory and the sandbox mode. */
 export interface ToolContext {

@@ -1,5 +1,5 @@
 import { StringDecoder } from "node:string_decoder";
-import type { ExecResult } from "@pleach/coding-agent/sandbox";
+import type { ExecResult } from "@pleach/core/sandbox";
 import { SpareBuffer } from "./spare-buffer.js";
 import { decodeUtf8 } from "./utf8.js";
 

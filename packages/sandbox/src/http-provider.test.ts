@@ -10,9 +10,8 @@ import {
   type SandboxClient,
 } from "@pleach/coding-agent/sandbox";
 import { createReadFileTool } from "@pleach/coding-agent/tools";
+import { describeSandboxClientContract, makeTempDir } from "@pleach/core/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { describeSandboxClientContract } from "../../coding-agent/src/test-support/sandbox-contract.js";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import {
   createHttpStreamSandboxProvider,
   type HttpSandboxSession,

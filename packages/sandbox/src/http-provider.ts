@@ -1,5 +1,6 @@
 import http from "node:http";
 import https from "node:https";
+import { ToolError, type ToolErrorCode } from "@pleach/core";
 import type {
   ExecOptions,
   ExecResult,
@@ -8,9 +9,8 @@ import type {
   SandboxClient,
   SandboxProvider,
   SandboxSession,
-} from "@pleach/coding-agent/sandbox";
-import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
-import { ToolError, type ToolErrorCode } from "@pleach/core";
+} from "@pleach/core/sandbox";
+import { sandboxUnavailableError } from "@pleach/core/sandbox";
 import { RawGetter } from "./raw-get.js";
 import { readLimitOf } from "./read-limit.js";
 import {

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import { createLocalSandboxProvider } from "./local-provider.js";
 
 const cleanups: Array<() => Promise<void>> = [];

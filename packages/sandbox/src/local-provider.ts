@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxProvider, SandboxSession } from "@pleach/coding-agent/sandbox";
 import type { SandboxMode } from "@pleach/core";
+import type { SandboxProvider, SandboxSession } from "@pleach/core/sandbox";
 import {
   createLocalSandbox,
   type LocalSandbox,

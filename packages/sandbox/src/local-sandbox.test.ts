@@ -1,8 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { describeSandboxClientContract, makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeSandboxClientContract } from "../../coding-agent/src/test-support/sandbox-contract.js";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import { createLocalSandbox } from "./local-sandbox.js";
 import { createCommandWrapper } from "./os/index.js";
 

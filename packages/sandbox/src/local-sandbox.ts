@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { ToolError } from "@pleach/core";
 import type {
   ExecOptions,
   ExecResult,
@@ -7,8 +8,7 @@ import type {
   ReadFileOptions,
   SandboxClient,
   SandboxMode,
-} from "@pleach/coding-agent/sandbox";
-import { ToolError } from "@pleach/core";
+} from "@pleach/core/sandbox";
 import { workspaceRoot } from "./beneath.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";

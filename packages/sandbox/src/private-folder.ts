@@ -1,6 +1,6 @@
 import type { Stats } from "node:fs";
 import { lstat, mkdir } from "node:fs/promises";
-import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
+import { sandboxUnavailableError } from "@pleach/core/sandbox";
 
 /**
  * Make `folder` (mode 700) unless it exists, then check it: see {@link checkPrivateFolder}.

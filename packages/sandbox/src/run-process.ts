@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import type { Readable } from "node:stream";
-import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
 import { feedInputs, inputPipes } from "./os/launcher-inputs.js";

@@ -15,8 +15,8 @@ import {
   write,
 } from "node:fs";
 import path from "node:path";
-import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder, type WorkspaceRoot } from "./beneath.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";

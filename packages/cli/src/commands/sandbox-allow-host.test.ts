@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import type { CliIo } from "../cli-support.js";
 import { runCli } from "../test-support/run-cli.js";
 import { sandboxCommand } from "./sandbox.js";

@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { runCli } from "../test-support/run-cli.js";
 import { type EvalReport, sandboxVisibleTempParent } from "./eval.js";
 

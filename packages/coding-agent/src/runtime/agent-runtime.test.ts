@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { type AgentEvent, createCodingAgentRuntime } from "./agent-runtime.js";
 import type { ModelMessage, ModelRequest } from "./model.js";
 import { createScriptedModel } from "./models/scripted.js";

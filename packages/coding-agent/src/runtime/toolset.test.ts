@@ -1,8 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "../tools/coding-agent-tools.js";
 import { createToolset } from "./toolset.js";
 

@@ -1,7 +1,7 @@
+import { isSandboxUnavailable } from "@pleach/core/sandbox";
+import { createMemoryProvider } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { createMemoryProvider } from "../test-support/memory-provider.js";
 import { createSandboxComposite } from "./composite.js";
-import { isSandboxUnavailable } from "./unavailable.js";
 
 describe("createSandboxComposite", () => {
   it("spreads sessions over members of equal priority", async () => {

@@ -6,8 +6,8 @@ import type {
   SandboxClient,
   SandboxProvider,
   SandboxSession,
-} from "./contract.js";
-import { isSandboxUnavailable, sandboxUnavailableError } from "./unavailable.js";
+} from "@pleach/core/sandbox";
+import { isSandboxUnavailable, sandboxUnavailableError } from "@pleach/core/sandbox";
 
 /** One provider of a composite. */
 export interface SandboxCompositeMember {

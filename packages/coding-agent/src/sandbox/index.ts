@@ -1,12 +1,4 @@
 export type {
-  SandboxComposite,
-  SandboxCompositeMember,
-  SandboxCompositeMemberHealth,
-  SandboxCompositeOptions,
-  SandboxCompositeSession,
-} from "./composite.js";
-export { createSandboxComposite } from "./composite.js";
-export type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
@@ -15,7 +7,16 @@ export type {
   SandboxMode,
   SandboxProvider,
   SandboxSession,
-} from "./contract.js";
+} from "@pleach/core/sandbox";
+export { isSandboxUnavailable, sandboxUnavailableError } from "@pleach/core/sandbox";
+export type {
+  SandboxComposite,
+  SandboxCompositeMember,
+  SandboxCompositeMemberHealth,
+  SandboxCompositeOptions,
+  SandboxCompositeSession,
+} from "./composite.js";
+export { createSandboxComposite } from "./composite.js";
 export type {
   PooledSandboxProvider,
   PooledSandboxProviderOptions,
@@ -23,4 +24,3 @@ export type {
   PoolStats,
 } from "./pool.js";
 export { createPooledSandboxProvider } from "./pool.js";
-export { isSandboxUnavailable, sandboxUnavailableError } from "./unavailable.js";

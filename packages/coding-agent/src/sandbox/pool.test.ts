@@ -1,7 +1,7 @@
+import { isSandboxUnavailable } from "@pleach/core/sandbox";
+import { createMemoryProvider } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { createMemoryProvider } from "../test-support/memory-provider.js";
 import { createPooledSandboxProvider } from "./pool.js";
-import { isSandboxUnavailable } from "./unavailable.js";
 
 const settle = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms));
 

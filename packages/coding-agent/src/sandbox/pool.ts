@@ -6,8 +6,8 @@ import type {
   SandboxClient,
   SandboxProvider,
   SandboxSession,
-} from "./contract.js";
-import { isSandboxUnavailable } from "./unavailable.js";
+} from "@pleach/core/sandbox";
+import { isSandboxUnavailable } from "@pleach/core/sandbox";
 
 /** Options of {@link createPooledSandboxProvider}. */
 export interface PooledSandboxProviderOptions {

@@ -1,8 +1,8 @@
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { type CommandWrapper, createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { APPLY_DIFF_PATCH_FILE, createApplyDiffTool } from "./apply-diff.js";
 
 const cleanups: Array<() => Promise<void>> = [];

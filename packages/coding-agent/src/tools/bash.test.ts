@@ -1,9 +1,9 @@
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, type ToolContext, toToolDef } from "@pleach/core";
+import { makeTempDir } from "@pleach/core/testing";
 import { createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { type BashToolOptions, createBashTool } from "./bash.js";
 import { createEditFileTool } from "./edit-file.js";
 import { createReadFileTool } from "./read-file.js";

@@ -1,9 +1,9 @@
 import { readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, ToolError } from "@pleach/core";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createEditFileTool } from "./edit-file.js";
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createApplyDiffTool } from "./apply-diff.js";
 import { createCodingAgentTools } from "./coding-agent-tools.js";
 import { createFileState, diffFileNames, withFileState } from "./file-state.js";

@@ -1,9 +1,9 @@
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createGitCloneTool, repositoryName } from "./git-clone.js";
 
 let root: string;

@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createGitDiffTool, type DiffFile, parseNumstat } from "./git-diff.js";
 
 let root: string;

@@ -2,10 +2,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createListFilesTool } from "./list-files.js";
 import { createSearchFilesTool } from "./search-files.js";
 

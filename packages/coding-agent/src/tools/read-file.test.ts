@@ -1,11 +1,11 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, ToolError, toolInputJSONSchema } from "@pleach/core";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SandboxClient } from "../sandbox/index.js";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { splitLinesKeepingEnds } from "./line-numbers.js";
 import { createReadFileTool, type ReadFileToolOptions } from "./read-file.js";
 

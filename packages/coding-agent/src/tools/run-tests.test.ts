@@ -1,9 +1,9 @@
 import { mkdir, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { MODEL_OUTPUT_LIMIT, renderToolResult } from "@pleach/core";
+import { makeTempDir } from "@pleach/core/testing";
 import { createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { createRunTestsTool, type RunTestsOutput } from "./run-tests.js";
 
 const cleanups: Array<() => Promise<void>> = [];

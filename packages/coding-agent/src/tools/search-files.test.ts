@@ -2,11 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { toolInputJSONSchema } from "@pleach/core";
+import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ExecResult, SandboxClient } from "../sandbox/index.js";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
-import { makeTempDir } from "../test-support/temp-dir.js";
 import { compareTreePaths } from "./path-order.js";
 import { createSearchFilesTool, type SearchBackend } from "./search-files.js";
 

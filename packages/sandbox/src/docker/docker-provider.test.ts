@@ -3,8 +3,8 @@
 // image from local files when it is missing or stale (scripts/build-sandbox-image.sh). Skips,
 // saying why, where no engine answers.
 import { spawnSync } from "node:child_process";
+import { describeSandboxClientContract } from "@pleach/core/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { describeSandboxClientContract } from "../../../coding-agent/src/test-support/sandbox-contract.js";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { createDockerSandboxProvider } from "./docker-provider.js";
 import { dockerSkipReason, ensureSandboxImage, IMAGE } from "./test-support/docker-engine.js";

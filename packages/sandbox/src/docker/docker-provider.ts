@@ -15,9 +15,9 @@ import {
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxMode, SandboxProvider } from "@pleach/coding-agent/sandbox";
-import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import type { SandboxMode, SandboxProvider } from "@pleach/core/sandbox";
+import { sandboxUnavailableError } from "@pleach/core/sandbox";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
 import { checkPrivateFolder, makePrivateFolder, socketFolderState } from "../private-folder.js";
 import { formatProcessKey, ownProcessKey, parseProcessKey, processState } from "../process-key.js";

@@ -1,5 +1,5 @@
-import type { ExecResult, SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import {
   createHostFactsCache,

@@ -3,12 +3,12 @@ import { lstatSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxClient } from "@pleach/coding-agent/sandbox";
 import {
   createApplyDiffTool,
   createEditFileTool,
   createWriteFileTool,
 } from "@pleach/coding-agent/tools";
+import type { SandboxClient } from "@pleach/core/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./index.js";

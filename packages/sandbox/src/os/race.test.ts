@@ -4,7 +4,6 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { SandboxClient } from "@pleach/coding-agent/sandbox";
 import {
   createApplyDiffTool,
   createEditFileTool,
@@ -13,6 +12,7 @@ import {
   createWriteFileTool,
 } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
+import type { SandboxClient } from "@pleach/core/sandbox";
 import { describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { createLocalSandbox } from "../local-sandbox.js";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, rmdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { ExecResult } from "@pleach/coding-agent/sandbox";
+import type { ExecResult } from "@pleach/core/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, warmSandboxSupported } from "./index.js";

@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { createConnectionLimits } from "./connection-limits.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";

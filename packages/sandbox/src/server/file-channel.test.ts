@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { FILE_CHANNEL_PROTOCOL, FILE_CHANNEL_ROUTE } from "./protocol.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";

@@ -1,5 +1,5 @@
-import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import type { ToolErrorCode } from "@pleach/core";
+import type { ExecResult } from "@pleach/core/sandbox";
 
 /** The path prefix of every route of the sandbox server's protocol (see PROTOCOL.md). */
 export const PROTOCOL_PREFIX = "/v1";

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { SandboxMode } from "@pleach/coding-agent/sandbox";
+import type { SandboxMode } from "@pleach/core/sandbox";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { currentProtection } from "../os/host-facts.js";

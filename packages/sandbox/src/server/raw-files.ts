@@ -1,5 +1,5 @@
-import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
 import type { WorkspaceProtection } from "../os/protection.js";
 import type { SpareBuffer } from "../spare-buffer.js";

@@ -2,8 +2,8 @@
 // requests and on file-channel upgrades, over TCP and over a Unix socket.
 import http from "node:http";
 import path from "node:path";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { FILE_CHANNEL_PROTOCOL, FILE_CHANNEL_ROUTE } from "./protocol.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";

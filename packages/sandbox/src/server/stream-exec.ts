@@ -1,4 +1,4 @@
-import type { ExecResult } from "@pleach/coding-agent/sandbox";
+import type { ExecResult } from "@pleach/core/sandbox";
 import type { LocalSandbox } from "../local-sandbox.js";
 import type { ExecRequest } from "./protocol.js";
 

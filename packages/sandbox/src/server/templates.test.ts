@@ -8,10 +8,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { SandboxClient } from "@pleach/coding-agent/sandbox";
 import { isToolError } from "@pleach/core";
+import type { SandboxClient } from "@pleach/core/sandbox";
+import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import {
   createHttpStreamSandboxProvider,
   type HttpStreamSandboxProvider,

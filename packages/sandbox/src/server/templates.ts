@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { cp, lstat, mkdir, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
-import type { ExecOptions, ExecResult } from "@pleach/coding-agent/sandbox";
 import { isToolError, ToolError } from "@pleach/core";
+import type { ExecOptions, ExecResult } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { workspaceFolder } from "../workspace-files.js";
 import type { SandboxTemplate } from "./protocol.js";

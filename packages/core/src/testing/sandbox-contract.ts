@@ -1,8 +1,8 @@
 import { chmod, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { ToolErrorCode } from "@pleach/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SandboxClient } from "../sandbox/index.js";
+import type { ToolErrorCode } from "../errors.js";
+import type { SandboxClient } from "../sandbox/contract.js";
 import { makeTempDir } from "./temp-dir.js";
 
 /** What a backend under test can do. */

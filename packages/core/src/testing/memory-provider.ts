@@ -1,4 +1,4 @@
-import { ToolError } from "@pleach/core";
+import { ToolError } from "../errors.js";
 import type { SandboxClient, SandboxProvider, SandboxSession } from "../sandbox/contract.js";
 import { sandboxUnavailableError } from "../sandbox/unavailable.js";
 

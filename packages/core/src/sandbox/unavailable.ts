@@ -1,4 +1,4 @@
-import { isToolError, ToolError } from "@pleach/core";
+import { isToolError, ToolError } from "../errors.js";
 
 /**
  * Make the error a sandbox client throws when its sandbox cannot be reached or went away mid-call

@@ -1,4 +1,15 @@
-import type { SandboxMode } from "@pleach/core";
+/**
+ * The sandbox contract: the three methods every vendor's client satisfies, their options and
+ * results, and the providers that hand out sessions. This module and `unavailable.ts` import
+ * nothing at run time but `ToolError`, so a vendor package depends on them without the tools.
+ */
+
+/**
+ * How far a sandbox lets commands and tools write: `read-only` refuses every write;
+ * `workspace-write` allows writes inside the workspace (and a private `/tmp`);
+ * `danger-full-access` runs commands unconfined.
+ */
+export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
 
 /** Options of {@link SandboxClient.exec}. */
 export interface ExecOptions {
@@ -73,5 +84,3 @@ export interface SandboxSession {
 export interface SandboxProvider {
   acquire(options?: { abortSignal?: AbortSignal }): Promise<SandboxSession>;
 }
-
-export type { SandboxMode };

@@ -1,0 +1,10 @@
+/**
+ * What a sandbox vendor needs to prove its client the way pleach proves its own: the contract
+ * suite (run it from a vitest test file), an in-memory provider for pools and composites, hostile
+ * inputs, and temporary folders that clean up after each test. Needs `vitest` (an optional peer).
+ */
+export type { MemoryProvider } from "./memory-provider.js";
+export { createMemoryProvider } from "./memory-provider.js";
+export type { ContractCapabilities, ContractClientFactory } from "./sandbox-contract.js";
+export { describeSandboxClientContract } from "./sandbox-contract.js";
+export { makeTempDir, useTempDir } from "./temp-dir.js";
