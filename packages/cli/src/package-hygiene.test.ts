@@ -13,12 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, "../../..");
 const packages = ["core", "coding-agent", "sandbox", "cli"];
-/** The frameworks the adapters import, at the versions the repository is tested with. */
+/** The frameworks the adapters and the contract suite import, at the versions core is tested with. */
 const peers = ["ai", "openai", "@anthropic-ai/sdk", "vitest"];
 
 interface Manifest {
   name: string;
   exports: Record<string, unknown>;
+  devDependencies?: Record<string, string>;
 }
 
 async function manifest(name: string): Promise<Manifest> {
@@ -50,8 +51,8 @@ describe("the packed packages", { timeout: 300_000 }, () => {
       path.join(tarballs.dir, entry.filename),
     );
     expect(packed).toHaveLength(packages.length);
-    const root = JSON.parse(await readFile(path.join(repo, "package.json"), "utf8"));
-    const peerSpecs = peers.map((peer) => `${peer}@${root.devDependencies[peer]}`);
+    const core = await manifest("core");
+    const peerSpecs = peers.map((peer) => `${peer}@${core.devDependencies?.[peer]}`);
     await writeFile(
       path.join(app, "package.json"),
       JSON.stringify({ name: "pleach-install-check", private: true, type: "module" }),
