@@ -1,44 +1,36 @@
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { type CommandWrapper, createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { APPLY_DIFF_PATCH_FILE, createApplyDiffTool } from "./apply-diff.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 async function workspace(mode: "danger-full-access" | "read-only" = "danger-full-access") {
-  const temp = await makeTempDir("pleach-apply-diff-");
-  cleanups.push(temp.cleanup);
-  return { root: temp.dir, client: await createLocalSandbox({ root: temp.dir, mode }) };
+  const temp = await useTempDir("pleach-apply-diff-");
+  return { root: temp, client: await createLocalSandbox({ root: temp, mode }) };
 }
 
 /** A workspace whose `patch` is a script in front of the real one (a "different patch"). */
 async function workspaceWithPatchShim(script: string) {
-  const shims = await makeTempDir("pleach-patch-shim-");
-  cleanups.push(shims.cleanup);
-  await writeFile(path.join(shims.dir, "patch"), `#!/bin/bash\n${script}\n`);
-  await chmod(path.join(shims.dir, "patch"), 0o755);
+  const shims = await useTempDir("pleach-patch-shim-");
+  await writeFile(path.join(shims, "patch"), `#!/bin/bash\n${script}\n`);
+  await chmod(path.join(shims, "patch"), 0o755);
   const base = createCommandWrapper();
   const commandWrapper: CommandWrapper = {
     backend: base.backend,
     async invocation(request) {
       const invocation = await base.invocation(request);
-      const PATH = `${shims.dir}:${invocation.env.PATH ?? "/usr/bin:/bin"}`;
+      const PATH = `${shims}:${invocation.env.PATH ?? "/usr/bin:/bin"}`;
       return { ...invocation, env: { ...invocation.env, PATH } };
     },
   };
-  const temp = await makeTempDir("pleach-apply-diff-");
-  cleanups.push(temp.cleanup);
+  const temp = await useTempDir("pleach-apply-diff-");
   const client = await createLocalSandbox({
-    root: temp.dir,
+    root: temp,
     mode: "danger-full-access",
     commandWrapper,
   });
-  return { root: temp.dir, client };
+  return { root: temp, client };
 }
 
 /** Lines "1".."30", newline-terminated. */
@@ -315,14 +307,13 @@ describe('apply_diff with engine: "patch" (seed 000\'s protocol)', () => {
 
   it("refuses paths outside the workspace and files that do not exist", async () => {
     const { root, client } = await workspace();
-    const outside = await makeTempDir("pleach-outside-");
-    cleanups.push(outside.cleanup);
-    await writeFile(path.join(outside.dir, "numbers.txt"), THIRTY);
-    await symlink(outside.dir, path.join(root, "out"));
+    const outside = await useTempDir("pleach-outside-");
+    await writeFile(path.join(outside, "numbers.txt"), THIRTY);
+    await symlink(outside, path.join(root, "out"));
     const tool = createApplyDiffTool(client);
     for (const escaping of [
       "../numbers.txt",
-      path.join(outside.dir, "numbers.txt"),
+      path.join(outside, "numbers.txt"),
       "out/numbers.txt",
     ]) {
       await expect(
@@ -333,23 +324,23 @@ describe('apply_diff with engine: "patch" (seed 000\'s protocol)', () => {
     }
     // The client resolves `..` by name, the shell through the link: the tool goes by name, so
     // `out/../<name>/numbers.txt` is the workspace's own file, never the one behind the link.
-    const inside = path.join(root, path.basename(outside.dir));
+    const inside = path.join(root, path.basename(outside));
     await mkdir(inside);
     await writeFile(path.join(inside, "numbers.txt"), THIRTY);
-    const viaLink = `out/../${path.basename(outside.dir)}/numbers.txt`;
+    const viaLink = `out/../${path.basename(outside)}/numbers.txt`;
     expect(await tool.execute({ engine: "patch", path: viaLink, diff: TWO_HUNKS })).toEqual({
       hunksApplied: 2,
       conflicts: [],
     });
     expect(await readFile(path.join(inside, "numbers.txt"), "utf8")).toBe(PATCHED);
-    expect(await readFile(path.join(outside.dir, "numbers.txt"), "utf8")).toBe(THIRTY);
+    expect(await readFile(path.join(outside, "numbers.txt"), "utf8")).toBe(THIRTY);
     await expect(
       tool.execute({ engine: "patch", path: "missing.txt", diff: TWO_HUNKS }),
     ).rejects.toMatchObject({
       code: "NOT_FOUND",
       message: expect.stringContaining("write_file"),
     });
-    expect(await files(root)).toEqual([path.basename(outside.dir), "out"].sort());
+    expect(await files(root)).toEqual([path.basename(outside), "out"].sort());
   });
 
   it("patches files whose names look like options or shell syntax", async () => {

@@ -1,23 +1,17 @@
 import { readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, ToolError } from "@pleach/core";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createEditFileTool } from "./edit-file.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 async function setup(mode: SandboxMode = "workspace-write") {
-  const temp = await makeTempDir();
-  cleanups.push(temp.cleanup);
-  const client = await createLocalSandbox({ root: temp.dir, mode });
-  const file = (name: string) => path.join(temp.dir, name);
+  const temp = await useTempDir();
+  const client = await createLocalSandbox({ root: temp, mode });
+  const file = (name: string) => path.join(temp, name);
   return {
-    root: temp.dir,
+    root: temp,
     tool: createEditFileTool(client),
     put: (name: string, content: string | Uint8Array) => writeFile(file(name), content),
     bytes: (name: string) => readFile(file(name)),
@@ -349,15 +343,14 @@ describe("edit_file", () => {
 
   it("refuses paths that leave the workspace and edits in a read-only sandbox", async () => {
     const { root, tool } = await setup();
-    const outside = await makeTempDir("pleach-outside-");
-    cleanups.push(outside.cleanup);
-    await writeFile(path.join(outside.dir, "target.txt"), "secret\n");
-    await symlink(path.join(outside.dir, "target.txt"), path.join(root, "link.txt"));
+    const outside = await useTempDir("pleach-outside-");
+    await writeFile(path.join(outside, "target.txt"), "secret\n");
+    await symlink(path.join(outside, "target.txt"), path.join(root, "link.txt"));
     for (const escaping of ["../target.txt", "/etc/passwd", "link.txt"]) {
       await refusal(tool.execute({ path: escaping, old: "secret", new: "pwned" }), "PATH_ESCAPE");
       await refusal(tool.execute({ path: escaping, old: "", new: "pwned" }), "PATH_ESCAPE");
     }
-    expect(await readFile(path.join(outside.dir, "target.txt"), "utf8")).toBe("secret\n");
+    expect(await readFile(path.join(outside, "target.txt"), "utf8")).toBe("secret\n");
 
     const readOnly = await setup("read-only");
     await readOnly.put("a.txt", "a\n");

@@ -1,6 +1,6 @@
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
@@ -8,12 +8,10 @@ import { createGitCloneTool, repositoryName } from "./git-clone.js";
 
 let root: string;
 let origin: string;
-const cleanups: Array<() => Promise<void>> = [];
 
 /** A repository outside the workspace with two commits on `main` and a branch `feature`. */
 async function makeOrigin(): Promise<string> {
-  const { dir, cleanup } = await makeTempDir("pleach-origin-");
-  cleanups.push(cleanup);
+  const dir = await useTempDir("pleach-origin-");
   const repo = path.join(dir, "origin-repo");
   await mkdir(repo);
   git(repo, "init", "-q");
@@ -27,15 +25,12 @@ async function makeOrigin(): Promise<string> {
 }
 
 beforeEach(async () => {
-  const workspace = await makeTempDir("pleach-clone-");
-  cleanups.push(workspace.cleanup);
-  root = workspace.dir;
+  root = await useTempDir("pleach-clone-");
   origin = await makeOrigin();
 });
 afterEach(async () => {
   expect(await findPwned(root)).toEqual([]);
   expect(await findPwned(path.dirname(origin))).toEqual([]);
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 async function cloneTool() {
@@ -98,8 +93,7 @@ describe("git_clone", () => {
   });
 
   it("reports an empty repository, whose HEAD does not resolve", async () => {
-    const { dir, cleanup } = await makeTempDir("pleach-empty-");
-    cleanups.push(cleanup);
+    const dir = await useTempDir("pleach-empty-");
     git(dir, "init", "-q", "--bare", "empty.git");
     const tool = await cloneTool();
     await expect(tool.execute({ url: path.join(dir, "empty.git") })).rejects.toMatchObject({
@@ -152,8 +146,7 @@ describe("git_clone", () => {
     await expect(tool.execute({ url: origin, dest: ".git/x" })).rejects.toMatchObject({
       code: "INVALID_INPUT",
     });
-    const { dir: outside, cleanup } = await makeTempDir("pleach-outside-");
-    cleanups.push(cleanup);
+    const outside = await useTempDir("pleach-outside-");
     await symlink(outside, path.join(root, "out"));
     await expect(tool.execute({ url: origin, dest: "out" })).rejects.toMatchObject({
       code: "PATH_ESCAPE",

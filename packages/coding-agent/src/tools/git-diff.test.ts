@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,7 +9,6 @@ import { createGitDiffTool, type DiffFile, parseNumstat } from "./git-diff.js";
 
 let root: string;
 let repo: string;
-let cleanup: () => Promise<void>;
 
 async function plant(files: Record<string, string | Buffer>): Promise<void> {
   for (const [name, content] of Object.entries(files)) {
@@ -19,7 +18,7 @@ async function plant(files: Record<string, string | Buffer>): Promise<void> {
 }
 
 beforeEach(async () => {
-  ({ dir: root, cleanup } = await makeTempDir("pleach-diff-"));
+  root = await useTempDir("pleach-diff-");
   repo = path.join(root, "repo");
   await mkdir(repo);
   git(repo, "init", "-q");
@@ -33,7 +32,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   expect(await findPwned(root)).toEqual([]);
-  await cleanup();
 });
 
 async function diffTool(options?: { maxDiffChars?: number }) {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findPwned, git, HOSTILE_INPUTS } from "../test-support/hostile-inputs.js";
@@ -10,14 +10,12 @@ import { createListFilesTool } from "./list-files.js";
 import { createSearchFilesTool } from "./search-files.js";
 
 let root: string;
-let cleanup: () => Promise<void>;
 
 beforeEach(async () => {
-  ({ dir: root, cleanup } = await makeTempDir("pleach-list-"));
+  root = await useTempDir("pleach-list-");
 });
 afterEach(async () => {
   expect(await findPwned(root)).toEqual([]);
-  await cleanup();
 });
 
 async function plant(files: Record<string, string>): Promise<void> {
@@ -224,10 +222,9 @@ describe("list_files", () => {
       code: "NOT_A_DIRECTORY",
     });
     await expect(tool.execute({ dir: "missing" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    const { dir: outside, cleanup: removeOutside } = await makeTempDir("pleach-outside-");
+    const outside = await useTempDir("pleach-outside-");
     await symlink(outside, path.join(root, "out"));
     await expect(tool.execute({ dir: "out" })).rejects.toMatchObject({ code: "PATH_ESCAPE" });
-    await removeOutside();
   });
 
   it("in read-only mode, lists under the OS sandbox or refuses without one", async () => {

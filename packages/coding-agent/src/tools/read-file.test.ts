@@ -1,26 +1,20 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type SandboxMode, ToolError, toolInputJSONSchema } from "@pleach/core";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SandboxClient } from "../sandbox/index.js";
 import { splitLinesKeepingEnds } from "./line-numbers.js";
 import { createReadFileTool, type ReadFileToolOptions } from "./read-file.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 async function setup(options: ReadFileToolOptions = {}, mode: SandboxMode = "workspace-write") {
-  const temp = await makeTempDir();
-  cleanups.push(temp.cleanup);
-  const client = await createLocalSandbox({ root: temp.dir, mode });
+  const temp = await useTempDir();
+  const client = await createLocalSandbox({ root: temp, mode });
   const put = (name: string, content: string | Uint8Array) =>
-    writeFile(path.join(temp.dir, name), content);
-  return { root: temp.dir, tool: createReadFileTool(client, options), put };
+    writeFile(path.join(temp, name), content);
+  return { root: temp, tool: createReadFileTool(client, options), put };
 }
 
 function numberedLines(count: number, width = 0): string {
@@ -385,18 +379,17 @@ describe("read_file", () => {
 
   it("refuses paths that leave the workspace, and names what is wrong", async () => {
     const { root, tool } = await setup();
-    const outside = await makeTempDir("pleach-outside-");
-    cleanups.push(outside.cleanup);
-    await writeFile(path.join(outside.dir, "secret.txt"), "secret\n");
-    await symlink(path.join(outside.dir, "secret.txt"), path.join(root, "link.txt"));
-    await symlink(outside.dir, path.join(root, "linked-dir"));
+    const outside = await useTempDir("pleach-outside-");
+    await writeFile(path.join(outside, "secret.txt"), "secret\n");
+    await symlink(path.join(outside, "secret.txt"), path.join(root, "link.txt"));
+    await symlink(outside, path.join(root, "linked-dir"));
     await mkdir(path.join(root, "folder"));
     for (const escaping of [
       "../secret.txt",
       "/etc/passwd",
       "link.txt",
       "linked-dir/secret.txt",
-      path.join(outside.dir, "secret.txt"),
+      path.join(outside, "secret.txt"),
     ]) {
       await expect(tool.execute({ path: escaping })).rejects.toMatchObject({
         code: "PATH_ESCAPE",
@@ -441,9 +434,8 @@ describe("read_file", () => {
 
 describe("read_file windows (property)", () => {
   it("reads the window a plain line-by-line reading gives, whatever the budgets", async () => {
-    const temp = await makeTempDir();
-    cleanups.push(temp.cleanup);
-    const client = await createLocalSandbox({ root: temp.dir, mode: "read-only" });
+    const temp = await useTempDir();
+    const client = await createLocalSandbox({ root: temp, mode: "read-only" });
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom("a", "bb", "", "\r", "é", "🎉🎉🎉", "xyz xyz xyz", "\r\r"), {
@@ -459,7 +451,7 @@ describe("read_file windows (property)", () => {
         }),
         async (bodies, endings, { offset, limit, ...budgets }) => {
           const text = bodies.map((body, index) => body + (endings[index] ?? "\n")).join("");
-          await writeFile(path.join(temp.dir, "p.txt"), text);
+          await writeFile(path.join(temp, "p.txt"), text);
           const tool = createReadFileTool(client, budgets);
           const expected = readPlainly(text, offset, limit, budgets);
           const read = tool.execute({ path: "p.txt", offset, limit });

@@ -1,21 +1,15 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createWriteFileTool, type WriteFileToolOptions } from "./write-file.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 async function setup(mode: SandboxMode = "workspace-write", options: WriteFileToolOptions = {}) {
-  const temp = await makeTempDir();
-  cleanups.push(temp.cleanup);
-  const client = await createLocalSandbox({ root: temp.dir, mode });
-  return { root: temp.dir, tool: createWriteFileTool(client, options) };
+  const temp = await useTempDir();
+  const client = await createLocalSandbox({ root: temp, mode });
+  return { root: temp, tool: createWriteFileTool(client, options) };
 }
 
 describe("write_file", () => {
@@ -77,24 +71,23 @@ describe("write_file", () => {
 
   it("refuses paths that leave the workspace and protected paths", async () => {
     const { root, tool } = await setup();
-    const outside = await makeTempDir("pleach-outside-");
-    cleanups.push(outside.cleanup);
-    await writeFile(path.join(outside.dir, "target.txt"), "outside\n");
-    await symlink(path.join(outside.dir, "target.txt"), path.join(root, "link.txt"));
-    await symlink(outside.dir, path.join(root, "linked-dir"));
+    const outside = await useTempDir("pleach-outside-");
+    await writeFile(path.join(outside, "target.txt"), "outside\n");
+    await symlink(path.join(outside, "target.txt"), path.join(root, "link.txt"));
+    await symlink(outside, path.join(root, "linked-dir"));
     for (const escaping of [
       "../escaped.txt",
       "/etc/passwd",
       "link.txt",
       "linked-dir/new.txt",
-      path.join(outside.dir, "target.txt"),
+      path.join(outside, "target.txt"),
     ]) {
       await expect(tool.execute({ path: escaping, content: "pwned" })).rejects.toMatchObject({
         code: "PATH_ESCAPE",
       });
     }
-    expect(await readdir(outside.dir)).toEqual(["target.txt"]);
-    expect(await readFile(path.join(outside.dir, "target.txt"), "utf8")).toBe("outside\n");
+    expect(await readdir(outside)).toEqual(["target.txt"]);
+    expect(await readFile(path.join(outside, "target.txt"), "utf8")).toBe("outside\n");
     await expect(
       tool.execute({ path: ".git/hooks/pre-commit", content: "#!/bin/sh\n" }),
     ).rejects.toMatchObject({ code: "PROTECTED_PATH" });
