@@ -13,10 +13,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { makeTempDir } from "@pleach/core/testing";
+import { hostState, makeTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hostState } from "../../sandbox/src/os/test-support/host-state.js";
 
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
 const built = existsSync(path.resolve(import.meta.dirname, "../dist/main.js"));

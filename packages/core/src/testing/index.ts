@@ -3,6 +3,8 @@
  * suite (run it from a vitest test file), an in-memory provider for pools and composites, hostile
  * inputs, and temporary folders that clean up after each test. Needs `vitest` (an optional peer).
  */
+
+export { hostState } from "./host-state.js";
 export type { MemoryProvider } from "./memory-provider.js";
 export { createMemoryProvider } from "./memory-provider.js";
 export type { ContractCapabilities, ContractClientFactory } from "./sandbox-contract.js";

@@ -20,10 +20,10 @@ import {
 } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { hostState } from "@pleach/core/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
-import { hostState } from "../os/test-support/host-state.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import {
   createDockerSandboxProvider,

@@ -4,10 +4,10 @@ import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:f
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { hostState } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
-import { hostState } from "./test-support/host-state.js";
 
 let root: string;
 beforeEach(async () => {

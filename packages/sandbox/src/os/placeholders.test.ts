@@ -20,11 +20,11 @@ import {
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { hostState } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
-import { hostState } from "./test-support/host-state.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 type PlaceholdersModule = typeof import("./placeholders.js");

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
+import { hostState } from "@pleach/core/testing";
 import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
-import { hostState } from "./host-state.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
 /** A workspace to attack, and the host paths around it that must not change. */
