@@ -258,7 +258,7 @@ describe("JSON Schema", () => {
   });
 });
 
-describe("toToolDef (seed 002's ToolDef)", () => {
+describe("toToolDef (the model-facing ToolDef)", () => {
   const context = { cwd: "/work", sandbox: "read-only" as const };
 
   it("runs the tool and renders { output, error }", async () => {

@@ -1,4 +1,4 @@
-/** Seed 002's cap: no single tool result may put more than this many characters before a model. */
+/** The cap: no single tool result may put more than this many characters before a model. */
 export const MODEL_OUTPUT_LIMIT = 50_000;
 
 /** Options of {@link capText}. */

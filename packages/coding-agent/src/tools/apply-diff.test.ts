@@ -65,7 +65,7 @@ async function files(root: string): Promise<string[]> {
   return (await readdir(root)).sort();
 }
 
-describe('apply_diff with engine: "patch" (seed 000\'s protocol)', () => {
+describe('apply_diff with engine: "patch" (the original patch protocol)', () => {
   it("applies a clean diff and counts its hunks", async () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY);

@@ -163,7 +163,7 @@ describe("bash", () => {
   });
 });
 
-describe("seed 002 section 1.5: the four contracts through toToolDef", () => {
+describe("the four contracts of a tool result, through toToolDef", () => {
   async function tools(mode: SandboxMode = "danger-full-access") {
     const root = await workspace();
     const client = await createLocalSandbox({ root, mode });
@@ -178,7 +178,7 @@ describe("seed 002 section 1.5: the four contracts through toToolDef", () => {
     };
   }
 
-  it("exposes seed 002's ToolDef shape", async () => {
+  it("exposes the model-facing ToolDef shape", async () => {
     const { bash, read, edit } = await tools();
     expect(bash.name).toBe("bash");
     expect(bash.description.startsWith("Run a shell command in the working directory")).toBe(true);
