@@ -4,6 +4,7 @@ export type {
   SandboxMode,
   ToolAnnotations,
   ToolExecutionContext,
+  ToolFileAccess,
   ToolResult,
   ToolSpec,
 } from "./define-tool.js";
@@ -16,6 +17,8 @@ export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
 export type { OutputValidation } from "./output-check.js";
 export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
 export { renderToolResult } from "./render.js";
+export type { RunToolCallOptions, ToolCallArguments } from "./run-tool-call.js";
+export { runToolCall } from "./run-tool-call.js";
 export {
   removeStrictNulls,
   toolStrictInputJSONSchema,

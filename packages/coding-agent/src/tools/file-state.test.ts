@@ -1,7 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { defineTool } from "@pleach/core";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { makeTempDir } from "../test-support/temp-dir.js";
 import { createApplyDiffTool } from "./apply-diff.js";
 import { createCodingAgentTools } from "./coding-agent-tools.js";
@@ -78,21 +80,11 @@ describe("session file state", () => {
     expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("one by the user\n");
   });
 
-  it("wraps any single tool for callers of the factories", async () => {
+  it("wraps any single tool for callers of the factories, from the files it declares", async () => {
     const { client } = await setup({ "a.txt": "one\n" });
     const fileState = createFileState();
-    const read = withFileState(createReadFileTool(client), {
-      client,
-      fileState,
-      kind: "read",
-      pathsOf: (input) => [(input as { path: string }).path],
-    });
-    const applyDiff = withFileState(createApplyDiffTool(client), {
-      client,
-      fileState,
-      kind: "write",
-      pathsOf: (input) => [(input as { path: string }).path],
-    });
+    const read = withFileState(createReadFileTool(client), { client, fileState });
+    const applyDiff = withFileState(createApplyDiffTool(client), { client, fileState });
     const diff = "@@ -1 +1 @@\n-one\n+uno\n";
     await expect(applyDiff.execute({ path: "a.txt", diff })).rejects.toMatchObject({
       code: "STALE_FILE",
@@ -103,6 +95,30 @@ describe("session file state", () => {
     });
     expect(read.name).toBe("read_file");
     expect(read.annotations.readOnlyHint).toBe(true);
+    // The wrapped tool keeps its declaration, for a runtime's memory of reads.
+    expect(read.files?.reads?.({ path: "b.txt" })).toEqual(["b.txt"]);
+  });
+
+  it("leaves a tool that declares no files as it is, unless told which files it writes", async () => {
+    const { client, root } = await setup({ "a.txt": "one\n" });
+    const fileState = createFileState();
+    const touch = defineTool({
+      name: "touch_a",
+      description: "Overwrite a.txt.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({}),
+      execute: async () => {
+        await client.writeFile("a.txt", "touched\n");
+        return {};
+      },
+    });
+    expect(withFileState(touch, { client, fileState })).toBe(touch);
+    const guarded = withFileState(touch, { client, fileState, files: { writes: () => ["a.txt"] } });
+    await expect(guarded.execute({})).rejects.toMatchObject({
+      code: "STALE_FILE",
+      details: { path: "a.txt", reason: "not-read" },
+    });
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("one\n");
   });
 
   it("takes file names from diff headers only", () => {
