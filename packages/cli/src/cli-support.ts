@@ -111,9 +111,7 @@ export function parseToolName({
   if (!known.includes(name)) {
     throw new UsageError(
       `unknown tool ${JSON.stringify(name)}; the tools are: ${known.join(", ")}`,
-      {
-        command,
-      },
+      { command },
     );
   }
   return name;

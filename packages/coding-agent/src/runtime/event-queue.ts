@@ -1,5 +1,5 @@
 /** The events of a run, buffered until read. */
-export interface EventQueue<Event> {
+interface EventQueue<Event> {
   push(event: Event): void;
   close(): void;
   /** Read the events in order; ends when closed, rejecting when `result` did. */

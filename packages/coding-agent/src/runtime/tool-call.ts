@@ -9,7 +9,7 @@ import type { DeclaredRead, ReadMemory } from "./read-memory.js";
 import { wrapToolOutput } from "./transcript.js";
 
 /** The outcome of one tool call of the model. */
-export interface ModelToolCallOutcome {
+interface ModelToolCallOutcome {
   result: ToolResult;
   /** The result points at an earlier one (an unchanged re-read); the tool did not run. */
   cached: boolean;

@@ -47,6 +47,31 @@ const TWO_FILE_DIFF = `--- a/a.txt
 `;
 
 describe("session file state", () => {
+  it("comes from what each tool declares: read_file reads, three tools write", async () => {
+    const { client } = await setup({});
+    const declared = createCodingAgentTools(client).map(({ name, files }) => ({
+      name,
+      reads: files?.reads?.({ path: "x", diff: "" }) ?? [],
+      writes: files?.writes?.({ path: "x", diff: "" }) ?? [],
+      rereads: files?.readKey !== undefined,
+    }));
+    expect(declared.filter(({ reads, writes }) => reads.length + writes.length > 0)).toEqual([
+      { name: "read_file", reads: ["x"], writes: [], rereads: true },
+      { name: "edit_file", reads: [], writes: ["x"], rereads: false },
+      { name: "apply_diff", reads: [], writes: ["x"], rereads: false },
+      { name: "write_file", reads: [], writes: ["x"], rereads: false },
+    ]);
+    const applyDiff = createCodingAgentTools(client, { only: ["apply_diff"] })[0];
+    expect(applyDiff?.files?.writes?.({ path: ".", diff: TWO_FILE_DIFF })).toEqual([
+      "a.txt",
+      "b.txt",
+    ]);
+    expect(applyDiff?.files?.writes?.({ path: "./", diff: TWO_FILE_DIFF })).toEqual([
+      "a.txt",
+      "b.txt",
+    ]);
+  });
+
   it("refuses apply_diff over several files until every one of them was read", async () => {
     const { root, tool, fileState } = await setup({ "a.txt": "one\n", "b.txt": "two\n" });
     await tool("read_file").execute({ path: "a.txt" });
