@@ -2,9 +2,9 @@ import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
   CODING_AGENT_TOOL_NAMES,
-  type CodingAgentToolName,
   type CodingAgentTools,
   createCodingAgentTools,
+  type ToolRegistration,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
 import { createLocalSandbox, type LocalSandbox } from "@pleach/sandbox";
@@ -97,17 +97,24 @@ export function parseMode({
 export function parseToolName({
   name,
   command,
+  extraTools = [],
 }: {
   name: string;
   command: string;
-}): CodingAgentToolName {
-  if (!(CODING_AGENT_TOOL_NAMES as readonly string[]).includes(name)) {
+  /**
+   * Tools known besides the ten.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
+}): string {
+  const known = [...CODING_AGENT_TOOL_NAMES, ...extraTools.map((tool) => tool.name)];
+  if (!known.includes(name)) {
     throw new UsageError(
-      `unknown tool ${JSON.stringify(name)}; the tools are: ${CODING_AGENT_TOOL_NAMES.join(", ")}`,
+      `unknown tool ${JSON.stringify(name)}; the tools are: ${known.join(", ")}`,
       { command },
     );
   }
-  return name as CodingAgentToolName;
+  return name;
 }
 
 /** Open the workspace the options name as a local sandbox. */
@@ -141,11 +148,22 @@ export async function openWorkspace({
 }
 
 /** The tools, described without touching any workspace: over a client that refuses everything. */
-export function detachedTools(): CodingAgentTools {
+export function detachedTools({
+  extraTools = [],
+}: {
+  /**
+   * Tools described after the ten.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
+} = {}): CodingAgentTools {
   const refuse = async (): Promise<never> => {
     throw new Error("these tools only describe themselves; they do not run");
   };
-  return createCodingAgentTools({ exec: refuse, readFile: refuse, writeFile: refuse });
+  return createCodingAgentTools(
+    { exec: refuse, readFile: refuse, writeFile: refuse },
+    { extraTools },
+  );
 }
 
 /** Options of {@link readBearerToken}. */

@@ -10,18 +10,16 @@ const run = defineTool({
   inputSchema: z.strictObject({ exitCode: z.number().int(), size: z.number().int().default(3) }),
   outputSchema: z.object({ output: z.string(), exitCode: z.number() }),
   annotations: { title: "Run", destructiveHint: true },
-  execute: async ({ exitCode, size }, { cwd }) => {
+  execute: async ({ exitCode, size }, { abortSignal }) => {
     if (exitCode < 0) throw new ToolError("TIMEOUT", "the command ran past its time limit");
-    return { output: `${cwd}:${"x".repeat(size)}`, exitCode };
+    const signal = abortSignal instanceof AbortSignal ? "signal" : "no signal";
+    return { output: `${signal}:${"x".repeat(size)}`, exitCode };
   },
   toModelOutput: (output) => ({ output: output.output, error: output.exitCode !== 0 }),
 });
 
 async function connect() {
-  const server = createPleachMcpServer({
-    tools: [run],
-    context: { cwd: "/work", sandbox: "read-only" },
-  });
+  const server = createPleachMcpServer({ tools: [run] });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
@@ -45,12 +43,12 @@ describe("createPleachMcpServer", () => {
     await client.close();
   });
 
-  it("passes the context, flags a failed command as isError and keeps its result", async () => {
+  it("passes the request's abort signal, flags a failed command as isError and keeps its result", async () => {
     const client = await connect();
     await client.listTools();
     expect(await client.callTool({ name: "run", arguments: { exitCode: 0 } })).toMatchObject({
       isError: false,
-      structuredContent: { output: "/work:xxx", exitCode: 0 },
+      structuredContent: { output: "signal:xxx", exitCode: 0 },
     });
     expect(await client.callTool({ name: "run", arguments: { exitCode: 2 } })).toMatchObject({
       isError: true,
@@ -70,7 +68,9 @@ describe("createPleachMcpServer", () => {
     const [block] = result.content as Array<{ type: string; text: string }>;
     expect(block?.text.length).toBeLessThanOrEqual(50_000);
     expect(block?.text).toContain("characters cut from the middle");
-    expect((result.structuredContent as { output: string }).output).toHaveLength(80_006);
+    expect((result.structuredContent as { output: string }).output).toHaveLength(
+      "signal:".length + 80_000,
+    );
     await client.close();
   });
 });

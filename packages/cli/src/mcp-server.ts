@@ -5,7 +5,6 @@ import {
   capText,
   type JSONSchema,
   renderToolResult,
-  type ToolExecutionContext,
   toolInputJSONSchema,
   toolOutputJSONSchema,
 } from "@pleach/core";
@@ -17,11 +16,6 @@ export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
 export interface CreatePleachMcpServerOptions {
   /** The tools to serve, under their own names. */
   tools: readonly AnyToolDefinition[];
-  /**
-   * Passed to every `execute` beside the request's abort signal: seed 002's `cwd` and `sandbox`.
-   * @default {}
-   */
-  context?: Omit<ToolExecutionContext, "abortSignal" | "toolCallId">;
   /**
    * The name and version the server gives clients.
    * @default { name: "pleach", version: "0.1.0" }
@@ -80,10 +74,9 @@ function wrapSchema(schema: JSONSchema): JSONSchema {
  */
 export function createPleachMcpServer({
   tools,
-  context = {},
   serverInfo = { name: "pleach", version: "0.1.0" },
 }: CreatePleachMcpServerOptions): Server {
-  return createServerFactory({ tools, context, serverInfo })();
+  return createServerFactory({ tools, serverInfo })();
 }
 
 /**
@@ -92,15 +85,13 @@ export function createPleachMcpServer({
  */
 export function createPleachMcpServerFactory({
   tools,
-  context = {},
   serverInfo = { name: "pleach", version: "0.1.0" },
 }: CreatePleachMcpServerOptions): () => Server {
-  return createServerFactory({ tools, context, serverInfo });
+  return createServerFactory({ tools, serverInfo });
 }
 
 function createServerFactory({
   tools,
-  context,
   serverInfo,
 }: Required<CreatePleachMcpServerOptions>): () => Server {
   const served = new Map<string, ServedTool>();
@@ -123,11 +114,7 @@ function createServerFactory({
           `there is no tool named ${JSON.stringify(name)}; the tools are: ${[...served.keys()].join(", ")}`,
         );
       }
-      const result = await callTool({
-        entry,
-        args,
-        context: { ...context, abortSignal: handlerContext.mcpReq.signal },
-      });
+      const result = await callTool({ entry, args, abortSignal: handlerContext.mcpReq.signal });
       return server.projectCallToolResult(result, entry.listing.outputSchema);
     });
     return server;
@@ -137,14 +124,14 @@ function createServerFactory({
 async function callTool({
   entry: { tool, wrapped },
   args,
-  context,
+  abortSignal,
 }: {
   entry: ServedTool;
   args: unknown;
-  context: ToolExecutionContext;
+  abortSignal: AbortSignal;
 }): Promise<CallToolResult> {
   try {
-    const output = await tool.execute(args, context);
+    const output = await tool.execute(args, { abortSignal });
     const structuredContent = (wrapped ? { result: output } : output) as Record<string, unknown>;
     // The text is the same JSON, for clients that only read `content`; capped like any result a
     // model sees (only a diff of hundreds of kilobytes gets near the cap).

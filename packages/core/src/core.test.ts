@@ -5,6 +5,7 @@ import { defineTool } from "./define-tool.js";
 import { isToolError, ToolError } from "./errors.js";
 import { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
 import { renderToolResult } from "./render.js";
+import { runToolCall } from "./run-tool-call.js";
 import { toToolDef } from "./tool-def.js";
 import { capText, MODEL_OUTPUT_LIMIT } from "./truncate.js";
 
@@ -258,7 +259,72 @@ describe("JSON Schema", () => {
   });
 });
 
-describe("toToolDef (the model-facing ToolDef)", () => {
+describe("runToolCall", () => {
+  it("runs parsed input or the wire's JSON text, and names the tools for an unknown one", async () => {
+    const tools = [echo];
+    expect(await runToolCall({ tools, name: "echo", input: { message: "a", times: 2 } })).toEqual({
+      output: '{\n  "text": "aa"\n}',
+      error: false,
+    });
+    expect(await runToolCall({ tools, name: "echo", inputText: '{"message":"b"}' })).toEqual({
+      output: '{\n  "text": "b"\n}',
+      error: false,
+    });
+    // Parsed input is never parsed again: a string is input of the wrong type, not JSON text.
+    expect(await runToolCall({ tools, name: "echo", input: '{"message":"b"}' })).toMatchObject({
+      error: true,
+      code: "INVALID_INPUT",
+    });
+    expect(await runToolCall({ tools, name: "echo", inputText: "{oops" })).toMatchObject({
+      output: expect.stringMatching(/^the arguments of echo are not valid JSON \(.+\); send one/),
+      error: true,
+      code: "INVALID_INPUT",
+    });
+    expect(await runToolCall({ tools, name: "ehco", input: {} })).toEqual({
+      output: 'there is no tool named "ehco"; the tools are: echo',
+      error: true,
+      code: "INVALID_INPUT",
+    });
+  });
+
+  it("reads a failure caused by an abort as aborted, and caps what the model sees", async () => {
+    const controller = new AbortController();
+    const stuck = defineTool({
+      ...echoSpec(),
+      execute: async () => {
+        controller.abort();
+        throw new Error("socket closed");
+      },
+    });
+    const context = { abortSignal: controller.signal };
+    expect(await runToolCall({ tools: [stuck], name: "echo", input: {}, context })).toEqual({
+      output: "aborted",
+      error: true,
+      code: "ABORTED",
+    });
+    // Without an abort the same failure is an internal error.
+    const failing = defineTool({
+      ...echoSpec(),
+      execute: async () => {
+        throw new Error("socket closed");
+      },
+    });
+    expect(await runToolCall({ tools: [failing], name: "echo", input: {} })).toEqual({
+      output: "internal error: socket closed",
+      error: true,
+      code: "INTERNAL",
+    });
+    const long = await runToolCall({
+      tools: [echo],
+      name: "echo",
+      input: { message: "x", times: 500 },
+      maxChars: 100,
+    });
+    expect(long.output.length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("toToolDef (the ToolDef contract)", () => {
   const context = { cwd: "/work", sandbox: "read-only" as const };
 
   it("runs the tool and renders { output, error }", async () => {

@@ -2,7 +2,6 @@ import type { z } from "zod";
 import { ToolError } from "./errors.js";
 import { formatZodIssues } from "./format-issues.js";
 import { type OutputValidation, outputChecker } from "./output-check.js";
-import type { SandboxMode } from "./sandbox/contract.js";
 
 /** Hints about a tool's behaviour, with the meaning MCP gives them. */
 export interface ToolAnnotations {
@@ -24,13 +23,31 @@ export interface ToolExecutionContext {
   abortSignal?: AbortSignal;
   /** The id the model gave this call, if any. */
   toolCallId?: string;
-  /** Seed 002's working directory of the agent, for tools that want it. */
-  cwd?: string;
-  /** Seed 002's sandbox mode of the agent, for tools that want it. */
-  sandbox?: SandboxMode;
 }
 
-/** Seed 002's model-facing result: text and an error flag. */
+/**
+ * What a tool declares about the workspace files its calls read or change, so that a session's
+ * record of what the model has read, and a runtime's answer to an unchanged re-read, work from
+ * the tool itself and never from a list of tool names. Each function gets the validated input.
+ */
+export interface ToolFileAccess<Input> {
+  /** The files a call reads and shows the model (a session records their content). */
+  reads?(input: Input): string[];
+  /**
+   * The files a call may change: a session refuses the call when one of them exists and the model
+   * has not read it, or it changed since.
+   */
+  writes?(input: Input): string[];
+  /**
+   * For a tool that `reads`: what else in the input decides the result (`read_file`'s encoding
+   * and line range). A runtime answers a repeat of a call, with the same files and the same key,
+   * by pointing at the earlier result while the files are unchanged and that result is still in
+   * the conversation. Without it, every call runs.
+   */
+  readKey?(input: Input): string;
+}
+
+/** The model-facing result of the `ToolDef` contract: text and an error flag. */
 export interface ToolResult {
   output: string;
   error: boolean;
@@ -45,6 +62,8 @@ export interface ToolSpec<Input extends z.ZodType, Output extends z.ZodType> {
   inputSchema: Input;
   outputSchema: Output;
   annotations?: ToolAnnotations;
+  /** The workspace files a call reads or changes (see {@link ToolFileAccess}). */
+  files?: ToolFileAccess<z.output<Input>>;
   /**
    * How each output is checked against `outputSchema`. `"parse"` returns zod's parse of it (a
    * copy: unknown keys stripped, defaults and transforms applied). `"check"` validates it as
@@ -77,6 +96,8 @@ export interface PluginToolDefinition<
   readonly inputSchema: Input;
   readonly outputSchema: Output;
   readonly annotations: ToolAnnotations;
+  /** The workspace files a call reads or changes, when the tool declares them. */
+  readonly files?: ToolFileAccess<z.output<Input>>;
   /**
    * Validate `input`, run the tool, validate its output. Throws {@link ToolError}: `INVALID_INPUT`
    * naming each wrong field, `INVALID_OUTPUT` on drift, or the tool's own code.
@@ -96,7 +117,7 @@ const TOOL_NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 export function defineTool<Input extends z.ZodType, Output extends z.ZodType>(
   spec: ToolSpec<Input, Output>,
 ): PluginToolDefinition<Input, Output> {
-  const { name, description, inputSchema, outputSchema, annotations = {}, execute } = spec;
+  const { name, description, inputSchema, outputSchema, annotations = {}, files, execute } = spec;
   if (!TOOL_NAME.test(name)) {
     throw new TypeError(`defineTool: invalid tool name ${JSON.stringify(name)}`);
   }
@@ -109,6 +130,7 @@ export function defineTool<Input extends z.ZodType, Output extends z.ZodType>(
     inputSchema,
     outputSchema,
     annotations,
+    ...(files === undefined ? {} : { files }),
     async execute(input, context = {}) {
       if (context.abortSignal?.aborted) {
         throw new ToolError("ABORTED", `${name} was aborted before it started`);

@@ -3,6 +3,7 @@ export type {
   PluginToolDefinition,
   ToolAnnotations,
   ToolExecutionContext,
+  ToolFileAccess,
   ToolResult,
   ToolSpec,
 } from "./define-tool.js";
@@ -15,6 +16,8 @@ export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";
 export type { OutputValidation } from "./output-check.js";
 export type { RenderToolResultOptions, ToolOutcome } from "./render.js";
 export { renderToolResult } from "./render.js";
+export type { RunToolCallOptions, ToolCallArguments } from "./run-tool-call.js";
+export { runToolCall } from "./run-tool-call.js";
 export type { SandboxMode } from "./sandbox/contract.js";
 export {
   removeStrictNulls,

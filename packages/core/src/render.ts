@@ -15,7 +15,7 @@ export interface RenderToolResultOptions {
 export type ToolOutcome = { ok: true; result: ToolResult } | { ok: false; error: unknown };
 
 /**
- * Turn a tool's outcome into seed 002's `{ output, error }`, capped at 50,000 characters with the
+ * Turn a tool's outcome into the `{ output, error }` a model reads, capped at 50,000 characters with the
  * head and tail kept. A {@link ToolError} renders as its message and code; any other thrown value
  * renders as an internal error, so a model always gets something it can read.
  */

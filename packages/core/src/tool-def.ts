@@ -1,10 +1,10 @@
 import type { AnyToolDefinition, ToolResult } from "./define-tool.js";
 import type { JSONSchema } from "./json-schema.js";
 import { toolInputJSONSchema } from "./json-schema.js";
-import { renderToolResult } from "./render.js";
+import { runToolCall } from "./run-tool-call.js";
 import type { SandboxMode } from "./sandbox/contract.js";
 
-/** Seed 002's context of a tool call: the working directory and the sandbox mode. */
+/** The context of a `ToolDef` call: the working directory and the sandbox mode of the agent. */
 export interface ToolContext {
   cwd: string;
   sandbox: SandboxMode;
@@ -13,7 +13,7 @@ export interface ToolContext {
 }
 
 /**
- * Seed 002's model-facing tool: a name, a description the model reads, a JSON Schema for its
+ * The model-facing tool contract: a name, a description the model reads, a JSON Schema for its
  * arguments, and a `run` that always settles to a capped `{ output, error }`, never throws.
  */
 export interface ToolDef {
@@ -32,19 +32,22 @@ export interface ToToolDefOptions {
   maxChars?: number;
 }
 
-/** Derive seed 002's {@link ToolDef} from a {@link AnyToolDefinition}. */
+/**
+ * Derive the {@link ToolDef} of a {@link AnyToolDefinition}. Pleach's tools are bound to their
+ * sandbox client when made, so of the context only the abort signal and the call's id reach them.
+ */
 export function toToolDef(tool: AnyToolDefinition, { maxChars }: ToToolDefOptions = {}): ToolDef {
   return {
     name: tool.name,
     description: tool.description,
     parameters: toolInputJSONSchema(tool),
-    async run(args, context) {
-      try {
-        const output = await tool.execute(args, context);
-        return renderToolResult({ ok: true, result: tool.toModelOutput(output) }, { maxChars });
-      } catch (error) {
-        return renderToolResult({ ok: false, error }, { maxChars });
-      }
-    },
+    run: (args, { abortSignal, toolCallId }) =>
+      runToolCall({
+        tools: [tool],
+        name: tool.name,
+        input: args,
+        context: { abortSignal, toolCallId },
+        maxChars,
+      }),
   };
 }

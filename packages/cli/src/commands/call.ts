@@ -2,6 +2,7 @@ import {
   CODING_AGENT_TOOL_NAMES,
   createCodingAgentTools,
   showControlCharacters,
+  type ToolRegistration,
 } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import {
@@ -48,9 +49,15 @@ Example:
 export async function callCommand({
   args,
   io,
+  extraTools = [],
 }: {
   args: readonly string[];
   io: CliIo;
+  /**
+   * Tools callable besides the ten (see `createCodingAgentTools`); the command line offers none.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
 }): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
@@ -77,7 +84,7 @@ export async function callCommand({
       { command: "call" },
     );
   }
-  const name = parseToolName({ name: toolName, command: "call" });
+  const name = parseToolName({ name: toolName, command: "call", extraTools });
   const mode = parseMode({ mode: values.mode, command: "call" });
   const input = parseInput(inputText ?? (await io.readStdin()));
 
@@ -88,18 +95,14 @@ export async function callCommand({
     io,
     command: "call",
   });
-  const [tool] = createCodingAgentTools(client, { only: [name] });
+  const [tool] = createCodingAgentTools(client, { only: [name], extraTools });
   if (tool === undefined) throw new UsageError(`unknown tool ${name}`, { command: "call" });
   const progress = startProgress({ label: name, io });
   // A signal stops the tool's command and waits for it, so that the process exits normally and
   // the sandbox's placeholder folders go with it.
   const termination = onTermination();
   try {
-    const output = await tool.execute(input, {
-      cwd: client.root,
-      sandbox: client.mode,
-      abortSignal: termination.signal,
-    });
+    const output = await tool.execute(input, { abortSignal: termination.signal });
     progress.stop();
     if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     const rendered = tool.toModelOutput(output);

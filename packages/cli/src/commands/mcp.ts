@@ -110,7 +110,6 @@ export async function mcpCommand({
   const tools = createCodingAgentTools(commands.client, only === undefined ? {} : { only });
   const factory = createPleachMcpServerFactory({
     tools,
-    context: { cwd: client.root, sandbox: client.mode },
     serverInfo: { name: "pleach", version: VERSION },
   });
   const onerror = (error: Error) =>

@@ -1,3 +1,4 @@
+import type { ToolRegistration } from "@pleach/coding-agent/tools";
 import { toolInputJSONSchema } from "@pleach/core";
 import { type CliIo, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
 
@@ -15,9 +16,15 @@ Options:
 export async function toolsCommand({
   args,
   io,
+  extraTools = [],
 }: {
   args: readonly string[];
   io: CliIo;
+  /**
+   * Tools listed after the ten (see `createCodingAgentTools`); the command line offers none.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
 }): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
@@ -36,7 +43,7 @@ export async function toolsCommand({
       command: "tools",
     });
   }
-  const described = detachedTools().map((tool) => ({
+  const described = detachedTools({ extraTools }).map((tool) => ({
     name: tool.name,
     description: tool.description,
     inputSchema: toolInputJSONSchema(tool),

@@ -1,6 +1,6 @@
 import type { JSONSchema } from "@pleach/core";
 
-/** A tool as a model is offered it: seed 002's name, description and JSON Schema parameters. */
+/** A tool as a model is offered it: a name, a description and JSON Schema parameters. */
 export interface ModelToolDefinition {
   name: string;
   description: string;
@@ -14,7 +14,10 @@ export interface ModelToolCall {
   name: string;
   /** The arguments, parsed from JSON. */
   input: unknown;
-  /** Set when the model's arguments were not valid JSON: what the parser said. */
+  /**
+   * Set when the model's arguments were not valid JSON: what the parser said. `input` is then
+   * the text the model sent.
+   */
   inputError?: string;
 }
 

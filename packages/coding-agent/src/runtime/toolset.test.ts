@@ -22,6 +22,19 @@ describe("createToolset", () => {
   it("offers the ten tools with JSON Schema parameters", async () => {
     const { toolset } = await toolsetOver("read-only");
     expect(toolset.toolDefs.map((toolDef) => toolDef.name)).toEqual([...CODING_AGENT_TOOL_NAMES]);
+    // The order a model is offered them in.
+    expect(CODING_AGENT_TOOL_NAMES).toEqual([
+      "read_file",
+      "list_files",
+      "search_files",
+      "edit_file",
+      "apply_diff",
+      "write_file",
+      "bash",
+      "run_tests",
+      "git_diff",
+      "git_clone",
+    ]);
     for (const toolDef of toolset.toolDefs) {
       expect(toolDef.parameters).toMatchObject({ type: "object" });
       expect(toolDef.description.length).toBeGreaterThan(20);

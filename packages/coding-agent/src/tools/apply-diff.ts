@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { ExecResult, SandboxClient } from "../sandbox/index.js";
 import { applyFilePatch } from "./diff/apply.js";
 import { type FilePatch, parseUnifiedDiff } from "./diff/parse.js";
+import { diffFileNames } from "./file-state.js";
 import { readTextFile } from "./read-text-file.js";
 import { shellQuote } from "./shell-quote.js";
 
@@ -141,6 +142,11 @@ export function createApplyDiffTool(
     inputSchema: applyDiffInputSchema,
     outputSchema: applyDiffOutputSchema,
     annotations: { destructiveHint: true },
+    // "." means the files the diff's headers name; any other path is the one file it changes.
+    files: {
+      writes: ({ path: target, diff }) =>
+        target === "." || target === "./" ? diffFileNames(diff) : [target],
+    },
     async execute(
       { path: requestedPath, diff, engine = "pleach", partial = false },
       { abortSignal },

@@ -3,7 +3,7 @@ import type { SandboxClient } from "../sandbox/index.js";
 import { createApplyDiffTool } from "./apply-diff.js";
 import { createBashTool } from "./bash.js";
 import { createEditFileTool } from "./edit-file.js";
-import { diffFileNames, type FileState, withFileState } from "./file-state.js";
+import { type FileState, withFileState } from "./file-state.js";
 import { createGitCloneTool } from "./git-clone.js";
 import { createGitDiffTool } from "./git-diff.js";
 import { createListFilesTool } from "./list-files.js";
@@ -12,19 +12,39 @@ import { createRunTestsTool } from "./run-tests.js";
 import { createSearchFilesTool } from "./search-files.js";
 import { createWriteFileTool } from "./write-file.js";
 
+/**
+ * One line of a tool registry: the tool's name (known before any client exists, for command
+ * lines and listings) and its factory over a client. What the tool reads and writes it declares
+ * itself (`files` of `defineTool`), so the registry needs nothing else.
+ */
+export interface ToolRegistration<Name extends string = string> {
+  readonly name: Name;
+  create(client: SandboxClient): AnyToolDefinition;
+}
+
+/** The ten tools, in the order they are offered to a model. A new tool is one more line. */
+const REGISTRY = [
+  { name: "read_file", create: createReadFileTool },
+  { name: "list_files", create: createListFilesTool },
+  { name: "search_files", create: createSearchFilesTool },
+  { name: "edit_file", create: createEditFileTool },
+  { name: "apply_diff", create: createApplyDiffTool },
+  { name: "write_file", create: createWriteFileTool },
+  { name: "bash", create: createBashTool },
+  { name: "run_tests", create: createRunTestsTool },
+  { name: "git_diff", create: createGitDiffTool },
+  { name: "git_clone", create: createGitCloneTool },
+] as const satisfies readonly ToolRegistration[];
+
+type NamesOf<Registry extends readonly ToolRegistration[]> = {
+  readonly [Index in keyof Registry]: Registry[Index]["name"];
+};
+
 /** The names of the ten tools, in the order they are offered to a model. */
-export const CODING_AGENT_TOOL_NAMES = [
-  "read_file",
-  "list_files",
-  "search_files",
-  "edit_file",
-  "apply_diff",
-  "write_file",
-  "bash",
-  "run_tests",
-  "git_diff",
-  "git_clone",
-] as const;
+// `map` loses the tuple's literal types, which the cast restores.
+export const CODING_AGENT_TOOL_NAMES = REGISTRY.map(({ name }) => name) as unknown as NamesOf<
+  typeof REGISTRY
+>;
 
 /** One of {@link CODING_AGENT_TOOL_NAMES}. */
 export type CodingAgentToolName = (typeof CODING_AGENT_TOOL_NAMES)[number];
@@ -32,29 +52,25 @@ export type CodingAgentToolName = (typeof CODING_AGENT_TOOL_NAMES)[number];
 /** The ten tools over one client, in {@link CODING_AGENT_TOOL_NAMES} order. */
 export type CodingAgentTools = AnyToolDefinition[];
 
-const FACTORIES: Record<CodingAgentToolName, (client: SandboxClient) => AnyToolDefinition> = {
-  read_file: createReadFileTool,
-  list_files: createListFilesTool,
-  search_files: createSearchFilesTool,
-  edit_file: createEditFileTool,
-  apply_diff: createApplyDiffTool,
-  write_file: createWriteFileTool,
-  bash: createBashTool,
-  run_tests: createRunTestsTool,
-  git_diff: createGitDiffTool,
-  git_clone: createGitCloneTool,
-};
-
 /** Options of {@link createCodingAgentTools}. */
 export interface CodingAgentToolsOptions {
-  /** Make only these tools, in this order. */
-  only?: readonly CodingAgentToolName[];
+  /** Make only these tools, in this order (names of `extraTools` included). */
+  // `string & {}` keeps the ten names offered by an editor while accepting the extra ones.
+  only?: readonly (CodingAgentToolName | (string & {}))[];
   /**
-   * The session's record of what the model has read (see {@link createFileState}): with it,
-   * `edit_file`, `apply_diff` and `write_file` refuse (`STALE_FILE`) to change an existing file
-   * the model has not read, or that changed on disk since. Without it, no such check.
+   * The session's record of what the model has read (see {@link createFileState}): with it, the
+   * tools that declare the files they write (`edit_file`, `apply_diff`, `write_file`) refuse
+   * (`STALE_FILE`) to change an existing file the model has not read, or that changed on disk
+   * since. Without it, no such check.
    */
   fileState?: FileState;
+  /**
+   * More tools, made over the same client after the ten (a plugin's, a test's), each with one
+   * registry line. They get the file state from their own declarations, as the ten do; their
+   * names must differ from the ten's.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
 }
 
 /**
@@ -63,71 +79,26 @@ export interface CodingAgentToolsOptions {
  */
 export function createCodingAgentTools(
   client: SandboxClient,
-  { only, fileState }: CodingAgentToolsOptions = {},
+  { only, fileState, extraTools = [] }: CodingAgentToolsOptions = {},
 ): CodingAgentTools {
-  const names = only ?? CODING_AGENT_TOOL_NAMES;
-  return names.map((name) => {
-    const factory = FACTORIES[name];
-    if (factory === undefined) {
+  const registry = new Map<string, ToolRegistration>();
+  for (const registration of [...REGISTRY, ...extraTools]) {
+    if (registry.has(registration.name)) {
+      throw new TypeError(`two tools are named ${JSON.stringify(registration.name)}`);
+    }
+    registry.set(registration.name, registration);
+  }
+  return (only ?? [...registry.keys()]).map((name) => {
+    const registration = registry.get(name);
+    if (registration === undefined) {
       throw new TypeError(
-        `unknown tool ${JSON.stringify(name)}; known: ${CODING_AGENT_TOOL_NAMES.join(", ")}`,
+        `unknown tool ${JSON.stringify(name)}; known: ${[...registry.keys()].join(", ")}`,
       );
     }
-    const tool = factory(client);
-    return fileState === undefined ? tool : withSessionFileState(tool, { client, fileState });
+    const tool = registration.create(client);
+    if (tool.name !== name) {
+      throw new TypeError(`the tool registered as ${JSON.stringify(name)} is named ${tool.name}`);
+    }
+    return fileState === undefined ? tool : withFileState(tool, { client, fileState });
   });
-}
-
-type Fields = Record<string, unknown>;
-const fieldsOf = (input: unknown): Fields =>
-  typeof input === "object" && input !== null ? (input as Fields) : {};
-const stringField = (input: unknown, key: string): string[] => {
-  const value = fieldsOf(input)[key];
-  return typeof value === "string" && value !== "" ? [value] : [];
-};
-
-/** Apply {@link withFileState} to the tools that read or write whole files. */
-function withSessionFileState(
-  tool: AnyToolDefinition,
-  { client, fileState }: { client: SandboxClient; fileState: FileState },
-): AnyToolDefinition {
-  switch (tool.name) {
-    case "read_file":
-      return withFileState(tool, {
-        client,
-        fileState,
-        kind: "read",
-        pathsOf: (input) => stringField(input, "path"),
-      });
-    case "write_file":
-      return withFileState(tool, {
-        client,
-        fileState,
-        kind: "write",
-        pathsOf: (input) => stringField(input, "path"),
-      });
-    case "edit_file":
-      return withFileState(tool, {
-        client,
-        fileState,
-        kind: "write",
-        pathsOf: (input) => stringField(input, "path"),
-      });
-    case "apply_diff":
-      return withFileState(tool, {
-        client,
-        fileState,
-        kind: "write",
-        pathsOf: (input) => {
-          const [target] = stringField(input, "path");
-          const diff = stringField(input, "diff")[0] ?? "";
-          // "." means the diff's own file names; any other path is the one file it changes.
-          return target === undefined || target === "." || target === "./"
-            ? diffFileNames(diff)
-            : [target];
-        },
-      });
-    default:
-      return tool;
-  }
 }

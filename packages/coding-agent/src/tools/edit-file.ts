@@ -177,6 +177,7 @@ export function createEditFileTool(
     inputSchema: editFileInputSchema,
     outputSchema: editFileOutputSchema,
     annotations: { title: "Edit file", readOnlyHint: false, destructiveHint: true },
+    files: { writes: ({ path }) => [path] },
     async execute(input) {
       const { path } = input;
       if (input.edits === undefined && input.old === "") {

@@ -1,8 +1,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { defineTool } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createApplyDiffTool } from "./apply-diff.js";
 import { createCodingAgentTools } from "./coding-agent-tools.js";
 import { createFileState, diffFileNames, withFileState } from "./file-state.js";
@@ -45,6 +47,31 @@ const TWO_FILE_DIFF = `--- a/a.txt
 `;
 
 describe("session file state", () => {
+  it("comes from what each tool declares: read_file reads, three tools write", async () => {
+    const { client } = await setup({});
+    const declared = createCodingAgentTools(client).map(({ name, files }) => ({
+      name,
+      reads: files?.reads?.({ path: "x", diff: "" }) ?? [],
+      writes: files?.writes?.({ path: "x", diff: "" }) ?? [],
+      rereads: files?.readKey !== undefined,
+    }));
+    expect(declared.filter(({ reads, writes }) => reads.length + writes.length > 0)).toEqual([
+      { name: "read_file", reads: ["x"], writes: [], rereads: true },
+      { name: "edit_file", reads: [], writes: ["x"], rereads: false },
+      { name: "apply_diff", reads: [], writes: ["x"], rereads: false },
+      { name: "write_file", reads: [], writes: ["x"], rereads: false },
+    ]);
+    const applyDiff = createCodingAgentTools(client, { only: ["apply_diff"] })[0];
+    expect(applyDiff?.files?.writes?.({ path: ".", diff: TWO_FILE_DIFF })).toEqual([
+      "a.txt",
+      "b.txt",
+    ]);
+    expect(applyDiff?.files?.writes?.({ path: "./", diff: TWO_FILE_DIFF })).toEqual([
+      "a.txt",
+      "b.txt",
+    ]);
+  });
+
   it("refuses apply_diff over several files until every one of them was read", async () => {
     const { root, tool, fileState } = await setup({ "a.txt": "one\n", "b.txt": "two\n" });
     await tool("read_file").execute({ path: "a.txt" });
@@ -78,21 +105,11 @@ describe("session file state", () => {
     expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("one by the user\n");
   });
 
-  it("wraps any single tool for callers of the factories", async () => {
+  it("wraps any single tool for callers of the factories, from the files it declares", async () => {
     const { client } = await setup({ "a.txt": "one\n" });
     const fileState = createFileState();
-    const read = withFileState(createReadFileTool(client), {
-      client,
-      fileState,
-      kind: "read",
-      pathsOf: (input) => [(input as { path: string }).path],
-    });
-    const applyDiff = withFileState(createApplyDiffTool(client), {
-      client,
-      fileState,
-      kind: "write",
-      pathsOf: (input) => [(input as { path: string }).path],
-    });
+    const read = withFileState(createReadFileTool(client), { client, fileState });
+    const applyDiff = withFileState(createApplyDiffTool(client), { client, fileState });
     const diff = "@@ -1 +1 @@\n-one\n+uno\n";
     await expect(applyDiff.execute({ path: "a.txt", diff })).rejects.toMatchObject({
       code: "STALE_FILE",
@@ -103,6 +120,30 @@ describe("session file state", () => {
     });
     expect(read.name).toBe("read_file");
     expect(read.annotations.readOnlyHint).toBe(true);
+    // The wrapped tool keeps its declaration, for a runtime's memory of reads.
+    expect(read.files?.reads?.({ path: "b.txt" })).toEqual(["b.txt"]);
+  });
+
+  it("leaves a tool that declares no files as it is, unless told which files it writes", async () => {
+    const { client, root } = await setup({ "a.txt": "one\n" });
+    const fileState = createFileState();
+    const touch = defineTool({
+      name: "touch_a",
+      description: "Overwrite a.txt.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({}),
+      execute: async () => {
+        await client.writeFile("a.txt", "touched\n");
+        return {};
+      },
+    });
+    expect(withFileState(touch, { client, fileState })).toBe(touch);
+    const guarded = withFileState(touch, { client, fileState, files: { writes: () => ["a.txt"] } });
+    await expect(guarded.execute({})).rejects.toMatchObject({
+      code: "STALE_FILE",
+      details: { path: "a.txt", reason: "not-read" },
+    });
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("one\n");
   });
 
   it("takes file names from diff headers only", () => {

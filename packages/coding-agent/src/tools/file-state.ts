@@ -7,6 +7,7 @@ import {
   isToolError,
   type PluginToolDefinition,
   ToolError,
+  type ToolFileAccess,
 } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
 
@@ -77,52 +78,46 @@ export async function currentFileHash(
 }
 
 /** Options of {@link withFileState}. */
-export interface WithFileStateOptions<Input> {
+export interface WithFileStateOptions {
   /** The session's record, shared by all its tools. */
   fileState: FileState;
   /** The client the tool works through, used to hash files. */
   client: SandboxClient;
-  /** `read`: record what the tool read. `write`: check before, record after. */
-  kind: "read" | "write";
-  /** The workspace files the call reads or writes. */
-  pathsOf(input: Input): string[];
   /**
-   * Whether the call may create `filePath` when it does not exist yet (a write to a new file
-   * needs no prior read).
-   * @default () => true
+   * The files a call reads or writes, for a tool that does not declare them itself.
+   * @default tool.files
    */
-  mayCreate?(input: Input, filePath: string): boolean;
+  files?: ToolFileAccess<unknown>;
 }
 
 /**
- * Wrap a tool's `execute` with the session's file state. A `read` tool records the hash of each
- * file it read. A `write` tool is refused with `STALE_FILE` when an existing file it would write
- * was never read in this session, or changed on disk since (another process, the user); after a
- * successful write the record is refreshed, so the model may edit the same file again.
+ * Wrap a tool's `execute` with the session's file state, from the files the tool declares (see
+ * {@link ToolFileAccess}); a tool that declares none is returned as it is. The files a call reads
+ * are recorded by hash. A call that would write an existing file is refused with `STALE_FILE` when
+ * the file was never read in this session, or changed on disk since (another process, the user);
+ * after a successful write the record is refreshed, so the model may edit the same file again.
  */
 export function withFileState<Tool extends AnyToolDefinition>(
   tool: Tool,
-  { fileState, client, kind, pathsOf, mayCreate = () => true }: WithFileStateOptions<unknown>,
+  { fileState, client, files = tool.files }: WithFileStateOptions,
 ): Tool {
+  if (files?.reads === undefined && files?.writes === undefined) return tool;
   const wrapped: PluginToolDefinition = defineTool({
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
     outputSchema: tool.outputSchema,
     annotations: tool.annotations,
+    files,
     async execute(input, context) {
-      const filePaths = [...new Set(pathsOf(input).map(normalizeFilePath))];
-      if (kind === "write") {
-        for (const filePath of filePaths) {
-          await checkFresh({ client, fileState, filePath, toolName: tool.name, input, mayCreate });
-        }
+      const reads = uniquePaths(files.reads?.(input));
+      const writes = uniquePaths(files.writes?.(input));
+      for (const filePath of writes) {
+        await checkFresh({ client, fileState, filePath, toolName: tool.name });
       }
       const output = await tool.execute(input, context);
-      for (const filePath of filePaths) {
-        const hash = await currentFileHash(client, filePath);
-        if (hash === undefined) fileState.forget(filePath);
-        else if (hash !== null) fileState.record(filePath, { hash, via: kind });
-      }
+      await recordHashes({ client, fileState, filePaths: reads, via: "read" });
+      await recordHashes({ client, fileState, filePaths: writes, via: "write" });
       return output;
     },
     toModelOutput: (output) => tool.toModelOutput(output),
@@ -130,29 +125,43 @@ export function withFileState<Tool extends AnyToolDefinition>(
   return wrapped as Tool;
 }
 
+function uniquePaths(filePaths: readonly string[] = []): string[] {
+  return [...new Set(filePaths.map(normalizeFilePath))];
+}
+
+async function recordHashes({
+  client,
+  fileState,
+  filePaths,
+  via,
+}: {
+  client: SandboxClient;
+  fileState: FileState;
+  filePaths: readonly string[];
+  via: FileRecord["via"];
+}): Promise<void> {
+  for (const filePath of filePaths) {
+    const hash = await currentFileHash(client, filePath);
+    if (hash === undefined) fileState.forget(filePath);
+    else if (hash !== null) fileState.record(filePath, { hash, via });
+  }
+}
+
 async function checkFresh({
   client,
   fileState,
   filePath,
   toolName,
-  input,
-  mayCreate,
 }: {
   client: SandboxClient;
   fileState: FileState;
   filePath: string;
   toolName: string;
-  input: unknown;
-  mayCreate: (input: unknown, filePath: string) => boolean;
 }): Promise<void> {
   const current = await currentFileHash(client, filePath);
-  // A path the client refuses is left to the tool, which says what is wrong with it.
-  if (current === null) return;
-  if (current === undefined) {
-    if (mayCreate(input, filePath)) return;
-    // The tool reports a missing file itself, with its own hints.
-    return;
-  }
+  // A path the client refuses is left to the tool, which says what is wrong with it. A missing
+  // file needs no read: a write creates it, and a tool that needs it reports it with its hints.
+  if (current === null || current === undefined) return;
   const record = fileState.get(filePath);
   if (record === undefined) {
     throw new ToolError(

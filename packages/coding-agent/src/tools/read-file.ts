@@ -196,6 +196,11 @@ export function createReadFileTool(
     inputSchema: readFileInputSchema,
     outputSchema: readFileOutputSchema,
     annotations: { title: "Read file", readOnlyHint: true, idempotentHint: true },
+    files: {
+      reads: ({ path }) => [path],
+      readKey: ({ encoding = "utf8", offset = 1, limit }) =>
+        JSON.stringify([encoding, offset, limit ?? null]),
+    },
     async execute({ path, encoding = "utf8", offset, limit }) {
       if (encoding === "base64" && (offset !== undefined || limit !== undefined)) {
         throw new ToolError(

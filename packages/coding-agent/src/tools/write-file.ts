@@ -76,6 +76,7 @@ export function createWriteFileTool(
       destructiveHint: true,
       idempotentHint: true,
     },
+    files: { writes: ({ path }) => [path] },
     async execute({ path, content, encoding = "utf8" }) {
       let bytesWritten: number;
       if (encoding === "base64") {

@@ -1,16 +1,10 @@
 import { tool as aiTool, jsonSchema, type Tool } from "ai";
-import type { AnyToolDefinition, ToolExecutionContext } from "../define-tool.js";
+import type { AnyToolDefinition } from "../define-tool.js";
 import { type JSONSchema, toolInputJSONSchema } from "../json-schema.js";
 import { renderToolResult } from "../render.js";
 
 /** Options of {@link toAISDKTool} and {@link toAISDKTools}. */
 export interface ToAISDKToolOptions {
-  /**
-   * Passed to every `execute` beside the AI SDK's abort signal and tool call id (seed 002's
-   * `cwd` and `sandbox`).
-   * @default {}
-   */
-  context?: Omit<ToolExecutionContext, "abortSignal" | "toolCallId">;
   /**
    * The most characters of a result the model sees.
    * @default 50_000
@@ -27,7 +21,7 @@ export interface ToAISDKToolOptions {
  */
 export function toAISDKTool(
   tool: AnyToolDefinition,
-  { context = {}, maxChars }: ToAISDKToolOptions = {},
+  { maxChars }: ToAISDKToolOptions = {},
 ): Tool<unknown, unknown> {
   const schema: JSONSchema = toolInputJSONSchema(tool);
   return aiTool<unknown, unknown>({
@@ -35,11 +29,7 @@ export function toAISDKTool(
     ...(tool.annotations.title === undefined ? {} : { title: tool.annotations.title }),
     inputSchema: jsonSchema<unknown>(schema),
     execute: (input, { abortSignal, toolCallId }) =>
-      tool.execute(input, {
-        ...context,
-        toolCallId,
-        ...(abortSignal === undefined ? {} : { abortSignal }),
-      }),
+      tool.execute(input, { abortSignal, toolCallId }),
     toModelOutput: ({ output }) => {
       const rendered = renderToolResult(
         { ok: true, result: tool.toModelOutput(output) },

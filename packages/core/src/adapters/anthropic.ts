@@ -1,9 +1,9 @@
 import type { Anthropic } from "@anthropic-ai/sdk";
 import type { AnyToolDefinition } from "../define-tool.js";
 import { toolInputJSONSchema } from "../json-schema.js";
-import { type RunToolCallOptions, runToolCall } from "./run-tool-call.js";
+import { type RunToolCallOptions, runToolCall } from "../run-tool-call.js";
 
-export type { RunToolCallOptions } from "./run-tool-call.js";
+export type { RunToolCallOptions } from "../run-tool-call.js";
 
 type Tool = Anthropic.Messages.Tool;
 type ToolResultBlockParam = Anthropic.Messages.ToolResultBlockParam;
@@ -34,7 +34,7 @@ export async function runAnthropicToolUse({
   const result = await runToolCall({
     tools,
     name: toolUse.name,
-    args: toolUse.input,
+    input: toolUse.input,
     context: { ...context, toolCallId: toolUse.id },
     maxChars,
   });

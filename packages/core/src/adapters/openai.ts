@@ -1,10 +1,10 @@
 import type { OpenAI } from "openai";
 import type { AnyToolDefinition } from "../define-tool.js";
 import { toolInputJSONSchema } from "../json-schema.js";
+import { type RunToolCallOptions, runToolCall } from "../run-tool-call.js";
 import { toolStrictInputJSONSchema } from "../strict-schema.js";
-import { type RunToolCallOptions, runToolCall } from "./run-tool-call.js";
 
-export type { RunToolCallOptions } from "./run-tool-call.js";
+export type { RunToolCallOptions } from "../run-tool-call.js";
 
 type ChatCompletionFunctionTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 type ChatCompletionMessageFunctionToolCall =
@@ -78,7 +78,7 @@ export async function runOpenAIChatToolCall({
   const result = await runToolCall({
     tools,
     name: toolCall.function.name,
-    args: toolCall.function.arguments,
+    inputText: toolCall.function.arguments,
     strict,
     context: { ...context, toolCallId: toolCall.id },
     maxChars,
@@ -105,7 +105,7 @@ export async function runOpenAIResponsesToolCall({
   const result = await runToolCall({
     tools,
     name: call.name,
-    args: call.arguments,
+    inputText: call.arguments,
     strict,
     context: { ...context, toolCallId: call.call_id },
     maxChars,
