@@ -32,7 +32,7 @@ export interface CliIo {
 export const VERSION = "0.1.0";
 
 /** The sandbox modes `--mode` accepts. */
-export const MODES: readonly SandboxMode[] = ["read-only", "workspace-write", "danger-full-access"];
+const MODES: readonly SandboxMode[] = ["read-only", "workspace-write", "danger-full-access"];
 
 /** A wrong command line: printed with a pointer to `--help`, exit code 2. */
 export class UsageError extends Error {

@@ -5,7 +5,7 @@ import { compileFn } from "zod/v4/core";
 export type OutputValidation = "parse" | "check";
 
 /** The outcome of checking an output: the value to return, or zod's issues. */
-export type OutputCheckResult =
+type OutputCheckResult =
   | { success: true; data: unknown }
   | { success: false; issues: z.core.$ZodIssue[] };
 
@@ -97,7 +97,7 @@ interface SchemaDefinition {
  * schema is built of strings, numbers, booleans, null, literals, enums, arrays, objects, unions,
  * optional and nullable, with checks that only check (no `trim()` and the like), no coercion.
  */
-export function isPlainDataSchema(schema: z.ZodType): boolean {
+function isPlainDataSchema(schema: z.ZodType): boolean {
   const definition = (schema as unknown as { _zod: { def: SchemaDefinition } })._zod.def;
   if (!PLAIN_KINDS.has(definition.type) || definition.coerce === true) return false;
   if (definition.checks?.some((check) => check._zod.def.check === "overwrite")) return false;

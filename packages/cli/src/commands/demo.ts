@@ -32,7 +32,7 @@ Exit codes: 0 the tests went from red to green; 1 they did not.
 `;
 
 /** The sample project, committed beside the package and found relative to this module. */
-export function demoProjectPath(): string {
+function demoProjectPath(): string {
   return fileURLToPath(new URL("../../assets/demo-project/", import.meta.url));
 }
 
@@ -51,7 +51,7 @@ const FORMAT_DIFF = `--- a/src/format.js
 `;
 
 /** The demo's script: what a careful model does with this project, one step per model turn. */
-export function demoScript(): ScriptedStep[] {
+function demoScript(): ScriptedStep[] {
   return [
     {
       text: "Let me look at the project first.",
@@ -97,7 +97,7 @@ export function demoScript(): ScriptedStep[] {
  * One short line per event, for a person watching. What the model and the tools said is shown
  * with its control characters made visible, so none of it can drive the terminal.
  */
-export function formatAgentEvent(event: AgentEvent): string | undefined {
+function formatAgentEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
     case "step-start":
       return `\nstep ${event.step}`;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (ten minutes). */
-export const BASH_MAX_TIMEOUT_MS = 600_000;
+const BASH_MAX_TIMEOUT_MS = 600_000;
 
 /** The input of `bash`. */
 export const bashInputSchema = z

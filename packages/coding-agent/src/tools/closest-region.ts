@@ -1,7 +1,7 @@
 import { LineIndex, splitLinesKeepingEnds, stripLineEnding } from "./line-numbers.js";
 
 /** How the closest region differs from the text that was looked for. */
-export type RegionDifference =
+type RegionDifference =
   /** Equal once `\r\n` is read as `\n`: only the line endings differ. */
   | "line-endings"
   /** Equal once all whitespace is removed: only spaces, tabs or line breaks differ. */

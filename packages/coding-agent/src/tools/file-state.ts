@@ -57,7 +57,7 @@ export function normalizeFilePath(filePath: string): string {
 }
 
 /** SHA-256 (hex) of bytes given as base64, the way {@link SandboxClient.readFile} returns them. */
-export function hashBase64(base64: string): string {
+function hashBase64(base64: string): string {
   return createHash("sha256").update(Buffer.from(base64, "base64")).digest("hex");
 }
 

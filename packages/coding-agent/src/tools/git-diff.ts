@@ -34,7 +34,7 @@ export const gitDiffInputSchema = z
   .strict();
 
 /** One changed file of a diff. */
-export const diffFileSchema = z.object({
+const diffFileSchema = z.object({
   path: z
     .string()
     .describe("The file, relative to the repository's top folder; the new path of a rename."),

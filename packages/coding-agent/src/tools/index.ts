@@ -20,14 +20,12 @@ export type {
 } from "./coding-agent-tools.js";
 export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
 export { showControlCharacters } from "./control-characters.js";
-export type {
-  ApplyFilePatchOptions,
-  ApplyFilePatchResult,
-  FilePatch,
-  HunkReport,
-  TolerantMatch,
-} from "./diff/index.js";
-export { applyFilePatch, locateTolerantly, parseUnifiedDiff } from "./diff/index.js";
+export type { ApplyFilePatchOptions, ApplyFilePatchResult, HunkReport } from "./diff/apply.js";
+export { applyFilePatch } from "./diff/apply.js";
+export type { TolerantMatch } from "./diff/locate-text.js";
+export { locateTolerantly } from "./diff/locate-text.js";
+export type { FilePatch } from "./diff/parse.js";
+export { parseUnifiedDiff } from "./diff/parse.js";
 export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file.js";
 export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file.js";
 export type { FileRecord, FileState, WithFileStateOptions } from "./file-state.js";

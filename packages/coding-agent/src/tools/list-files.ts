@@ -47,7 +47,7 @@ export const listFilesInputSchema = z
   .strict();
 
 /** One listed file or folder. */
-export const listEntrySchema = z.object({
+const listEntrySchema = z.object({
   path: z
     .string()
     .describe(
@@ -76,7 +76,7 @@ export type ListFilesInput = z.input<typeof listFilesInputSchema>;
 /** What `list_files` returns. */
 export type ListFilesOutput = z.output<typeof listFilesOutputSchema>;
 /** One entry of {@link ListFilesOutput}. */
-export type ListEntry = z.output<typeof listEntrySchema>;
+type ListEntry = z.output<typeof listEntrySchema>;
 
 /** Options of {@link createListFilesTool}. */
 export interface ListFilesToolOptions {

@@ -186,17 +186,14 @@ export function locateLines(
 }
 
 /** How far from the hinted line the one match it picks may lie. */
-export const HINT_WINDOW = 3;
+const HINT_WINDOW = 3;
 
 /**
  * The match a line-number hint singles out among several: the one exactly at the hinted line,
  * else the only one within {@link HINT_WINDOW} lines of it. `undefined` otherwise, and then the
  * caller must not guess.
  */
-export function chooseByHint(
-  starts: readonly number[],
-  hint: number | undefined,
-): number | undefined {
+function chooseByHint(starts: readonly number[], hint: number | undefined): number | undefined {
   if (hint === undefined) return undefined;
   if (starts.includes(hint)) return hint;
   const near = starts.filter((start) => Math.abs(start - hint) <= HINT_WINDOW);
