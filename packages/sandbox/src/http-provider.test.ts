@@ -627,6 +627,33 @@ describe("files as raw bytes", () => {
     }
   });
 
+  it("writes big files one after another on kept connections, and refuses them with their codes", async () => {
+    const bytes = Buffer.from(Array.from({ length: 1_200_000 }, (_, index) => (index * 13) % 256));
+    for (const name of ["big/a.bin", "big/b.bin", "big/a.bin"]) {
+      await session.client.writeFile(name, bytes.toString("base64"), { encoding: "base64" });
+      expect(await session.client.readFile(name, { encoding: "base64" })).toBe(
+        bytes.toString("base64"),
+      );
+    }
+    expect((await readFile(path.join(session.root, "big/b.bin"))).equals(bytes)).toBe(true);
+    const big = "x".repeat(300_000);
+    await expect(session.client.writeFile(".git/config", big)).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+    });
+    await expect(session.client.writeFile("../escape.txt", big)).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    const gone = await raw({
+      method: "PUT",
+      route: fileRoute("0".repeat(32), "a.txt"),
+      body: Buffer.from(big),
+      headers: octets,
+    });
+    expect([gone.status, gone.json.error?.code]).toEqual([410, "NOT_FOUND"]);
+    await session.client.writeFile("big/after.txt", "fine");
+    expect(await session.client.readFile("big/after.txt")).toBe("fine");
+  });
+
   it("keeps parallel calls apart on the kept connections", async () => {
     const texts = Array.from({ length: 24 }, (_, index) => `${index}:`.repeat(1 + index * 997));
     await Promise.all(texts.map((text, index) => session.client.writeFile(`p/${index}`, text)));

@@ -140,7 +140,6 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
         root: workspaceRoot(raw.root, raw.root),
         mode,
         maxFileBytes: MAX_FILE_BYTES,
-        spare: new SpareBuffer(MAX_FILE_BYTES),
         protection: () => currentProtection({ root: raw.root }),
       });
       return { local, raw, client, files };
