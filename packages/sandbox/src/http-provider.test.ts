@@ -377,6 +377,22 @@ describe("hostile peers", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error?.code).toBe("INVALID_INPUT");
     }
+    // Bodies are checked at the edge: the 400 says what was wrong and what to send.
+    const box = await provider.acquire();
+    for (const [route, body, wrong] of [
+      ["/v1/sandboxes", '{"templat":"empty"}', /templat/],
+      ["/v1/sandboxes", '{"template":{"folder":7}}', /template/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":7}', /command: .*expected string/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":"true","env":{"A":1}}', /env\.A/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":"true","timeout":5}', /timeout/],
+      [`/v1/sandboxes/${box.id}/exec`, "", /command/],
+    ] as const) {
+      const answer = await raw({ route, body, headers });
+      expect([body, answer.status, answer.json.error?.code]).toEqual([body, 400, "INVALID_INPUT"]);
+      expect(answer.json.error?.message).toMatch(wrong);
+      expect(answer.json.error?.message).toMatch(/; send \{ "/);
+    }
+    await box.release();
     expect((await raw({ route: "/v1/elsewhere", body: "{}", headers })).status).toBe(404);
     const gone = await raw({
       method: "GET",

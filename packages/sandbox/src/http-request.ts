@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import { sandboxUnavailableError } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
+import { type BodyReadError, readBody } from "./server/read-body.js";
 
 /** Options of {@link createHttpRequester}. */
 export interface HttpRequesterOptions {
@@ -120,47 +121,19 @@ export function createHttpRequester({
       });
     },
 
-    readAll(response, { abortSignal, deadline, timeoutMs }) {
-      return new Promise<Buffer>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        let stopped: ToolError | undefined;
-        const stop = (error: ToolError) => {
-          stopped ??= error;
-          response.destroy();
-        };
-        const onAbort = () => stop(new ToolError("ABORTED", "the call was aborted"));
-        const timer =
-          deadline === undefined || timeoutMs === undefined
-            ? undefined
-            : setTimeout(
-                () => stop(timedOut(timeoutMs, "finish answering")),
-                Math.max(0, deadline - performance.now()),
-              );
-        abortSignal?.addEventListener("abort", onAbort, { once: true });
-        let settled = false;
-        const settle = (error?: Error) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          abortSignal?.removeEventListener("abort", onAbort);
-          if (stopped !== undefined) reject(stopped);
-          else if (error !== undefined) reject(unreachable(where, error));
-          else if (!response.complete) {
-            reject(
-              sandboxUnavailableError({
-                message: `the sandbox server at ${where} broke off its answer`,
-                details: { reason: "disconnected" },
-              }),
-            );
-          } else resolve(Buffer.concat(chunks));
-        };
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.once("end", () => settle());
-        response.once("error", (error) => settle(error));
-        // A connection that closes before the end: `complete` is false, which says so.
-        response.once("close", () => settle());
-        if (abortSignal?.aborted) onAbort();
-      });
+    async readAll(response, { abortSignal, deadline, timeoutMs }) {
+      try {
+        return await readBody(response, { abortSignal, deadline });
+      } catch (error) {
+        const { reason, cause } = error as BodyReadError;
+        if (reason === "aborted") throw new ToolError("ABORTED", "the call was aborted");
+        if (reason === "timeout") throw timedOut(timeoutMs ?? 0, "finish answering");
+        if (cause instanceof Error) throw unreachable(where, cause);
+        throw sandboxUnavailableError({
+          message: `the sandbox server at ${where} broke off its answer`,
+          details: { reason: "disconnected" },
+        });
+      }
     },
 
     close() {

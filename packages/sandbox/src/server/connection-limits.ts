@@ -6,7 +6,7 @@ import { ToolError } from "@pleach/core";
 /** Options of {@link createConnectionLimits}: every limit of an HTTP server's connections. */
 export interface ConnectionLimitsOptions {
   /**
-   * The most connections open at once, authorised or not (file channels and streams included). One
+   * The most connections open at once, authorised or not (streams included). One
    * more is answered `503` with `Retry-After: 1` and closed, before a byte of it is read.
    * @default 512
    */
@@ -35,7 +35,7 @@ export interface ConnectionLimitsOptions {
   /**
    * How long a whole request, body included, may take to arrive (Node's `requestTimeout`); then
    * `408` and closed. It bounds receiving only: an answer (an exec stream, an MCP event stream)
-   * runs as long as it runs, and an upgraded connection (a file channel) is past it.
+   * runs as long as it runs.
    * @default 300_000
    */
   requestTimeoutMs?: number;
