@@ -1024,6 +1024,46 @@ describe("files as raw bytes", () => {
     await expect(stat(path.join(session.root, "x.txt"))).rejects.toThrow();
   });
 
+  it("follows no redirect: a 3xx is an error, and its Location is never asked", async () => {
+    let followed = 0;
+    const elsewhere = http.createServer((_request, response) => {
+      followed += 1;
+      response.writeHead(200).end("{}");
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as net.AddressInfo).port}`;
+    const redirecting = http.createServer((request, response) => {
+      const location = `${target}${request.url}`;
+      if (request.method === "POST" && request.url === "/v1/sandboxes") {
+        response.writeHead(201, { "content-type": "application/json" });
+        response.end(JSON.stringify({ id: "e".repeat(32), root: "/nowhere" }));
+        return;
+      }
+      response.writeHead(307, { location }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    const { port } = redirecting.address() as net.AddressInfo;
+    const client = createHttpStreamSandboxProvider({ baseURL: `http://127.0.0.1:${port}/`, auth });
+    try {
+      const box = await client.acquire();
+      for (const call of [
+        () => box.client.readFile("a.txt"),
+        () => box.client.writeFile("a.txt", "x"),
+        () => box.client.exec("true"),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          code: "INTERNAL",
+          message: expect.stringMatching(/answered HTTP 307 without a pleach error/),
+        });
+      }
+      expect(followed).toBe(0);
+    } finally {
+      client.close();
+      await new Promise((resolve) => redirecting.close(resolve));
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
+  });
+
   it("takes an answer cut short for an unavailable server", async () => {
     const fake = http.createServer((request, response) => {
       if (request.method === "POST") {
