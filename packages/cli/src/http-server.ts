@@ -87,9 +87,9 @@ export async function startMcpHttpServer({
     answer: ({ message, reason }) => jsonRpcError(message, { reason }),
     ...connectionLimits,
   });
-  const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
   const server = createServer({ ...limits.serverOptions });
   const guard = createRequestGuard({ token, server, host, allowedHosts, realm: "pleach" });
+  const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     const refusal = guard(request);
     if (refusal !== undefined) {
