@@ -112,5 +112,42 @@ describe("MCP HTTP server connection limits", () => {
     // Headers that never end are cut, with 408.
     const slow = await raw(server, `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n`).answer;
     expect(slow).toMatch(/^HTTP\/1\.1 408 /);
+    // With a JSON-RPC error body that says why, as the sandbox server answers in its own.
+    const [head, body] = slow.split("\r\n\r\n");
+    expect(head).toMatch(/content-type: application\/json/i);
+    expect(JSON.parse(body ?? "")).toMatchObject({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32000,
+        message: expect.stringMatching(/did not arrive in time \(headers within 300 ms/),
+        data: { reason: "request-timeout" },
+      },
+    });
+  }, 20_000);
+
+  it("answers a request its parser refuses, and a body over the limit, with a JSON-RPC error", async () => {
+    const server = await serve({});
+    const malformed = await raw(
+      server,
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: twelve\r\n\r\n`,
+    ).answer;
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(malformed.split("\r\n\r\n")[1] ?? "")).toMatchObject({
+      jsonrpc: "2.0",
+      error: {
+        message: expect.stringMatching(/^malformed HTTP request/),
+        data: { reason: "malformed" },
+      },
+    });
+    const tooLarge = await raw(
+      server,
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${8 * 1024 * 1024}\r\n\r\n{`,
+    ).answer;
+    expect(tooLarge).toMatch(/^HTTP\/1\.1 413 /);
+    expect(JSON.parse(tooLarge.split("\r\n\r\n")[1] ?? "")).toMatchObject({
+      jsonrpc: "2.0",
+      error: { message: expect.stringMatching(/larger than this server's limit of 4194304 bytes/) },
+    });
   }, 20_000);
 });

@@ -1,19 +1,24 @@
-import { createServer, type Server as HttpServer, type IncomingMessage } from "node:http";
+import {
+  createServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { createMcpHandler, type McpServerFactory } from "@modelcontextprotocol/server";
 import {
   type ConnectionLimitsOptions,
-  createBearerTokenCheck,
   createConnectionLimits,
-  createRequestOriginCheck,
-  type RequestOriginCheck,
+  createRequestGuard,
+  HttpError,
+  readRequestBody,
 } from "@pleach/sandbox";
 
 /** Options of {@link startMcpHttpServer}. */
 export interface StartMcpHttpServerOptions {
   /** Makes the MCP server that answers a request. */
   factory: McpServerFactory;
-  /** The bearer token every request must carry; refused when empty. */
+  /** The bearer token every request must carry: at least 16 characters, no whitespace. */
   token: string;
   /**
    * The address to bind.
@@ -77,54 +82,24 @@ export async function startMcpHttpServer({
   connectionLimits = {},
   onerror,
 }: StartMcpHttpServerOptions): Promise<McpHttpServer> {
-  if (token === "") throw new TypeError("startMcpHttpServer needs a non-empty bearer token");
-  // The limits' own 408 and 503 answer as MCP clients read an error: JSON-RPC.
+  // The limits' own answers (400, 408, 431, 503) are JSON-RPC errors, as MCP clients read them.
   const limits = createConnectionLimits({
-    answer: ({ message, reason }) => ({
-      contentType: "application/json",
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32000, message, data: { reason } },
-      }),
-    }),
+    answer: ({ message, reason }) => jsonRpcError(message, { reason }),
     ...connectionLimits,
   });
+  const server = createServer({ ...limits.serverOptions });
+  const guard = createRequestGuard({ token, server, host, allowedHosts, realm: "pleach" });
   const handler = createMcpHandler(factory, onerror === undefined ? {} : { onerror });
-  const authorized = createBearerTokenCheck(token);
-  // Made again once listening, with the address bound; made now so a bad host throws before.
-  let checkOrigin: RequestOriginCheck = createRequestOriginCheck({
-    allowedHosts,
-    listenAddresses: [host],
-  });
-  const server = createServer({ ...limits.serverOptions }, (request, response) => {
-    const refusal = checkOrigin(request.headers);
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const refusal = guard(request);
     if (refusal !== undefined) {
-      response.writeHead(403, { "content-type": "application/json" });
-      // A JSON-RPC error, as MCP clients read one; `data` says what to change.
-      response.end(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: null,
-          error: {
-            code: -32000,
-            message: refusal.message,
-            data: {
-              refused: refusal.header,
-              value: refusal.value ?? null,
-              ...(refusal.allowWith === undefined ? {} : { allowWith: refusal.allowWith }),
-            },
-          },
-        }),
-      );
-      return;
-    }
-    if (!authorized(request.headers.authorization)) {
-      response.writeHead(401, {
+      // `data` says what to change (for a 403: the header refused and the flag that accepts it).
+      const answer = jsonRpcError(refusal.message, refusal.details);
+      response.writeHead(refusal.status, {
+        ...refusal.headers,
         "content-type": "application/json",
-        "www-authenticate": 'Bearer realm="pleach"',
       });
-      response.end(JSON.stringify({ error: "missing or wrong bearer token" }));
+      response.end(answer);
       return;
     }
     // A connection the limits closed meanwhile (408) gets nothing more.
@@ -132,7 +107,7 @@ export async function startMcpHttpServer({
     const url = new URL(request.url ?? "/", `http://${request.headers.host ?? "localhost"}`);
     if (url.pathname !== path) {
       response.writeHead(404, { "content-type": "application/json" });
-      response.end(JSON.stringify({ error: `MCP is served on ${path}` }));
+      response.end(jsonRpcError(`no route ${url.pathname}: MCP is served on ${path}`));
       return;
     }
     const abort = new AbortController();
@@ -155,18 +130,27 @@ export async function startMcpHttpServer({
         response.end();
       })
       .catch((error: unknown) => {
+        if (error instanceof HttpError) {
+          // A body over the limit: answered, and its connection not reused.
+          const body = jsonRpcError(error.message);
+          if (!response.headersSent) {
+            response.writeHead(error.status, {
+              "content-type": "application/json",
+              "content-length": Buffer.byteLength(body),
+              connection: "close",
+            });
+          }
+          response.end(body);
+          return;
+        }
         onerror?.(error instanceof Error ? error : new Error(String(error)));
-        if (!response.headersSent) response.writeHead(error instanceof BodyTooLarge ? 413 : 500);
+        if (!response.headersSent) response.writeHead(500);
         response.end();
       });
   });
   limits.attach(server);
   await listen({ server, host, port });
   const address = server.address() as AddressInfo;
-  checkOrigin = createRequestOriginCheck({
-    allowedHosts,
-    listenAddresses: [host, address.address],
-  });
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: new URL(`http://${shownHost}:${address.port}${path}`),
@@ -179,7 +163,14 @@ export async function startMcpHttpServer({
   };
 }
 
-class BodyTooLarge extends Error {}
+/** A JSON-RPC error body with no request id, as MCP clients read a refusal. */
+function jsonRpcError(message: string, data?: Record<string, unknown>): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32000, message, ...(data === undefined ? {} : { data }) },
+  });
+}
 
 async function forward({
   request,
@@ -198,19 +189,11 @@ async function forward({
     for (const item of Array.isArray(value) ? value : [value]) headers.append(key, item);
   }
   const method = request.method ?? "GET";
-  const body = method === "GET" || method === "HEAD" ? undefined : await readBody(request);
+  const body =
+    method === "GET" || method === "HEAD"
+      ? undefined
+      : await readRequestBody(request, { maxBytes: MAX_BODY_BYTES });
   return handler.fetch(new Request(url, { method, headers, body, signal }));
-}
-
-async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge(`request body over ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 function listen({

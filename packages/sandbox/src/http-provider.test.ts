@@ -376,6 +376,22 @@ describe("hostile peers", () => {
       expect(answer.status).toBe(400);
       expect(answer.json.error?.code).toBe("INVALID_INPUT");
     }
+    // Bodies are checked at the edge: the 400 says what was wrong and what to send.
+    const box = await provider.acquire();
+    for (const [route, body, wrong] of [
+      ["/v1/sandboxes", '{"templat":"empty"}', /templat/],
+      ["/v1/sandboxes", '{"template":{"folder":7}}', /template/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":7}', /command: .*expected string/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":"true","env":{"A":1}}', /env\.A/],
+      [`/v1/sandboxes/${box.id}/exec`, '{"command":"true","timeout":5}', /timeout/],
+      [`/v1/sandboxes/${box.id}/exec`, "", /command/],
+    ] as const) {
+      const answer = await raw({ route, body, headers });
+      expect([body, answer.status, answer.json.error?.code]).toEqual([body, 400, "INVALID_INPUT"]);
+      expect(answer.json.error?.message).toMatch(wrong);
+      expect(answer.json.error?.message).toMatch(/; send \{ "/);
+    }
+    await box.release();
     expect((await raw({ route: "/v1/elsewhere", body: "{}", headers })).status).toBe(404);
     const gone = await raw({
       method: "GET",
@@ -624,6 +640,33 @@ describe("files as raw bytes", () => {
       client.close();
       await readOnly.close();
     }
+  });
+
+  it("writes big files one after another on kept connections, and refuses them with their codes", async () => {
+    const bytes = Buffer.from(Array.from({ length: 1_200_000 }, (_, index) => (index * 13) % 256));
+    for (const name of ["big/a.bin", "big/b.bin", "big/a.bin"]) {
+      await session.client.writeFile(name, bytes.toString("base64"), { encoding: "base64" });
+      expect(await session.client.readFile(name, { encoding: "base64" })).toBe(
+        bytes.toString("base64"),
+      );
+    }
+    expect((await readFile(path.join(session.root, "big/b.bin"))).equals(bytes)).toBe(true);
+    const big = "x".repeat(300_000);
+    await expect(session.client.writeFile(".git/config", big)).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+    });
+    await expect(session.client.writeFile("../escape.txt", big)).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    const gone = await raw({
+      method: "PUT",
+      route: fileRoute("0".repeat(32), "a.txt"),
+      body: Buffer.from(big),
+      headers: octets,
+    });
+    expect([gone.status, gone.json.error?.code]).toEqual([410, "NOT_FOUND"]);
+    await session.client.writeFile("big/after.txt", "fine");
+    expect(await session.client.readFile("big/after.txt")).toBe("fine");
   });
 
   it("keeps parallel calls apart on the kept connections", async () => {
@@ -978,6 +1021,46 @@ describe("files as raw bytes", () => {
     expect(head).toMatch(/content-type: application\/json/i);
     expect(JSON.parse(body ?? "")).toMatchObject({ error: { code: "INVALID_INPUT" } });
     await expect(stat(path.join(session.root, "x.txt"))).rejects.toThrow();
+  });
+
+  it("follows no redirect: a 3xx is an error, and its Location is never asked", async () => {
+    let followed = 0;
+    const elsewhere = http.createServer((_request, response) => {
+      followed += 1;
+      response.writeHead(200).end("{}");
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    const target = `http://127.0.0.1:${(elsewhere.address() as net.AddressInfo).port}`;
+    const redirecting = http.createServer((request, response) => {
+      const location = `${target}${request.url}`;
+      if (request.method === "POST" && request.url === "/v1/sandboxes") {
+        response.writeHead(201, { "content-type": "application/json" });
+        response.end(JSON.stringify({ id: "e".repeat(32), root: "/nowhere" }));
+        return;
+      }
+      response.writeHead(307, { location }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    const { port } = redirecting.address() as net.AddressInfo;
+    const client = createHttpStreamSandboxProvider({ baseURL: `http://127.0.0.1:${port}/`, auth });
+    try {
+      const box = await client.acquire();
+      for (const call of [
+        () => box.client.readFile("a.txt"),
+        () => box.client.writeFile("a.txt", "x"),
+        () => box.client.exec("true"),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          code: "INTERNAL",
+          message: expect.stringMatching(/answered HTTP 307 without a pleach error/),
+        });
+      }
+      expect(followed).toBe(0);
+    } finally {
+      client.close();
+      await new Promise((resolve) => redirecting.close(resolve));
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   it("takes an answer cut short for an unavailable server", async () => {

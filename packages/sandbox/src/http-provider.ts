@@ -1,6 +1,4 @@
-import http from "node:http";
-import https from "node:https";
-import { ToolError, type ToolErrorCode } from "@pleach/core";
+import { ToolError } from "@pleach/core";
 import type {
   ExecOptions,
   ExecResult,
@@ -10,20 +8,15 @@ import type {
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
-import { sandboxUnavailableError } from "@pleach/core/sandbox";
-import { RawGetter } from "./raw-get.js";
+import { readExecStream } from "./http-exec-stream.js";
+import { createHttpRequester } from "./http-request.js";
 import { readLimitOf } from "./read-limit.js";
 import {
   type CreateSandboxResponse,
-  type ExecEvent,
-  FILE_CHANNEL_PROTOCOL,
-  FILE_CHANNEL_ROUTE,
   PROTOCOL_PREFIX,
   type SandboxTemplate,
-  WIRE_ERROR_CODES,
-  type WireError,
 } from "./server/protocol.js";
-import { SpareBuffer } from "./spare-buffer.js";
+import { errorOfAnswer } from "./server/wire-errors.js";
 import { decodeUtf8 } from "./utf8.js";
 
 /** Headers to send with each request, such as `Authorization`. */
@@ -100,11 +93,6 @@ export interface HttpStreamSandboxProvider extends SandboxProvider {
   close(): void;
 }
 
-interface Exchange {
-  status: number;
-  response: http.IncomingMessage;
-}
-
 /**
  * A vendor adapter for `pleach sandbox serve` (or anything that speaks its protocol, see
  * PROTOCOL.md): `acquire()` creates a sandbox on the server, `release()` destroys it. Commands'
@@ -126,212 +114,52 @@ export function createHttpStreamSandboxProvider({
   if (base.protocol !== "http:" && base.protocol !== "https:") {
     throw new ToolError("INVALID_INPUT", `baseURL must be http: or https:, got ${base.href}`);
   }
-  const transport = base.protocol === "https:" ? https : http;
-  let agent: http.Agent | undefined;
   const where = socketPath === undefined ? base.origin : `unix:${socketPath}`;
-  // The bytes of a file read are decoded into a string at once: their buffer serves the next read.
-  const spare = new SpareBuffer(8 * 1024 * 1024);
-  // File reads over plain HTTP take a leaner path than Node's client (see RawGetter).
-  const rawGetter =
-    base.protocol === "http:"
-      ? new RawGetter(
-          socketPath === undefined
-            ? { host: base.hostname.replace(/^\[|\]$/g, ""), port: Number(base.port || 80) }
-            : { path: socketPath },
-          base.host,
-          PREALLOCATE_LIMIT,
-        )
-      : undefined;
-  /** What the lean path needs for a request (its target path is the caller's). */
-  const rawOptions = async () => ({
-    headers: { ...(await auth?.())?.headers },
-    timeoutMs: requestTimeoutMs,
-    into: spare,
-    timeoutError: () =>
-      sandboxUnavailableError({
-        message: `the sandbox server at ${where} did not answer within ${requestTimeoutMs} ms; it may be overloaded or gone`,
-        details: { reason: "timeout" },
-      }),
-    brokenError: (cause: Error) => unreachable(where, cause),
-  });
-  const targetOf = (route: string) =>
-    `${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`;
-  /** A 2xx answer's bytes; another answer's error thrown as a ToolError. */
-  const bytesOf = ({ status, body }: { status: number; body: Buffer }): Buffer => {
-    if (status >= 200 && status < 300) return body;
-    throw fromWire(status, body.toString("utf8"), where);
-  };
-  /** The bytes of a GET's 2xx answer, through the lean path when it can carry it. */
-  const getBytes = async (route: string): Promise<Buffer> => {
-    if (rawGetter !== undefined) {
-      const answer = await rawGetter.get(targetOf(route), await rawOptions());
-      if (answer !== undefined) return bytesOf(answer);
-    }
-    return callBytes(route, { method: "GET", into: spare });
-  };
+  const requester = createHttpRequester({ base, socketPath, maxSockets, where });
+
   /**
-   * Write `bytes` (a buffer of `spare`, given back here) to `filePath` of sandbox `id`: large
-   * ones over a file channel (see PROTOCOL.md), the rest as a PUT on a kept connection.
+   * A call whose 2xx answer's body is returned as bytes; another answer is thrown as the
+   * `ToolError` it carries. `body` is sent as is (a `Buffer`, a file's bytes) or as JSON.
    */
-  const putBytes = async (
-    id: string,
-    filePath: string,
-    route: string,
-    bytes: Buffer,
-  ): Promise<void> => {
-    if (rawGetter !== undefined && bytes.length >= FILE_CHANNEL_MIN_BYTES) {
-      let answer: { status: number; body: Buffer } | undefined;
-      try {
-        answer = await rawGetter.upload(
-          targetOf(FILE_CHANNEL_ROUTE.slice(PROTOCOL_PREFIX.length)),
-          FILE_CHANNEL_PROTOCOL,
-          id,
-          filePath,
-          bytes,
-          await rawOptions(),
-        );
-      } catch (error) {
-        spare.giveBack(bytes);
-        throw error;
-      }
-      if (answer !== undefined) {
-        spare.giveBack(bytes);
-        bytesOf(answer);
-        return;
-      }
-      // Not sent (a header or path the channel cannot carry): a plain PUT.
-    }
-    await callBytes(route, { method: "PUT", body: bytes, sent: () => spare.giveBack(bytes) });
-  };
-
-  const exchange = async ({
-    method,
-    route,
-    body,
-    abortSignal,
-    timeoutMs,
-    sent,
-  }: {
-    method: string;
-    route: string;
-    body?: unknown;
-    abortSignal?: AbortSignal;
-    timeoutMs: number;
-    /** Called once the whole request is handed to the kernel (a raw body is free again then). */
-    sent?: () => void;
-  }): Promise<Exchange> => {
-    if (abortSignal?.aborted)
-      throw new ToolError("ABORTED", "the call was aborted before it was sent");
-    const headers: Record<string, string> = { ...(await auth?.())?.headers };
-    const raw = Buffer.isBuffer(body);
-    const payload =
-      body === undefined ? undefined : raw ? body : Buffer.from(JSON.stringify(body), "utf8");
-    if (payload !== undefined) {
-      headers["content-type"] = raw ? "application/octet-stream" : "application/json";
-      headers["content-length"] = String(payload.length);
-    }
-    // Idle kept sockets are dropped after 30 s, well before the server's 65 s: a request is never
-    // sent on a socket the server is closing (an exec that met that could not be retried). Every
-    // request and answer is written whole, so Nagle's algorithm would only delay the last segment.
-    agent ??= new transport.Agent({
-      keepAlive: true,
-      maxSockets,
-      scheduling: "lifo",
-      timeout: 30_000,
-      noDelay: true,
-    });
-    const url = new URL(`${base.pathname.replace(/\/$/, "")}${PROTOCOL_PREFIX}${route}`, base);
-    return new Promise<Exchange>((resolve, reject) => {
-      const request = transport.request(url, {
-        method,
-        headers,
-        agent,
-        ...(socketPath === undefined ? {} : { socketPath }),
-      });
-      let settled = false;
-      const fail = (error: Error) => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        request.destroy();
-        reject(error);
-      };
-      const onAbort = () => fail(new ToolError("ABORTED", "the call was aborted"));
-      const timer = setTimeout(
-        () =>
-          fail(
-            sandboxUnavailableError({
-              message: `the sandbox server at ${where} did not answer within ${timeoutMs} ms; it may be overloaded or gone`,
-              details: { reason: "timeout" },
-            }),
-          ),
-        timeoutMs,
-      );
-      const cleanup = () => {
-        clearTimeout(timer);
-        abortSignal?.removeEventListener("abort", onAbort);
-      };
-      abortSignal?.addEventListener("abort", onAbort, { once: true });
-      request.on("error", (error) => fail(unreachable(where, error)));
-      request.on("response", (response) => {
-        if (settled) {
-          response.destroy();
-          return;
-        }
-        settled = true;
-        cleanup();
-        resolve({ status: response.statusCode ?? 0, response });
-      });
-      request.end(payload, sent);
-    });
-  };
-
-  /** A call whose 2xx answer is bytes; other answers are thrown as ToolErrors. */
-  const callBytes = async (
+  const call = async (
     route: string,
     {
       method = "POST",
       body,
       abortSignal,
       timeoutMs = requestTimeoutMs,
-      into,
-      sent,
-    }: {
-      method?: string;
-      body?: unknown;
-      abortSignal?: AbortSignal;
-      timeoutMs?: number;
-      /** Where a 2xx answer's bytes go; the caller gives the buffer back. */
-      into?: SpareBuffer;
-      sent?: () => void;
-    },
+    }: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
   ): Promise<Buffer> => {
     const deadline = performance.now() + timeoutMs;
-    const { status, response } = await exchange({
+    const headers: Record<string, string> = { ...(await auth?.())?.headers };
+    let payload: Buffer | undefined;
+    if (Buffer.isBuffer(body)) {
+      headers["content-type"] = "application/octet-stream";
+      payload = body;
+    } else if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      payload = Buffer.from(JSON.stringify(body), "utf8");
+    }
+    const response = await requester.send({
       method,
-      route,
-      body,
+      target: `${PROTOCOL_PREFIX}${route}`,
+      headers,
+      body: payload,
       abortSignal,
       timeoutMs,
-      sent,
     });
-    const ok = status >= 200 && status < 300;
-    const bytes = await readBody(response, {
-      where,
-      abortSignal,
-      deadline,
-      timeoutMs,
-      into: ok ? into : undefined,
-    });
-    return bytesOf({ status, body: bytes });
+    const bytes = await requester.readAll(response, { abortSignal, deadline, timeoutMs });
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) return bytes;
+    throw errorOfAnswer(status, bytes.toString("utf8"), where);
   };
 
-  /** A JSON call: the parsed body of a 2xx answer, or the answer's error thrown as a ToolError. */
-  const call = async <Result>(
+  /** A JSON call: the parsed body of a 2xx answer. */
+  const callJson = async <Result>(
     route: string,
     options: { method?: string; body?: unknown; abortSignal?: AbortSignal; timeoutMs?: number },
   ): Promise<Result> => {
-    const text = (await callBytes(route, options)).toString("utf8");
+    const text = (await call(route, options)).toString("utf8");
     return (text === "" ? {} : JSON.parse(text)) as Result;
   };
 
@@ -350,12 +178,8 @@ export function createHttpStreamSandboxProvider({
     return {
       async readFile(filePath: string, options?: ReadFileOptions) {
         const encoding = encodingOf(options);
-        const bytes = await getBytes(fileRoute(filePath, readLimitOf(options?.maxBytes)));
-        try {
-          return textOfBytes(bytes, encoding);
-        } finally {
-          spare.giveBack(bytes);
-        }
+        const route = fileRoute(filePath, readLimitOf(options?.maxBytes));
+        return textOfBytes(await call(route, { method: "GET" }), encoding);
       },
       async writeFile(filePath: string, content: string, options?: FileEncodingOptions) {
         const encoding = encodingOf(options);
@@ -363,7 +187,7 @@ export function createHttpStreamSandboxProvider({
           throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
         }
         const route = fileRoute(filePath);
-        await putBytes(id, filePath, route, bytesOfText(content, encoding, spare));
+        await call(route, { method: "PUT", body: bytesOfText(content, encoding) });
       },
       async exec(command: string, options: HttpExecOptions = {}) {
         const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
@@ -373,16 +197,20 @@ export function createHttpStreamSandboxProvider({
             `timeoutMs must be a positive number, got ${timeoutMs}`,
           );
         }
-        const { status, response } = await exchange({
+        const response = await requester.send({
           method: "POST",
-          route: `${prefix}/exec`,
-          body: { command, cwd, timeoutMs, env, stdin, maxOutputBytes },
+          target: `${PROTOCOL_PREFIX}${prefix}/exec`,
+          headers: { ...(await auth?.())?.headers, "content-type": "application/json" },
+          body: Buffer.from(
+            JSON.stringify({ command, cwd, timeoutMs, env, stdin, maxOutputBytes }),
+            "utf8",
+          ),
           abortSignal,
           timeoutMs: requestTimeoutMs,
         });
-        if (status !== 200) {
-          const answer = await readBody(response, { where, abortSignal });
-          throw fromWire(status, answer.toString("utf8"), where);
+        if (response.statusCode !== 200) {
+          const answer = await requester.readAll(response, { abortSignal });
+          throw errorOfAnswer(response.statusCode ?? 0, answer.toString("utf8"), where);
         }
         return readExecStream({ response, where, abortSignal, onOutput, streamIdleTimeoutMs });
       },
@@ -391,7 +219,7 @@ export function createHttpStreamSandboxProvider({
 
   return {
     async acquire({ abortSignal, template: chosen = template } = {}) {
-      const created = await call<CreateSandboxResponse>("/sandboxes", {
+      const created = await callJson<CreateSandboxResponse>("/sandboxes", {
         body: { template: chosen },
         abortSignal,
         timeoutMs: acquireTimeoutMs,
@@ -415,250 +243,15 @@ export function createHttpStreamSandboxProvider({
       };
     },
     async health({ abortSignal } = {}) {
-      return call<{ sandboxes: number; maxSandboxes: number }>("/health", {
+      return callJson<{ sandboxes: number; maxSandboxes: number }>("/health", {
         method: "GET",
         abortSignal,
       });
     },
     close() {
-      agent?.destroy();
-      rawGetter?.close();
-      agent = undefined;
+      requester.close();
     },
   };
-}
-
-function unreachable(where: string, error: Error): ToolError {
-  const code = (error as NodeJS.ErrnoException).code;
-  return sandboxUnavailableError({
-    message: `could not reach the sandbox server at ${where} (${code ?? error.message}); it may be down: try again or use another server`,
-    cause: error,
-    details: { reason: "unreachable", errno: code },
-  });
-}
-
-/** Answers up to this many bytes are read into one buffer of their declared length. */
-const PREALLOCATE_LIMIT = 256 * 1024 * 1024;
-/**
- * File writes of at least this many bytes go over a file channel, past the server's HTTP parser;
- * smaller ones as a PUT, where the parser costs little.
- */
-const FILE_CHANNEL_MIN_BYTES = 64 * 1024;
-
-/**
- * Read an answer's body whole: into one buffer of its declared length (allocated when the first
- * bytes come), or, without one, gathered and joined once. Aborting, or passing `deadline` (a
- * `performance.now()` time), cuts it short.
- */
-function readBody(
-  response: http.IncomingMessage,
-  {
-    where,
-    abortSignal,
-    deadline,
-    timeoutMs,
-    into,
-  }: {
-    where: string;
-    abortSignal?: AbortSignal;
-    deadline?: number;
-    timeoutMs?: number;
-    into?: SpareBuffer;
-  },
-): Promise<Buffer> {
-  const header = response.headers["content-length"];
-  const declared = header === undefined ? Number.NaN : Number(header);
-  const preallocate = Number.isSafeInteger(declared) && declared <= PREALLOCATE_LIMIT;
-  return new Promise<Buffer>((resolve, reject) => {
-    let body: Buffer | undefined;
-    let filled = 0;
-    const chunks: Buffer[] = [];
-    let stopped: ToolError | undefined;
-    const stop = (error: ToolError) => {
-      stopped ??= error;
-      response.destroy();
-    };
-    const onAbort = () => stop(new ToolError("ABORTED", "the call was aborted"));
-    const timer =
-      deadline === undefined
-        ? undefined
-        : setTimeout(
-            () =>
-              stop(
-                sandboxUnavailableError({
-                  message: `the sandbox server at ${where} did not finish answering within ${timeoutMs} ms`,
-                  details: { reason: "timeout" },
-                }),
-              ),
-            Math.max(0, deadline - performance.now()),
-          );
-    abortSignal?.addEventListener("abort", onAbort, { once: true });
-    const settle = (error?: Error) => {
-      if (timer !== undefined) clearTimeout(timer);
-      abortSignal?.removeEventListener("abort", onAbort);
-      response.off("data", onData);
-      if (stopped !== undefined) reject(stopped);
-      else if (error !== undefined) reject(unreachable(where, error));
-      else if (!response.complete || (preallocate && filled !== declared)) {
-        reject(
-          sandboxUnavailableError({
-            message: `the sandbox server at ${where} broke off its answer`,
-            details: { reason: "disconnected" },
-          }),
-        );
-      } else if (preallocate) resolve(body ?? Buffer.alloc(0));
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-    };
-    const onData = (chunk: Buffer) => {
-      if (!preallocate) chunks.push(chunk);
-      else {
-        body ??= into?.take(declared) ?? Buffer.allocUnsafe(declared);
-        filled += chunk.copy(body, filled);
-      }
-    };
-    response.on("data", onData);
-    response.once("end", () => settle());
-    response.once("error", (error) => settle(error));
-    // A connection that closes before the end: `complete` is false, which says so.
-    response.once("close", () => settle());
-    if (abortSignal?.aborted) onAbort();
-  });
-}
-
-/** The ToolError a non-2xx answer stands for. */
-function fromWire(status: number, text: string, where: string): ToolError {
-  let wire: Partial<WireError> | undefined;
-  try {
-    wire = (JSON.parse(text) as { error?: Partial<WireError> }).error;
-  } catch {
-    // Not our server, or a proxy's page: said below.
-  }
-  if (wire === undefined || typeof wire.message !== "string") {
-    const message = `the sandbox server at ${where} answered HTTP ${status} without a pleach error: ${text.slice(0, 200)}`;
-    return status === 502 || status === 503 || status === 504
-      ? sandboxUnavailableError({ message, details: { reason: "gateway", status } })
-      : new ToolError("INTERNAL", message, { details: { status } });
-  }
-  return toolErrorOf(wire, status);
-}
-
-function toolErrorOf(wire: Partial<WireError>, status?: number): ToolError {
-  const code: ToolErrorCode = WIRE_ERROR_CODES.has(wire.code ?? "")
-    ? (wire.code as ToolErrorCode)
-    : "INTERNAL";
-  const details = wire.details;
-  if (status === 503 || status === 410 || details?.unavailable === true) {
-    return sandboxUnavailableError({
-      message: wire.message ?? "the sandbox is unavailable",
-      details: { ...details, status },
-    });
-  }
-  return new ToolError(
-    code,
-    wire.message ?? "the sandbox server failed",
-    details === undefined ? {} : { details },
-  );
-}
-
-/** Read an exec answer's NDJSON events up to its `exit` (or `error`). */
-function readExecStream({
-  response,
-  where,
-  abortSignal,
-  onOutput,
-  streamIdleTimeoutMs,
-}: {
-  response: http.IncomingMessage;
-  where: string;
-  abortSignal: AbortSignal | undefined;
-  onOutput: HttpExecOptions["onOutput"];
-  streamIdleTimeoutMs: number;
-}): Promise<ExecResult> {
-  return new Promise<ExecResult>((resolve, reject) => {
-    let settled = false;
-    let pending = "";
-    const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(idle);
-      abortSignal?.removeEventListener("abort", onAbort);
-      response.destroy();
-      outcome();
-    };
-    const onAbort = () => settle(() => reject(new ToolError("ABORTED", "the command was aborted")));
-    const onIdle = () =>
-      settle(() =>
-        reject(
-          sandboxUnavailableError({
-            message: `the sandbox server at ${where} sent nothing for ${streamIdleTimeoutMs} ms while running the command; it is taken for gone`,
-            details: { reason: "timeout" },
-          }),
-        ),
-      );
-    let idle = setTimeout(onIdle, streamIdleTimeoutMs);
-    abortSignal?.addEventListener("abort", onAbort, { once: true });
-    if (abortSignal?.aborted) onAbort();
-
-    const onEvent = (event: ExecEvent) => {
-      switch (event.type) {
-        case "stdout":
-        case "stderr":
-          onOutput?.(event.type, event.data);
-          return;
-        case "heartbeat":
-          return;
-        case "exit": {
-          const { type: _type, ...result } = event;
-          settle(() => resolve(result));
-          return;
-        }
-        case "error":
-          settle(() => reject(toolErrorOf(event.error)));
-          return;
-      }
-    };
-    response.setEncoding("utf8");
-    response.on("data", (text: string) => {
-      clearTimeout(idle);
-      idle = setTimeout(onIdle, streamIdleTimeoutMs);
-      pending += text;
-      let newline = pending.indexOf("\n");
-      while (newline >= 0 && !settled) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (line !== "") {
-          try {
-            onEvent(JSON.parse(line) as ExecEvent);
-          } catch (error) {
-            settle(() =>
-              reject(
-                new ToolError(
-                  "INTERNAL",
-                  `the sandbox server at ${where} sent a line that is not an exec event`,
-                  {
-                    cause: error,
-                  },
-                ),
-              ),
-            );
-          }
-        }
-        newline = pending.indexOf("\n");
-      }
-    });
-    const ended = () =>
-      settle(() =>
-        reject(
-          sandboxUnavailableError({
-            message: `the connection to the sandbox server at ${where} ended before the command did; the server may have stopped, and the command's outcome is unknown`,
-            details: { reason: "disconnected" },
-          }),
-        ),
-      );
-    response.on("end", ended);
-    response.on("close", ended);
-    response.on("error", ended);
-  });
 }
 
 type FileEncoding = NonNullable<FileEncodingOptions["encoding"]>;
@@ -685,15 +278,10 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * The bytes `writeFile(content, { encoding })` writes: those the local client writes, with its
- * refusal of text that is not base64 (whitespace ignored). UTF-8 is encoded into a buffer of
- * `spare`.
+ * refusal of text that is not base64 (whitespace ignored).
  */
-function bytesOfText(content: string, encoding: FileEncoding, spare: SpareBuffer): Buffer {
-  if (encoding === "utf8") {
-    const bytes = spare.take(Buffer.byteLength(content, "utf8"));
-    bytes.write(content, 0, "utf8");
-    return bytes;
-  }
+function bytesOfText(content: string, encoding: FileEncoding): Buffer {
+  if (encoding === "utf8") return Buffer.from(content, "utf8");
   const bytes = Buffer.from(content, "base64");
   // Canonical base64, what encoders write, is valid: no need to look at each character.
   if (bytes.toString("base64") === content) return bytes;

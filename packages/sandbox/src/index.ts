@@ -39,14 +39,14 @@ export {
   probeSandboxBackend,
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
-export type { BearerTokenCheck } from "./server/bearer-token.js";
-export { createBearerTokenCheck } from "./server/bearer-token.js";
 export type {
   ConnectionLimits,
   ConnectionLimitsOptions,
   ConnectionRefusal,
 } from "./server/connection-limits.js";
 export { createConnectionLimits } from "./server/connection-limits.js";
+export { HttpError } from "./server/http-errors.js";
+export type { SandboxServer, SandboxServerOptions } from "./server/options.js";
 export type {
   CreateSandboxRequest,
   CreateSandboxResponse,
@@ -55,11 +55,18 @@ export type {
   SandboxTemplate,
   WireError,
 } from "./server/protocol.js";
+export type { ReadRequestBodyOptions } from "./server/read-body.js";
+export { readRequestBody } from "./server/read-body.js";
+export type {
+  RequestGuard,
+  RequestGuardOptions,
+  RequestRefusal,
+} from "./server/request-guard.js";
+export { createRequestGuard } from "./server/request-guard.js";
 export type {
   RequestOriginCheck,
   RequestOriginCheckOptions,
   RequestOriginRefusal,
 } from "./server/request-origin.js";
 export { createRequestOriginCheck, parseAllowedHost } from "./server/request-origin.js";
-export type { SandboxServer, SandboxServerOptions } from "./server/sandbox-server.js";
 export { createSandboxServer } from "./server/sandbox-server.js";

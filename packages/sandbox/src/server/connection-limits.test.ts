@@ -169,7 +169,7 @@ describe("connection limits of the sandbox server", () => {
     for (const { socket } of [...kept, ...idle, next]) socket.destroy();
   }, 20_000);
 
-  it("bounds receiving a request, but not an exec stream nor a file channel", async () => {
+  it("bounds receiving a request, but not an exec stream nor a kept connection", async () => {
     const server = await serve({
       connectionLimits: { headersTimeoutMs: 400, requestTimeoutMs: 800 },
       heartbeatMs: 200,
@@ -180,7 +180,7 @@ describe("connection limits of the sandbox server", () => {
       // An answer that streams past the request timeout.
       const result = await session.client.exec("sleep 2; echo done");
       expect(result).toMatchObject({ exitCode: 0, stdout: "done\n" });
-      // Writes of 64 KiB and more go over a file channel, kept open between them.
+      // Big writes on a kept connection, idle between them for longer than the request timeout.
       const big = "x".repeat(100_000);
       await session.client.writeFile("a.txt", big);
       await new Promise((resolve) => setTimeout(resolve, 1_200));

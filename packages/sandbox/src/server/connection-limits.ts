@@ -6,7 +6,7 @@ import { ToolError } from "@pleach/core";
 /** Options of {@link createConnectionLimits}: every limit of an HTTP server's connections. */
 export interface ConnectionLimitsOptions {
   /**
-   * The most connections open at once, authorised or not (file channels and streams included). One
+   * The most connections open at once, authorised or not (streams included). One
    * more is answered `503` with `Retry-After: 1` and closed, before a byte of it is read.
    * @default 512
    */
@@ -35,7 +35,7 @@ export interface ConnectionLimitsOptions {
   /**
    * How long a whole request, body included, may take to arrive (Node's `requestTimeout`); then
    * `408` and closed. It bounds receiving only: an answer (an exec stream, an MCP event stream)
-   * runs as long as it runs, and an upgraded connection (a file channel) is past it.
+   * runs as long as it runs.
    * @default 300_000
    */
   requestTimeoutMs?: number;
@@ -46,21 +46,30 @@ export interface ConnectionLimitsOptions {
    */
   keepAliveTimeoutMs?: number;
   /**
-   * The body of a `408` or `503` answer of these limits.
-   * @default the sandbox protocol's `{ "error": { "code", "message", "details" } }` (`TIMEOUT` for
-   * 408, `INTERNAL` for 503, `details.unavailable: true` and `details.reason`)
+   * The JSON body of an answer of these limits (`400`, `408`, `431` or `503`).
+   * @default the sandbox protocol's `{ "error": { "code", "message", "details"? } }`: `TIMEOUT` for
+   * 408 and `INTERNAL` for 503, with `details.unavailable: true` and `details.reason`;
+   * `INVALID_INPUT` for 400 and 431
    */
-  answer?: (refusal: ConnectionRefusal) => { contentType: string; body: string };
+  answer?: (refusal: ConnectionRefusal) => string;
 }
 
 /** Why the limits closed a connection. */
 export interface ConnectionRefusal {
-  status: 408 | 503;
+  status: 400 | 408 | 431 | 503;
   /**
    * `"connections"`: past `maxConnections`; `"unauthorized-limit"`: the oldest of more than
-   * `maxUnauthorizedConnections`; `"unauthorized-timeout"`: no authorised request in time.
+   * `maxUnauthorizedConnections`; `"unauthorized-timeout"`: no authorised request in time;
+   * `"request-timeout"`: a request's headers or body did not arrive in time (`headersTimeoutMs`,
+   * `requestTimeoutMs`); `"malformed"`: Node's HTTP parser refused the request (400, or 431 for
+   * headers too large).
    */
-  reason: "connections" | "unauthorized-limit" | "unauthorized-timeout";
+  reason:
+    | "connections"
+    | "unauthorized-limit"
+    | "unauthorized-timeout"
+    | "request-timeout"
+    | "malformed";
   /** One sentence for a person. */
   message: string;
 }
@@ -74,7 +83,11 @@ export interface ConnectionLimits {
       "headersTimeout" | "requestTimeout" | "keepAliveTimeout" | "connectionsCheckingInterval"
     >
   >;
-  /** Count and watch the connections of `server`; call it before the server listens, once. */
+  /**
+   * Count and watch the connections of `server`, and answer the requests its parser refuses or
+   * that arrive too slowly (400, 431, 408, in the body of `answer`); call it before the server
+   * listens, once.
+   */
   attach(server: http.Server): void;
   /**
    * Call when a request on `socket` is authorised (or a connection is upgraded after its checks):
@@ -110,7 +123,8 @@ const LINGER_MS = 1_000;
  * headers slowly, can neither hold connections forever nor crowd out authorised clients: header
  * and request timeouts, a limit on open connections (then `503` with `Retry-After`) and on
  * connections without an authorised request (the oldest over the limit once 250 ms old, and any
- * older than `unauthorizedTimeoutMs`, get `408` and are closed). Used by `createSandboxServer` and
+ * older than `unauthorizedTimeoutMs`, get `408` and are closed), and the same JSON answer to a
+ * request that is malformed or too slow to arrive. Used by `createSandboxServer` and
  * `pleach mcp --http`:
  *
  * ```ts
@@ -167,14 +181,40 @@ export function createConnectionLimits({
   let attached = false;
 
   const raw = (refusal: ConnectionRefusal): string => {
-    const { contentType, body } = answer(refusal);
+    const body = answer(refusal);
     return (
       `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
       "connection: close\r\n" +
       (refusal.status === 503 ? "retry-after: 1\r\n" : "") +
-      `content-type: ${contentType}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `cache-control: no-store\r\n\r\n${body}`
     );
+  };
+
+  /**
+   * Answer a request Node's parser refused (a malformed header, a `Content-Length` that is no
+   * number, headers too large) or whose headers or body did not arrive in time, and close it: it
+   * never reaches the request handler.
+   */
+  const refuseRequest = (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const refusal: ConnectionRefusal =
+      error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? {
+            status: 408,
+            reason: "request-timeout",
+            message: `the request did not arrive in time (headers within ${headersTimeoutMs} ms, the whole request within ${requestTimeoutMs} ms); nothing was done`,
+          }
+        : {
+            status: error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400,
+            reason: "malformed",
+            message: `malformed HTTP request (${error.code ?? error.message}); nothing was done`,
+          };
+    socket.end(raw(refusal));
+    lingerAtMost(socket);
   };
 
   /** Answer 408 on a connection without an authorised request (cut it mid-answer) and close it. */
@@ -284,6 +324,7 @@ export function createConnectionLimits({
           entry.answering = false;
         });
       });
+      server.on("clientError", refuseRequest);
       sweeper = setInterval(sweep, Math.max(50, Math.min(1_000, unauthorizedTimeoutMs / 4)));
       sweeper.unref();
       server.once("close", () => {
@@ -317,18 +358,13 @@ function lingerAtMost(socket: Duplex): void {
 }
 
 /** The sandbox protocol's error body for a refusal of the connection limits. */
-function sandboxAnswer({ status, reason, message }: ConnectionRefusal): {
-  contentType: string;
-  body: string;
-} {
-  return {
-    contentType: "application/json",
-    body: JSON.stringify({
-      error: {
-        code: status === 503 ? "INTERNAL" : "TIMEOUT",
-        message,
-        details: { unavailable: true, reason },
-      },
-    }),
-  };
+function sandboxAnswer({ status, reason, message }: ConnectionRefusal): string {
+  if (reason === "malformed") return JSON.stringify({ error: { code: "INVALID_INPUT", message } });
+  return JSON.stringify({
+    error: {
+      code: status === 503 ? "INTERNAL" : "TIMEOUT",
+      message,
+      details: { unavailable: true, reason },
+    },
+  });
 }

@@ -1,21 +1,31 @@
 import type { ToolErrorCode } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
+import { z } from "zod";
 
 /** The path prefix of every route of the sandbox server's protocol (see PROTOCOL.md). */
 export const PROTOCOL_PREFIX = "/v1";
 
-/** How a new sandbox's workspace is filled. */
-export type SandboxTemplate =
-  | "empty"
-  /** A copy of a folder of the server's template root, named relative to it. */
-  | { folder: string }
-  /** A shallow clone of a git repository, at `ref` (a branch or tag) when given. */
-  | { git: string; ref?: string };
+/**
+ * How a new sandbox's workspace is filled: `"empty"`; `{ folder }`, a copy of a folder of the
+ * server's template root, named relative to it; or `{ git, ref? }`, a shallow clone of a git
+ * repository, at `ref` (a branch or tag) when given.
+ */
+export const sandboxTemplateSchema = z.union([
+  z.literal("empty"),
+  z.strictObject({ folder: z.string() }),
+  z.strictObject({ git: z.string(), ref: z.string().optional() }),
+]);
+
+/** How a new sandbox's workspace is filled (see {@link sandboxTemplateSchema}). */
+export type SandboxTemplate = z.infer<typeof sandboxTemplateSchema>;
+
+/** Body of `POST /v1/sandboxes` (an empty body is `{}`). */
+export const createSandboxRequestSchema = z.strictObject({
+  template: sandboxTemplateSchema.optional(),
+});
 
 /** Body of `POST /v1/sandboxes`. */
-export interface CreateSandboxRequest {
-  template?: SandboxTemplate;
-}
+export type CreateSandboxRequest = z.infer<typeof createSandboxRequestSchema>;
 
 /** Answer of `POST /v1/sandboxes`. */
 export interface CreateSandboxResponse {
@@ -24,14 +34,28 @@ export interface CreateSandboxResponse {
   root: string;
 }
 
-/** Body of `POST /v1/sandboxes/:id/exec`: the arguments of `SandboxClient.exec` that travel. */
-export interface ExecRequest {
-  command: string;
-  cwd?: string;
-  timeoutMs?: number;
-  env?: Record<string, string>;
-  stdin?: string;
-  maxOutputBytes?: number;
+/**
+ * Body of `POST /v1/sandboxes/:id/exec`: the arguments of `SandboxClient.exec` that travel. Only
+ * their types are checked here; their values (an empty command, a `cwd` that escapes, an `env`
+ * name with `=`) are the sandbox's local client's to refuse, with its own codes.
+ */
+export const execRequestSchema = z.strictObject({
+  command: z.string(),
+  cwd: z.string().optional(),
+  timeoutMs: z.number().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  stdin: z.string().optional(),
+  maxOutputBytes: z.number().optional(),
+});
+
+/** Body of `POST /v1/sandboxes/:id/exec`. */
+export type ExecRequest = z.infer<typeof execRequestSchema>;
+
+/** The error body of every failed request, and of an `error` event. */
+export interface WireError {
+  code: ToolErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
 }
 
 /** One line of the NDJSON answer of `exec`. */
@@ -41,61 +65,29 @@ export type ExecEvent =
   | ({ type: "exit" } & ExecResult)
   | { type: "error"; error: WireError };
 
-/** The error body of every failed request, and of an `error` event. */
-export interface WireError {
-  code: ToolErrorCode;
-  message: string;
-  details?: Record<string, unknown>;
-}
+/**
+ * A wire error as a client reads it: any `code` string (one it does not know is read as
+ * `INTERNAL`), a message, optional details.
+ */
+export const wireErrorSchema = z.object({
+  code: z.string().optional(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
 
-/** Every code, as a record so that a code added to `ToolErrorCode` must be added here too. */
-const CODES: Record<ToolErrorCode, true> = {
-  INVALID_INPUT: true,
-  INVALID_OUTPUT: true,
-  INVALID_PATH: true,
-  PATH_ESCAPE: true,
-  NOT_FOUND: true,
-  NOT_A_FILE: true,
-  NOT_A_DIRECTORY: true,
-  READ_ONLY: true,
-  PROTECTED_PATH: true,
-  NO_SANDBOX: true,
-  NO_MATCH: true,
-  AMBIGUOUS_MATCH: true,
-  CONFLICT: true,
-  STALE_FILE: true,
-  BINARY_FILE: true,
-  TOO_LARGE: true,
-  TIMEOUT: true,
-  ABORTED: true,
-  COMMAND_FAILED: true,
-  PERMISSION_DENIED: true,
-  UNSUPPORTED: true,
-  INTERNAL: true,
-};
-
-/** The codes a wire error may carry; anything else is read as `INTERNAL`. */
-export const WIRE_ERROR_CODES: ReadonlySet<string> = new Set(Object.keys(CODES));
-
-/** The HTTP status of a request that failed with `code`. */
-export function statusOfCode(code: ToolErrorCode): number {
-  switch (code) {
-    case "NOT_FOUND":
-      return 404;
-    case "PERMISSION_DENIED":
-      return 403;
-    case "TOO_LARGE":
-      return 413;
-    case "INTERNAL":
-      return 500;
-    case "NO_SANDBOX":
-      return 501;
-    default:
-      return 400;
-  }
-}
-
-/** The `Upgrade` token of a file channel (see PROTOCOL.md, "File channel"). */
-export const FILE_CHANNEL_PROTOCOL = "pleach-file-channel";
-/** Where a file channel opens: `GET` with `Connection: Upgrade` and the bearer token. */
-export const FILE_CHANNEL_ROUTE = `${PROTOCOL_PREFIX}/file-channel`;
+/** One line of an exec stream, as a client reads it. */
+export const execEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.enum(["stdout", "stderr"]), data: z.string() }),
+  z.object({ type: z.literal("heartbeat") }),
+  z.object({
+    type: z.literal("exit"),
+    exitCode: z.number().nullable(),
+    stdout: z.string(),
+    stderr: z.string(),
+    durationMs: z.number(),
+    timedOut: z.boolean(),
+    truncated: z.boolean(),
+    signal: z.string().optional(),
+  }),
+  z.object({ type: z.literal("error"), error: wireErrorSchema }),
+]);

@@ -8,7 +8,6 @@ import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { currentProtection } from "../os/host-facts.js";
 import { createCommandWrapper } from "../os/index.js";
-import { SpareBuffer } from "../spare-buffer.js";
 import { createRawFiles } from "./raw-files.js";
 
 // The server's file route reads and writes bytes itself, past the local client's strings: every
@@ -140,7 +139,6 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
         root: workspaceRoot(raw.root, raw.root),
         mode,
         maxFileBytes: MAX_FILE_BYTES,
-        spare: new SpareBuffer(MAX_FILE_BYTES),
         protection: () => currentProtection({ root: raw.root }),
       });
       return { local, raw, client, files };
@@ -183,28 +181,3 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
     });
   },
 );
-
-describe("SpareBuffer", () => {
-  it("hands its buffer out again once given back, and never two at once", () => {
-    const spare = new SpareBuffer(1024 * 1024);
-    const first = spare.take(100_000);
-    const second = spare.take(100_000);
-    expect(first.buffer).not.toBe(second.buffer);
-    first.fill(1);
-    second.fill(2);
-    expect(first.every((byte) => byte === 1)).toBe(true);
-    spare.giveBack(first);
-    const third = spare.take(50_000);
-    expect(third.buffer).toBe(first.buffer);
-    expect(third.length).toBe(50_000);
-    // Not its own (a pooled small buffer, a slice of something else): never kept.
-    const foreign = Buffer.from("not from the spare");
-    spare.giveBack(third);
-    spare.giveBack(foreign);
-    expect(spare.take(10).buffer).toBe(first.buffer);
-    // Larger than its bound: a buffer of its own each time.
-    const huge = spare.take(2 * 1024 * 1024);
-    spare.giveBack(huge);
-    expect(spare.take(2 * 1024 * 1024).buffer).not.toBe(huge.buffer);
-  });
-});

@@ -2,37 +2,37 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
 import type { WorkspaceProtection } from "../os/protection.js";
-import type { SpareBuffer } from "../spare-buffer.js";
+import { SpareBuffer } from "../spare-buffer.js";
 import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
 /**
  * A sandbox's files as bytes, for the server's file route: the local client's `readFile` and
  * `writeFile` (the same race-free walk, modes, protection policy, limits, atomic write and codes,
  * from the same code), without the string in between, so the bytes go from the file to the socket
- * and back with no decode, no encode and no large string left for the garbage collector.
+ * and back with no decode and no encode.
  */
 export interface RawFiles {
-  /**
-   * The file's bytes, in a buffer of `spare` (give it back once they are sent). `maxBytes` lowers
-   * the server's own limit for this read.
-   */
+  /** The file's bytes. `maxBytes` lowers the server's own limit for this read. */
   read(filePath: unknown, maxBytes?: number): Promise<Buffer>;
   write(filePath: unknown, bytes: Buffer): Promise<void>;
 }
+
+/**
+ * `readWorkspaceFile` reads into a buffer of a `SpareBuffer`; one that keeps nothing (its bound is
+ * 0 bytes) hands each read a fresh buffer of its own, which the answer then holds until it is sent.
+ */
+const FRESH_BUFFERS = new SpareBuffer(0);
 
 export function createRawFiles({
   root,
   mode,
   maxFileBytes,
-  spare,
   protection,
 }: {
   /** The sandbox's workspace root. */
   root: WorkspaceRoot;
   mode: SandboxMode;
   maxFileBytes: number;
-  /** Where reads get their buffer. */
-  spare: SpareBuffer;
   /** What is protected in the workspace now (the sandbox's command wrapper's policy). */
   protection: () => Promise<WorkspaceProtection>;
 }): RawFiles {
@@ -42,7 +42,7 @@ export function createRawFiles({
   };
   return {
     read: (filePath, maxBytes) =>
-      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, spare, maxBytes),
+      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, FRESH_BUFFERS, maxBytes),
     write: (filePath, bytes) =>
       writeWorkspaceFile({ root, filePath: nonEmpty(filePath), bytes, mode, protection }),
   };

@@ -46,8 +46,6 @@ export type RequestOriginCheck = (headers: IncomingHttpHeaders) => RequestOrigin
 const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::\d*)?$/i;
 /** How long the interface addresses of a wildcard listener are trusted before a miss looks again. */
 const INTERFACES_TTL_MS = 5_000;
-/** Verdicts remembered per `Host` value (clients send the same one on every request). */
-const MEMO_LIMIT = 256;
 
 /**
  * Make the DNS-rebinding guard of an HTTP server (the MCP specification's Streamable HTTP security
@@ -118,18 +116,11 @@ export function createRequestOriginCheck({
     return { header, value, host, allowWith, message: `refused ${why}${how}` };
   };
 
-  const memo = new Map<string, string | undefined>();
   /** The refused host of a Host value (`""` when malformed), or `undefined` when accepted. */
   const checkHost = (value: string): string | undefined => {
-    if (memo.has(value)) return memo.get(value);
     const host = HOST_HEADER.test(value) ? canonicalHost(value) : undefined;
-    const verdict = host === undefined ? "" : allowed(host) ? undefined : host;
-    // Only what cannot change is remembered: a wildcard's interfaces are looked up again.
-    if (host === undefined || allowedStatically(host) || !wildcard) {
-      if (memo.size >= MEMO_LIMIT) memo.clear();
-      memo.set(value, verdict);
-    }
-    return verdict;
+    if (host === undefined) return "";
+    return allowed(host) ? undefined : host;
   };
 
   return (headers) => {

@@ -1,11 +1,10 @@
 // The sandbox server's DNS-rebinding guard: Host and Origin are checked before the token, on plain
-// requests and on file-channel upgrades, over TCP and over a Unix socket.
+// requests and on upgrade requests, over TCP and over a Unix socket.
 import http from "node:http";
 import path from "node:path";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
-import { FILE_CHANNEL_PROTOCOL, FILE_CHANNEL_ROUTE } from "./protocol.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";
 
 const TOKEN = "origin-token-0123456789abcdef";
@@ -133,34 +132,39 @@ describe("sandbox server Host and Origin checks", () => {
     expect((await health({ host: "localhost", origin: "null" })).status).toBe(403);
   });
 
-  it("refuses a foreign Host on a file-channel upgrade before anything else", async () => {
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const request = http.request({
-        host: server.url.hostname,
-        port: server.url.port,
-        path: FILE_CHANNEL_ROUTE,
-        headers: {
-          host: "evil.example.com",
-          connection: "upgrade",
-          upgrade: FILE_CHANNEL_PROTOCOL,
-          authorization: `Bearer ${TOKEN}`,
-        },
-        agent: false,
-      });
-      request.on("upgrade", () => reject(new Error("upgraded")));
-      request.on("response", (response) => {
-        let body = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          body += chunk;
+  it("takes no upgrade: one asked for is a plain request, refused for a foreign Host first", async () => {
+    const upgrade = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = http.request({
+          host: server.url.hostname,
+          port: server.url.port,
+          path: "/v1/health",
+          headers: {
+            host,
+            connection: "upgrade",
+            upgrade: "websocket",
+            authorization: `Bearer ${TOKEN}`,
+          },
+          agent: false,
         });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        request.on("upgrade", () => reject(new Error("upgraded")));
+        request.on("response", (response) => {
+          let body = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => {
+            body += chunk;
+          });
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        });
+        request.on("error", reject);
+        request.end();
       });
-      request.on("error", reject);
-      request.end();
-    });
-    expect(answer.status).toBe(403);
-    expect(JSON.parse(answer.body).error.details.refused).toBe("Host");
+    const refused = await upgrade("evil.example.com");
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).error.details.refused).toBe("Host");
+    const plain = await upgrade("localhost");
+    expect(plain.status).toBe(200);
+    expect(JSON.parse(plain.body)).toMatchObject({ ok: true });
   });
 
   it("accepts the hosts given in allowedHosts, in Host and in Origin", async () => {

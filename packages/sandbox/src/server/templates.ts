@@ -11,8 +11,8 @@ import type { SandboxTemplate } from "./protocol.js";
 export interface FillWorkspaceOptions {
   /** The new workspace folder; it does not exist yet, or is empty. */
   folder: string;
-  /** What the caller asked for, unchecked. */
-  template: unknown;
+  /** What the caller asked for (checked at the edge, see `sandboxTemplateSchema`). */
+  template: SandboxTemplate | undefined;
   /** Where `{ folder }` templates are looked up; without it they are refused. */
   templateRoot: string | undefined;
   /** The URL schemes a `{ git }` template may use; empty refuses git templates. */
@@ -49,15 +49,14 @@ export async function fillWorkspace({
   networkOff,
   abortSignal,
 }: FillWorkspaceOptions): Promise<void> {
-  const chosen = checkTemplate(template);
   await mkdir(folder, { recursive: true, mode: 0o755 });
-  if (chosen === "empty") return;
+  if (template === "empty") return;
   try {
-    if ("folder" in chosen) await copyTemplate({ folder, name: chosen.folder, templateRoot });
+    if ("folder" in template) await copyTemplate({ folder, name: template.folder, templateRoot });
     else {
       await cloneTemplate({
         folder,
-        ...chosen,
+        ...template,
         gitProtocols,
         gitTimeoutMs,
         exec,
@@ -69,25 +68,6 @@ export async function fillWorkspace({
     await rm(folder, { recursive: true, force: true });
     throw error;
   }
-}
-
-function checkTemplate(template: unknown): SandboxTemplate {
-  if (template === "empty") return template;
-  if (typeof template === "object" && template !== null && !Array.isArray(template)) {
-    const { folder, git, ref } = template as Record<string, unknown>;
-    if (typeof folder === "string" && git === undefined && ref === undefined) return { folder };
-    if (
-      typeof git === "string" &&
-      folder === undefined &&
-      (ref === undefined || typeof ref === "string")
-    ) {
-      return ref === undefined ? { git } : { git, ref };
-    }
-  }
-  throw new ToolError(
-    "INVALID_INPUT",
-    `template must be "empty", { folder: NAME } or { git: URL, ref?: REF }, got ${JSON.stringify(template)}`,
-  );
 }
 
 async function copyTemplate({

@@ -1,0 +1,130 @@
+import type http from "node:http";
+import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
+import { readRequestBody } from "./read-body.js";
+import type { HostedSandbox } from "./sandbox-registry.js";
+
+/** Options of {@link serveFile}. */
+export interface ServeFileOptions {
+  sandbox: () => HostedSandbox;
+  url: URL;
+  request: http.IncomingMessage;
+  response: http.ServerResponse;
+  /** The largest body a write takes. */
+  maxRequestBytes: number;
+}
+
+/**
+ * The file route, `/v1/sandboxes/:id/file?path=PATH`: `GET` answers the file's bytes, `PUT`
+ * writes the body's bytes (see PROTOCOL.md). `sandbox` is looked up once the method is known.
+ */
+export async function serveFile({
+  sandbox,
+  url,
+  request,
+  response,
+  maxRequestBytes,
+}: ServeFileOptions): Promise<void> {
+  if (request.method === "GET") {
+    const files = sandbox().files;
+    const { filePath, maxBytes } = fileQuery(url, "GET");
+    const bytes = await files.read(filePath, maxBytes);
+    response.writeHead(200, {
+      "content-type": "application/octet-stream",
+      "content-length": bytes.length,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    response.end(bytes);
+    return;
+  }
+  if (request.method === "PUT") {
+    const files = sandbox().files;
+    const { filePath } = fileQuery(url, "PUT");
+    checkRawBody(request);
+    const body = await readRequestBody(request, {
+      maxBytes: maxRequestBytes,
+      whatToDo: "write big files in parts or raise --max-request-bytes",
+    });
+    await files.write(filePath, body);
+    response.writeHead(204, { "cache-control": "no-store" }).end();
+    return;
+  }
+  throw methodNotAllowed(request.method, url.pathname, "GET, PUT");
+}
+
+/**
+ * The query of a file request: `path`, the workspace path, form-encoded; and on a read, optionally
+ * `maxBytes`, the most bytes the caller wants (a larger file is refused from its size). Any other
+ * parameter, one given twice or without a value, or an escape that does not decode to UTF-8 is
+ * refused. (`URLSearchParams` would take all of these silently, and decode a bad escape to U+FFFD.)
+ */
+function fileQuery(
+  url: URL,
+  method: "GET" | "PUT",
+): { filePath: string; maxBytes: number | undefined } {
+  let filePath: string | undefined;
+  let maxBytes: number | undefined;
+  const search = url.search.slice(1);
+  for (const part of search === "" ? [] : search.split("&")) {
+    const equals = part.indexOf("=");
+    const name = decodeQuery(equals < 0 ? part : part.slice(0, equals));
+    if (name !== "path" && !(name === "maxBytes" && method === "GET")) {
+      throw badRequest(
+        `unknown query parameter ${JSON.stringify(name)}: a file ${method === "GET" ? "read takes only ?path=FILE and &maxBytes=N" : "write takes only ?path=FILE"}`,
+      );
+    }
+    if (equals < 0) {
+      const example = name === "path" ? "?path=FILE" : "&maxBytes=N";
+      throw badRequest(`the ${name} query parameter has no value: send ${example}`);
+    }
+    if ((name === "path" ? filePath : maxBytes) !== undefined) {
+      throw badRequest(`the ${name} query parameter is given twice`);
+    }
+    const value = decodeQuery(part.slice(equals + 1));
+    if (name === "path") filePath = value;
+    else maxBytes = wholeBytes(value);
+  }
+  if (filePath === undefined) {
+    throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
+  }
+  return { filePath, maxBytes };
+}
+
+/** The `maxBytes` of a read: a whole number of bytes, written in decimal digits. */
+function wholeBytes(value: string): number {
+  const bytes = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(bytes)) {
+    throw badRequest(
+      `maxBytes must be a whole number of bytes in decimal digits, got ${JSON.stringify(value.slice(0, 100))}`,
+    );
+  }
+  return bytes;
+}
+
+function decodeQuery(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    throw badRequest(
+      `the query ${JSON.stringify(text.slice(0, 200))} is not URL-encoded UTF-8 (a % escape is malformed)`,
+    );
+  }
+}
+
+/** A file's body is its bytes as they are: no other media type, no content coding. */
+function checkRawBody(request: http.IncomingMessage): void {
+  const type = request.headers["content-type"];
+  if (type !== undefined && !/^application\/octet-stream\s*(?:;|$)/i.test(type)) {
+    throw new HttpError(415, {
+      code: "INVALID_INPUT",
+      message: `the body of a file write is the file's raw bytes: send Content-Type: application/octet-stream, not ${JSON.stringify(type.slice(0, 100))}`,
+    });
+  }
+  const coding = request.headers["content-encoding"];
+  if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
+    throw new HttpError(415, {
+      code: "INVALID_INPUT",
+      message: `the body of a file write is the file's raw bytes: Content-Encoding ${JSON.stringify(coding.slice(0, 100))} is not supported`,
+    });
+  }
+}
