@@ -128,6 +128,17 @@ export function createHostFactsCache({
   };
 }
 
+let sharedCache: HostFactsCache | undefined;
+
+/**
+ * The process's {@link HostFactsCache}, for the wrappers and writers made without one, so that
+ * they share a walk.
+ */
+export function sharedHostFactsCache(): HostFactsCache {
+  sharedCache ??= createHostFactsCache();
+  return sharedCache;
+}
+
 /** Options of {@link gatherHostFacts}. */
 export interface GatherHostFactsOptions {
   /** The workspace root (resolved to its real path here). */
