@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { runProcess } from "../run-process.js";
+import { tempDir } from "../test-support/fixtures.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
+import { probeSandboxBackend } from "./probe.js";
+
+describe.skipIf(process.platform !== "linux")("probeSandboxBackend on Linux", () => {
+  it("finds bubblewrap working exactly when confined commands run", async () => {
+    const probe = await probeSandboxBackend({ backend: "bubblewrap" });
+    const root = await tempDir({ prefix: "pleach-probe-test-" });
+    const wrapper = createCommandWrapper({ backend: "bubblewrap", placeholderIdleMs: 0 });
+    try {
+      for (const mode of ["read-only", "workspace-write"] as const) {
+        const request = { command: "echo ran", root, cwd: root, env: {}, network: false, mode };
+        if (!probe.available) {
+          await expect(wrapper.invocation(request)).rejects.toMatchObject({
+            code: "NO_SANDBOX",
+            message: expect.stringContaining(probe.reason),
+          });
+          continue;
+        }
+        const invocation = await wrapper.invocation(request);
+        try {
+          const result = await runProcess(invocation, {
+            cwd: root,
+            timeoutMs: 20_000,
+            maxOutputBytes: 10_000,
+          });
+          expect({ mode, ...result }).toMatchObject({ mode, exitCode: 0, stdout: "ran\n" });
+        } finally {
+          await invocation.release?.();
+        }
+      }
+    } finally {
+      await wrapper.close?.();
+    }
+  });
+});
