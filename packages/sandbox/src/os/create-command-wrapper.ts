@@ -1,4 +1,5 @@
 import { ToolError } from "@pleach/core";
+import { isInside } from "../paths.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import type {
   CommandInvocation,
@@ -91,7 +92,7 @@ export function createCommandWrapper({
         }
         const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
         const inWorkspace = new Set([root]);
-        for (const arg of sandboxArgs) if (arg.startsWith(`${root}/`)) inWorkspace.add(arg);
+        for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
         const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
         const warm = warmSlots.take(
           `${root}\0${mode}\0${network}`,

@@ -9,6 +9,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { isInsideAny } from "../paths.js";
 
 /**
  * What a folder held when it was read, and what `lstat` said of it just before, so that a later
@@ -265,7 +266,7 @@ export function createWorkspaceWalker({
     let listed = 0;
     for (const folder of stale) {
       const before = known.get(folder);
-      if (before === undefined || isUnder(removed, folder)) continue;
+      if (before === undefined || isInsideAny(removed, folder)) continue;
       const listing = reader.read(folder);
       listed += 1;
       if (listing === undefined) {
@@ -283,8 +284,13 @@ export function createWorkspaceWalker({
       }
     }
     if (removed.has(root)) return fullWalk();
-    if (removed.size > 0) {
-      for (const folder of known.keys()) if (isUnder(removed, folder)) known.delete(folder);
+    // Forget each removed folder and everything known beneath it, through the known listings.
+    const gone = [...removed];
+    for (let folder = gone.pop(); folder !== undefined; folder = gone.pop()) {
+      const listing = known.get(folder);
+      if (listing === undefined) continue;
+      known.delete(folder);
+      for (const name of listing.subfolders) gone.push(path.join(folder, name));
     }
     let level = added.filter((folder) => !known.has(folder));
     if (truncated) {
@@ -358,22 +364,6 @@ function emptyListing(): FolderListing {
     sockets: [],
     unreadable: false,
   };
-}
-
-/** Whether `folder` or one of its ancestors is in `roots`. */
-function isUnder(roots: ReadonlySet<string>, folder: string): boolean {
-  if (roots.size === 0) return false;
-  // Few roots: compare prefixes, linear in the path's length whatever its depth.
-  if (roots.size <= 16) {
-    for (const root of roots) {
-      if (folder === root || folder.startsWith(`${root}${path.sep}`)) return true;
-    }
-    return false;
-  }
-  for (let current = folder; ; current = path.dirname(current)) {
-    if (roots.has(current)) return true;
-    if (path.dirname(current) === current) return false;
-  }
 }
 
 function summarize(

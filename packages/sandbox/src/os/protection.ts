@@ -9,7 +9,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { isInside } from "../paths.js";
+import { isInside, isInsideAny } from "../paths.js";
 import {
   HOME_FOLDER_ENTRIES,
   PROTECTED_ENTRIES,
@@ -393,17 +393,9 @@ function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
   const kept = new Set<string>();
   const outermost: ProtectedPath[] = [];
   for (const { entry } of sorted) {
-    if (isUnderAny(kept, entry.path)) continue;
+    if (isInsideAny(kept, entry.path)) continue;
     kept.add(entry.path);
     outermost.push(entry);
   }
   return outermost;
-}
-
-/** Whether `target` or one of its ancestors is in `folders`. */
-function isUnderAny(folders: ReadonlySet<string>, target: string): boolean {
-  for (let current = target; ; current = path.dirname(current)) {
-    if (folders.has(current)) return true;
-    if (path.dirname(current) === current) return false;
-  }
 }
