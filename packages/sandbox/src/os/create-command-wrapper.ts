@@ -7,11 +7,8 @@ import type {
   CommandWrapperOptions,
 } from "./command-wrapper.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
-import {
-  acquirePlaceholders,
-  removeIdlePlaceholders,
-  withPlaceholdersVariable,
-} from "./placeholders.js";
+import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
+import { withPlaceholdersVariable } from "./placeholders-variable.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
 import { pathIdentities, WarmSandbox, warmSandboxSupported } from "./warm-sandbox.js";
