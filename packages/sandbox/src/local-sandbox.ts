@@ -15,7 +15,6 @@ import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { SpareBuffer } from "./spare-buffer.js";
-import { decodeUtf8 } from "./utf8.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
 
 /** Options of {@link createLocalSandbox}. */
@@ -116,7 +115,7 @@ export async function createLocalSandbox({
         readLimitOf(maxBytes),
       );
       try {
-        return encoding === "utf8" ? decodeUtf8(bytes) : bytes.toString(encoding);
+        return bytes.toString(encoding);
       } finally {
         readBuffers.giveBack(bytes);
       }
