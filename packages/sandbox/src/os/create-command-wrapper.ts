@@ -11,8 +11,9 @@ import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
 import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
-import { pathIdentities, WarmSandbox, warmSandboxSupported } from "./warm-sandbox.js";
-import { WarmSlots } from "./warm-slots.js";
+import { WarmSandbox } from "./warm-sandbox.js";
+import { warmSandboxSupported } from "./warm-server.js";
+import { pathIdentities, WarmSlots } from "./warm-slots.js";
 import { wrapCommand } from "./wrap-command.js";
 
 const SHELL = "/bin/bash";

@@ -45,6 +45,6 @@ export {
 export type { SeatbeltProfileOptions } from "./seatbelt.js";
 export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
 export type { WarmRunOptions } from "./warm-sandbox.js";
-export { warmSandboxSupported } from "./warm-sandbox.js";
+export { warmSandboxSupported } from "./warm-server.js";
 export type { SandboxPolicy, WrapCommandOptions, WrappedCommand } from "./wrap-command.js";
 export { wrapCommand } from "./wrap-command.js";

@@ -1,3 +1,4 @@
+import { lstatSync } from "node:fs";
 import type { WarmSandbox } from "./warm-sandbox.js";
 
 /** The warm sandbox of one workspace, mode and network, and when its last command ended. */
@@ -76,4 +77,24 @@ export class WarmSlots {
     this.#slots.clear();
     await Promise.all(sandboxes.map((sandbox) => sandbox?.destroy()));
   }
+}
+
+/**
+ * Who each path is, so that a warm sandbox is dropped once one was replaced or removed: device,
+ * inode and birth time, and for every path but `root` the change time too (an inode number can be
+ * reused at once; a protected path or placeholder changes only from the host, since the sandbox
+ * mounts over it, while the root changes with every file a command adds at its top).
+ */
+export function pathIdentities(root: string, paths: Iterable<string>): string {
+  const parts: string[] = [];
+  for (const each of paths) {
+    try {
+      const stats = lstatSync(each, { bigint: true });
+      const changed = each === root ? "" : `:${stats.ctimeNs}`;
+      parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
+    } catch {
+      parts.push(`${each}:-`);
+    }
+  }
+  return parts.join("\n");
 }
