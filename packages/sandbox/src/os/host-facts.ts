@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -10,18 +10,14 @@ import {
   type WorkspaceScan,
   type WorkspaceWalker,
 } from "./folder-walk.js";
+import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   type ProtectedEntry,
 } from "./protected-entries.js";
-import {
-  type ProtectedPath,
-  type ProtectedPathState,
-  type WorkspaceProtection,
-  workspaceProtection,
-} from "./protection.js";
+import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
 
 export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
 
@@ -330,27 +326,6 @@ function hostSocketsOutside({
 function runPathsToKeep(): string[] {
   const resolver = realpathOr("/etc/resolv.conf");
   return isInside("/run", resolver) ? [resolver] : [];
-}
-
-/** What is at `target`, without following a final symbolic link. */
-function pathState(target: string): ProtectedPathState {
-  try {
-    const info = lstatSync(target);
-    if (info.isSymbolicLink()) return "symbolic-link";
-    if (info.isDirectory()) return "directory";
-    if (info.isFile()) return "file";
-    return "other";
-  } catch {
-    return "missing";
-  }
-}
-
-function realpathOr(target: string): string {
-  try {
-    return realpathSync.native(target);
-  } catch {
-    return target;
-  }
 }
 
 /** The protected entries for names: their reasons from {@link PROTECTED_ENTRIES}, or a generic one. */

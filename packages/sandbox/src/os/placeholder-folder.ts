@@ -1,5 +1,4 @@
 import { lstatSync, mkdirSync, rmdirSync, type Stats, utimesSync } from "node:fs";
-import type { ProtectedPathState } from "./protection.js";
 
 /**
  * A placeholder folder on disk: what makes a folder the one that was made (device, inode, change
@@ -75,16 +74,6 @@ export function sameIdentity(left: Identity | undefined, right: Identity): boole
 /** A key naming a folder at `target` with that identity, for sets of them. */
 export function identityKey(target: string, { device, inode, changedMs }: Identity): string {
   return `${device}:${inode}:${changedMs}:${target}`;
-}
-
-/** What is at `target` now; `undefined` when it vanished again (the mount then fails, closed). */
-export function currentState(target: string): ProtectedPathState | undefined {
-  const info = lstatSync(target, { throwIfNoEntry: false });
-  if (info === undefined) return undefined;
-  if (info.isSymbolicLink()) return "symbolic-link";
-  if (info.isDirectory()) return "directory";
-  if (info.isFile()) return "file";
-  return "other";
 }
 
 /** Whether a folder looks like a placeholder: ours, mode 555 (then the registries say). */

@@ -1,9 +1,9 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import type { ProtectedPath } from "./host-facts.js";
+import { pathState } from "./path-state.js";
 import {
   createPlaceholder,
-  currentState,
   type Identity,
   identityKey,
   identityOf,
@@ -148,7 +148,9 @@ export function acquirePlaceholders(
           const identity = createPlaceholder(protectedPath.path, since);
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
-            seen[index] = { ...protectedPath, state: currentState(protectedPath.path) ?? "other" };
+            // (Vanished again: "other" makes the mount fail, closed.)
+            const now = pathState(protectedPath.path);
+            seen[index] = { ...protectedPath, state: now === "missing" ? "other" : now };
             continue;
           }
           hold(takeOver(protectedPath.path, identity));
