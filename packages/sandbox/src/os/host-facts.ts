@@ -3,13 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import {
-  createFolderWatch,
-  createWorkspaceWalker,
-  type FolderListing,
-  type WorkspaceScan,
-  type WorkspaceWalker,
-} from "./folder-walk.js";
+import type { FolderListing } from "./folder-reader.js";
+import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
+import { createFolderWatch } from "./folder-watch.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
