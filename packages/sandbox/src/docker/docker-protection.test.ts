@@ -25,11 +25,10 @@ import type { HttpSandboxSession } from "../http-provider.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { hostState } from "../os/test-support/host-state.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import { DOCKER_LABELS, dockerHostLabel } from "./docker-orphans.js";
 import {
   createDockerSandboxProvider,
-  DOCKER_LABELS,
   type DockerSandboxProviderOptions,
-  dockerHostLabel,
 } from "./docker-provider.js";
 import {
   containersLabelled,
