@@ -9,13 +9,13 @@ import type {
   SandboxMode,
 } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { workspaceRoot } from "./beneath.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { SpareBuffer } from "./spare-buffer.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
+import { workspaceRoot } from "./workspace-root.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {

@@ -17,10 +17,11 @@ import {
 import path from "node:path";
 import type { SandboxMode } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
-import { at, type Located, locate, type WalkedFolder, type WorkspaceRoot } from "./beneath.js";
+import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
 import type { SpareBuffer } from "./spare-buffer.js";
+import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**
  * A workspace's files as bytes: what the local client's `readFile` and `writeFile` do under their

@@ -5,8 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { isToolError } from "@pleach/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_PATH_COMPONENTS } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { MAX_PATH_COMPONENTS } from "../workspace-root.js";
 import { createCommandWrapper } from "./index.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
