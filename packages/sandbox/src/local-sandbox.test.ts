@@ -1,10 +1,10 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { describeSandboxClientContract } from "../../coding-agent/src/test-support/sandbox-contract.js";
-import { makeTempDir } from "../../coding-agent/src/test-support/temp-dir.js";
 import { createLocalSandbox } from "./local-sandbox.js";
 import { createCommandWrapper } from "./os/index.js";
+import { tempDir } from "./test-support/fixtures.js";
 
 describeSandboxClientContract(
   "local, danger-full-access",
@@ -31,18 +31,8 @@ describeSandboxClientContract(
 );
 
 describe("createLocalSandbox", () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0)) await cleanup();
-  });
-  async function workspace() {
-    const temp = await makeTempDir();
-    cleanups.push(temp.cleanup);
-    return temp.dir;
-  }
-
   it("refuses every write in read-only mode", async () => {
-    const root = await workspace();
+    const root = await tempDir();
     await writeFile(path.join(root, "kept.txt"), "kept");
     const client = await createLocalSandbox({ root, mode: "read-only" });
     await expect(client.writeFile("kept.txt", "changed")).rejects.toMatchObject({
@@ -54,7 +44,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("refuses writes to git metadata and host-run files outside danger-full-access", async () => {
-    const root = await workspace();
+    const root = await tempDir();
     const client = await createLocalSandbox({ root, mode: "workspace-write" });
     for (const protectedPath of [
       ".git/hooks/pre-commit",
@@ -76,7 +66,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("leaves no temporary file behind, also when the write fails", async () => {
-    const root = await workspace();
+    const root = await tempDir();
     const client = await createLocalSandbox({ root, mode: "workspace-write" });
     await client.writeFile("a.txt", "one");
     await mkdir(path.join(root, "dir"));
@@ -86,7 +76,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("rejects a root that does not exist or is a file", async () => {
-    const root = await workspace();
+    const root = await tempDir();
     await writeFile(path.join(root, "file"), "x");
     await expect(createLocalSandbox({ root: path.join(root, "missing") })).rejects.toMatchObject({
       code: "NOT_FOUND",
@@ -97,7 +87,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("refuses files larger than maxFileBytes", async () => {
-    const root = await workspace();
+    const root = await tempDir();
     await writeFile(path.join(root, "big"), Buffer.alloc(2048));
     const client = await createLocalSandbox({ root, maxFileBytes: 1024 });
     await expect(client.readFile("big")).rejects.toMatchObject({ code: "TOO_LARGE" });

@@ -1,20 +1,17 @@
 import { execFileSync } from "node:child_process";
 import { statSync, utimesSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { tempDir } from "../test-support/fixtures.js";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { hostState } from "./test-support/host-state.js";
 
 let root: string;
 beforeEach(async () => {
-  root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-facts-")));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
+  root = await tempDir({ prefix: "pleach-facts-" });
 });
 
 /** Protected paths relative to the root, with their state, for readable assertions. */
@@ -110,7 +107,7 @@ describe("gatherHostFacts", () => {
   });
 
   it("finds sockets in the workspace and the agent socket outside it, but not those in hidden trees", async () => {
-    const outside = await realpath(await mkdtemp("/var/tmp/pleach-facts-"));
+    const outside = await tempDir({ prefix: "pleach-facts-", parent: "/var/tmp" });
     const servers = [
       path.join(root, "in.sock"),
       path.join(outside, "agent.sock"),
@@ -136,7 +133,6 @@ describe("gatherHostFacts", () => {
       );
     } finally {
       for (const server of servers) server.close();
-      await rm(outside, { recursive: true, force: true });
     }
   });
 
