@@ -5,6 +5,7 @@ import path from "node:path";
 import type { ExecResult } from "@pleach/coding-agent/sandbox";
 import { ToolError } from "@pleach/core";
 import { CommandOutput } from "../bounded-output.js";
+import type { RunProcessOptions } from "../run-process.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
@@ -67,15 +68,8 @@ export interface WarmCommand {
   env: Readonly<Record<string, string>>;
 }
 
-/** How a command runs, as in `runProcess`. */
-export interface WarmRunOptions {
-  timeoutMs: number;
-  abortSignal?: AbortSignal;
-  maxOutputBytes: number;
-  killGraceMs?: number;
-  drainMs?: number;
-  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
-}
+/** How a command runs, as in `runProcess` (its folder and variables come with the command). */
+export type WarmRunOptions = Omit<RunProcessOptions, "cwd" | "stdin">;
 
 type SandboxState = "starting" | "idle" | "busy" | "dead";
 
