@@ -25,12 +25,7 @@ export type {
   ProtectedPathState,
   WorkspaceProtection,
 } from "./host-facts.js";
-export {
-  createHostFactsCache,
-  currentProtection,
-  gatherHostFacts,
-  sharedHostFactsCache,
-} from "./host-facts.js";
+export { createHostFactsCache, currentProtection, gatherHostFacts } from "./host-facts.js";
 export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
