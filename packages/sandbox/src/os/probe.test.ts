@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runProcess } from "../run-process.js";
 import { tempDir } from "../test-support/fixtures.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
@@ -33,6 +33,28 @@ describe.skipIf(process.platform !== "linux")("probeSandboxBackend on Linux", ()
       }
     } finally {
       await wrapper.close?.();
+    }
+  });
+
+  it("builds its sandbox with wrapCommand: no seccomp filter for the architecture, no sandbox", async ({
+    skip,
+  }) => {
+    const real = await probeSandboxBackend({ backend: "bubblewrap" });
+    if (!real.available) skip(`needs a working bubblewrap: ${real.reason}`);
+    const arch = Object.getOwnPropertyDescriptor(process, "arch");
+    Object.defineProperty(process, "arch", { ...arch, value: "riscv64" });
+    try {
+      // A fresh module: the answer is cached for the life of the process.
+      vi.resetModules();
+      const fresh = await import("./probe.js");
+      const probe = await fresh.probeSandboxBackend({ backend: "bubblewrap" });
+      expect(probe).toMatchObject({
+        backend: "bubblewrap",
+        available: false,
+        reason: expect.stringContaining("no seccomp filter for riscv64"),
+      });
+    } finally {
+      if (arch !== undefined) Object.defineProperty(process, "arch", arch);
     }
   });
 });

@@ -64,8 +64,7 @@ async function probeBubblewrap(): Promise<BackendProbe> {
   const untrusted = await untrustedReason(BUBBLEWRAP_PATH);
   if (untrusted !== undefined)
     return { backend: "bubblewrap", available: false, reason: untrusted };
-  const root = realpathSync.native(await mkdtemp(path.join(os.tmpdir(), "pleach-probe-")));
-  try {
+  return withEmptyWorkspace(async (root) => {
     // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces
     // allowed. Before 0.5, --perms does not apply to --tmpfs: placeholders are bound read-only.
     const candidates: Omit<BubblewrapFacts, "path">[] = [
@@ -75,10 +74,12 @@ async function probeBubblewrap(): Promise<BackendProbe> {
     ];
     let firstFailure: string | undefined;
     for (const features of candidates) {
-      const outcome = await runWrapped(root, { path: BUBBLEWRAP_PATH, ...features });
-      if (outcome.ok) return available(features);
-      if (outcome.refused)
+      const bubblewrap = { path: BUBBLEWRAP_PATH, ...features };
+      const outcome = await runWrapped(root, "bubblewrap", bubblewrap);
+      if (outcome.ok) return { backend: "bubblewrap", available: true, bubblewrap };
+      if (outcome.refused) {
         return { backend: "bubblewrap", available: false, reason: outcome.detail };
+      }
       firstFailure ??= outcome.detail;
     }
     return {
@@ -86,37 +87,65 @@ async function probeBubblewrap(): Promise<BackendProbe> {
       available: false,
       reason: `${BUBBLEWRAP_PATH} could not start a sandbox: ${firstFailure}`,
     };
+  });
+}
+
+async function probeSeatbelt(): Promise<BackendProbe> {
+  const untrusted = await untrustedReason(SANDBOX_EXEC_PATH);
+  if (untrusted !== undefined) return { backend: "seatbelt", available: false, reason: untrusted };
+  return withEmptyWorkspace(async (root) => {
+    const outcome = await runWrapped(root, "seatbelt");
+    if (outcome.ok) return { backend: "seatbelt", available: true };
+    return {
+      backend: "seatbelt",
+      available: false,
+      reason: outcome.refused
+        ? outcome.detail
+        : `${SANDBOX_EXEC_PATH} could not start a sandbox: ${outcome.detail}`,
+    };
+  });
+}
+
+/** `probe` run with a fresh empty folder (its real path), removed after. */
+async function withEmptyWorkspace(
+  probe: (root: string) => Promise<BackendProbe>,
+): Promise<BackendProbe> {
+  const root = realpathSync.native(await mkdtemp(path.join(os.tmpdir(), "pleach-probe-")));
+  try {
+    return await probe(root);
   } finally {
     await rm(root, { recursive: true, force: true });
   }
 }
 
 /**
- * Run `true` in an empty workspace `root` exactly as a `workspace-write` command would be run with
- * `bubblewrap`'s features: the argv, environment and seccomp filter {@link wrapCommand} builds, with
- * the host's sockets masked and the missing protected entries covered. `refused` when pleach itself
- * refuses to build a sandbox here (no seccomp filter for this architecture).
+ * Run `true` in an empty workspace `root` exactly as a `workspace-write` command is run there: the
+ * argv, environment and inputs (bubblewrap's seccomp filter) that {@link wrapCommand} builds for
+ * `backend` with the probed `bubblewrap` features, the host's sockets masked and, for bubblewrap,
+ * the missing protected paths covered over placeholder folders. `refused` when pleach itself
+ * refuses to build a sandbox here (no seccomp filter for this architecture, say).
  */
 async function runWrapped(
   root: string,
-  bubblewrap: BubblewrapFacts,
+  backend: "bubblewrap" | "seatbelt",
+  bubblewrap?: BubblewrapFacts,
 ): Promise<{ ok: boolean; refused?: boolean; detail: string }> {
   let wrapped: WrappedCommand;
   try {
-    const hostFacts = await gatherHostFacts({ root, bubblewrap, cache: createHostFactsCache() });
-    // A command's missing protected paths are placeholder folders by the time it runs.
-    for (const { path: missing, state } of hostFacts.protectedPaths) {
-      if (state === "missing") mkdirSync(missing, { recursive: true, mode: 0o555 });
+    const hostFacts = await gatherHostFacts({
+      root,
+      cache: createHostFactsCache(),
+      ...(bubblewrap === undefined ? {} : { bubblewrap }),
+    });
+    if (backend === "bubblewrap") {
+      // A command's missing protected paths are placeholder folders by the time it runs.
+      for (const { path: missing, state } of hostFacts.protectedPaths) {
+        if (state === "missing") mkdirSync(missing, { recursive: true, mode: 0o555 });
+      }
     }
     wrapped = wrapCommand({
       command: "true",
-      policy: {
-        backend: "bubblewrap",
-        mode: "workspace-write",
-        cwd: root,
-        network: false,
-        env: {},
-      },
+      policy: { backend, mode: "workspace-write", cwd: root, network: false, env: {} },
       hostFacts,
     });
   } catch (error) {
@@ -128,31 +157,6 @@ async function runWrapped(
     };
   }
   return run(wrapped);
-}
-
-function available(features: Omit<BubblewrapFacts, "path">): BackendProbe {
-  return {
-    backend: "bubblewrap",
-    available: true,
-    bubblewrap: { path: BUBBLEWRAP_PATH, ...features },
-  };
-}
-
-async function probeSeatbelt(): Promise<BackendProbe> {
-  const untrusted = await untrustedReason(SANDBOX_EXEC_PATH);
-  if (untrusted !== undefined) return { backend: "seatbelt", available: false, reason: untrusted };
-  const result = await run({
-    file: SANDBOX_EXEC_PATH,
-    args: ["-p", "(version 1)(allow default)", "/usr/bin/true"],
-    env: {},
-  });
-  return result.ok
-    ? { backend: "seatbelt", available: true }
-    : {
-        backend: "seatbelt",
-        available: false,
-        reason: `${SANDBOX_EXEC_PATH} could not start a sandbox: ${result.detail}`,
-      };
 }
 
 /** Why the launcher at `file` cannot be trusted, or `undefined` when it can. */
