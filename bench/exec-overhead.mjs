@@ -64,7 +64,7 @@ try {
     const sandbox = await otherBuild.createLocalSandbox({ root, mode: "danger-full-access" });
     cases['other build: client.exec("true")'] = execTrue(sandbox);
   }
-  // Warm up both paths (module code, the output channel's server) before measuring.
+  // Warm up both paths (module code, the first spawns) before measuring.
   for (let i = 0; i < 10; i++) for (const run of Object.values(cases)) await run();
   const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
   for (let i = 0; i < runs; i++) {

@@ -11,6 +11,17 @@ import {
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { fromErrno, isInside } from "./paths.js";
+import {
+  capped,
+  escapeError,
+  lexicalComponents,
+  splitRelative,
+  throughRealRoot,
+  type WorkspaceRoot,
+} from "./workspace-root.js";
+
+export type { WorkspaceRoot } from "./workspace-root.js";
+export { MAX_PATH_COMPONENTS, workspaceRoot } from "./workspace-root.js";
 
 /**
  * Race-free access to a workspace's files from the host. A sandboxed command can swap any folder
@@ -28,16 +39,6 @@ import { fromErrno, isInside } from "./paths.js";
  * each component, which refuses a symlink met at each step but leaves a window between a step
  * and the next (see the README's sandbox section).
  */
-
-/** The workspace root a walk starts from: its real path, and its identity to check on each walk. */
-export interface WorkspaceRoot {
-  /** Real path of the root. */
-  real: string;
-  /** The root as the caller spelled it (maybe through a symlink), for absolute paths written so. */
-  given: string;
-  device: number;
-  inode: number;
-}
 
 /** A folder of the workspace passed on the way: its identity, judged by the protection policy. */
 export interface WalkedFolder {
@@ -94,62 +95,11 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O
 const MAX_LINKS = 40;
 /** Walks started again because a component changed under the walk, before giving up. */
 const MAX_RETRIES = 8;
-/**
- * The most components a path may have, symlinks expanded: a PATH_MAX of 4,096 bytes holds at most
- * 2,048, and a deeper path is a flood, not a file a model means.
- */
-export const MAX_PATH_COMPONENTS = 1_024;
-
-/** Record the identity of the workspace root `real` (spelled `given` by the caller). */
-export function workspaceRoot(given: string, real: string): WorkspaceRoot {
-  const info = lstatSync(real);
-  if (!info.isDirectory()) {
-    throw new ToolError("NOT_A_DIRECTORY", `the workspace root is not a folder: ${given}`);
-  }
-  return { real, given, device: info.dev, inode: info.ino };
-}
-
 /** The path that names `name` inside the held folder `folder`, for any path-taking system call. */
 export function at(root: WorkspaceRoot, folder: HeldFolder, name: string): string {
   return HAS_PROC_FD
     ? `/proc/self/fd/${folder.fd}/${name}`
     : path.join(root.real, folder.relative, name);
-}
-
-/**
- * The workspace-relative components of `requested`, lexically: `..` and `.` folded, absolute paths
- * inside the root (as its real path or as given) accepted. Refuses non-strings and NUL bytes with
- * `INVALID_PATH`, anything outside the root with `PATH_ESCAPE`.
- */
-export function lexicalComponents(root: WorkspaceRoot, requested: unknown): string[] {
-  if (typeof requested !== "string") {
-    throw new ToolError("INVALID_PATH", `a path must be a string, got ${typeof requested}`);
-  }
-  if (requested.includes("\0")) {
-    throw new ToolError("INVALID_PATH", `path contains a NUL byte: ${JSON.stringify(requested)}`);
-  }
-  let absolute: string;
-  if (path.isAbsolute(requested)) {
-    const normalized = path.resolve(requested);
-    absolute =
-      !isInside(root.real, normalized) && isInside(root.given, normalized)
-        ? path.join(root.real, path.relative(root.given, normalized))
-        : normalized;
-  } else {
-    absolute = path.resolve(root.real, requested);
-  }
-  if (!isInside(root.real, absolute)) throw escapeError(requested, absolute);
-  return capped(splitRelative(path.relative(root.real, absolute)), requested);
-}
-
-function capped(components: string[], requested: string): string[] {
-  if (components.length > MAX_PATH_COMPONENTS) {
-    throw new ToolError(
-      "INVALID_PATH",
-      `path has more than ${MAX_PATH_COMPONENTS} parts (symlinks followed): ${requested.slice(0, 200)}`,
-    );
-  }
-  return components;
 }
 
 /**
@@ -358,10 +308,7 @@ function followLink(
   }
   const folder = path.join(root.real, ...components.slice(0, index));
   const resolved = path.resolve(folder, target);
-  const inRoot =
-    !isInside(root.real, resolved) && isInside(root.given, resolved)
-      ? path.join(root.real, path.relative(root.given, resolved))
-      : resolved;
+  const inRoot = throughRealRoot(root, resolved);
   if (!isInside(root.real, inRoot)) {
     throw escapeError(requested, path.join(inRoot, ...components.slice(index + 1)));
   }
@@ -390,14 +337,4 @@ function openRoot(root: WorkspaceRoot, requested: string): HeldFolder {
     );
   }
   return { fd, isRoot: true, relative: "", device: info.dev, inode: info.ino };
-}
-
-function splitRelative(relative: string): string[] {
-  return relative === "" ? [] : relative.split(path.sep);
-}
-
-function escapeError(requested: string, resolved: string): ToolError {
-  return new ToolError("PATH_ESCAPE", `path escapes the workspace: ${requested}`, {
-    details: { resolved },
-  });
 }

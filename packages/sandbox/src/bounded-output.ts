@@ -1,16 +1,8 @@
 import { StringDecoder } from "node:string_decoder";
 import type { ExecResult } from "@pleach/core/sandbox";
-import { SpareBuffer } from "./spare-buffer.js";
-import { decodeUtf8 } from "./utf8.js";
 
 /** The smallest head buffer allocated: most commands print less. */
 const MIN_HEAD_CAPACITY = 16 * 1024;
-/**
- * Head buffers that grew past {@link MIN_HEAD_CAPACITY}, kept for the next command once their text
- * is decoded: a fresh buffer costs a page fault per 4 KiB, and growing one by doubling copies what
- * it holds each time (about 5 ms of a 5 MB output). Heads larger than this are not kept.
- */
-const spareHeads = new SpareBuffer(16 * 1024 * 1024);
 /** The smallest tail ring allocated, so that small writes do not regrow it byte by byte. */
 const MIN_TAIL_CAPACITY = 4096;
 
@@ -19,7 +11,7 @@ const MIN_TAIL_CAPACITY = 4096;
  * last half as the tail, and a count of what fell in between. Only the bytes kept are copied, so
  * the chunk given to `push` may be a read buffer that is reused right after the call; however
  * much a command prints, memory stays near `maxBytes`. Once {@link text} has been read, the
- * stream is over: its head buffer is kept for another command, and later bytes are ignored.
+ * stream is over: later bytes are ignored.
  */
 export class BoundedOutput {
   readonly #headLimit: number;
@@ -69,11 +61,10 @@ export class BoundedOutput {
   /** The kept text, with a marker where bytes were dropped. The stream is over once it is read. */
   text(label: string): string {
     if (this.#text !== undefined) return this.#text;
-    const head = decodeUtf8(this.#head.subarray(0, this.#headBytes));
-    const tail = decodeUtf8(this.#tailView());
-    // Decoding copied the bytes: the head's memory can serve the next command.
-    spareHeads.giveBack(this.#head);
+    const head = this.#head.toString("utf8", 0, this.#headBytes);
+    const tail = this.#tailView().toString("utf8");
     this.#head = Buffer.alloc(0);
+    this.#tail = Buffer.alloc(0);
     const dropped = this.#totalBytes - this.#headBytes - this.#tailBytes;
     this.#text =
       dropped <= 0
@@ -87,14 +78,8 @@ export class BoundedOutput {
     if (bytes <= this.#head.length) return;
     let size = Math.max(this.#head.length * 2, MIN_HEAD_CAPACITY);
     while (size < bytes) size *= 2;
-    size = Math.min(size, this.#headLimit);
-    // Past the first allocation, take the spare head: often big enough never to grow again.
-    const grown =
-      size <= MIN_HEAD_CAPACITY
-        ? Buffer.allocUnsafe(size)
-        : spareHeads.takeRoom(size, this.#headLimit);
+    const grown = Buffer.allocUnsafe(Math.min(size, this.#headLimit));
     this.#head.copy(grown, 0, 0, this.#headBytes);
-    spareHeads.giveBack(this.#head);
     this.#head = grown;
   }
 

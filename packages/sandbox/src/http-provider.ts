@@ -8,6 +8,12 @@ import type {
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
+import {
+  checkExecOptions,
+  checkFileContent,
+  type FileEncoding,
+  fileEncodingOf,
+} from "@pleach/core/sandbox";
 import { readExecStream } from "./http-exec-stream.js";
 import { createHttpRequester } from "./http-request.js";
 import { readLimitOf } from "./read-limit.js";
@@ -17,7 +23,6 @@ import {
   type SandboxTemplate,
 } from "./server/protocol.js";
 import { errorOfAnswer } from "./server/wire-errors.js";
-import { decodeUtf8 } from "./utf8.js";
 
 /** Headers to send with each request, such as `Authorization`. */
 export type HttpSandboxAuth = () =>
@@ -177,26 +182,19 @@ export function createHttpStreamSandboxProvider({
     };
     return {
       async readFile(filePath: string, options?: ReadFileOptions) {
-        const encoding = encodingOf(options);
+        const encoding = fileEncodingOf(options);
         const route = fileRoute(filePath, readLimitOf(options?.maxBytes));
         return textOfBytes(await call(route, { method: "GET" }), encoding);
       },
       async writeFile(filePath: string, content: string, options?: FileEncodingOptions) {
-        const encoding = encodingOf(options);
-        if (typeof content !== "string") {
-          throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
-        }
+        const encoding = fileEncodingOf(options);
+        checkFileContent(content, encoding);
         const route = fileRoute(filePath);
-        await call(route, { method: "PUT", body: bytesOfText(content, encoding) });
+        await call(route, { method: "PUT", body: Buffer.from(content, encoding) });
       },
       async exec(command: string, options: HttpExecOptions = {}) {
         const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
-        if (timeoutMs !== undefined && (!Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
-          throw new ToolError(
-            "INVALID_INPUT",
-            `timeoutMs must be a positive number, got ${timeoutMs}`,
-          );
-        }
+        checkExecOptions(options);
         const response = await requester.send({
           method: "POST",
           target: `${PROTOCOL_PREFIX}${prefix}/exec`,
@@ -254,39 +252,7 @@ export function createHttpStreamSandboxProvider({
   };
 }
 
-type FileEncoding = NonNullable<FileEncodingOptions["encoding"]>;
-
-/** The caller's encoding, refused as the local client refuses it. */
-function encodingOf(options: FileEncodingOptions | undefined): FileEncoding {
-  const encoding = options?.encoding ?? "utf8";
-  if (encoding !== "utf8" && encoding !== "base64") {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `encoding must be "utf8" or "base64", got ${JSON.stringify(encoding)}`,
-    );
-  }
-  return encoding;
-}
-
 /** A file's bytes as `readFile` returns them. */
 function textOfBytes(bytes: Buffer, encoding: FileEncoding): string {
-  if (encoding === "base64") return bytes.toString("base64");
-  return decodeUtf8(bytes);
-}
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/**
- * The bytes `writeFile(content, { encoding })` writes: those the local client writes, with its
- * refusal of text that is not base64 (whitespace ignored).
- */
-function bytesOfText(content: string, encoding: FileEncoding): Buffer {
-  if (encoding === "utf8") return Buffer.from(content, "utf8");
-  const bytes = Buffer.from(content, "base64");
-  // Canonical base64, what encoders write, is valid: no need to look at each character.
-  if (bytes.toString("base64") === content) return bytes;
-  if (!BASE64.test(content.replace(/\s+/g, ""))) {
-    throw new ToolError("INVALID_INPUT", "content is not valid base64");
-  }
-  return bytes;
+  return bytes.toString(encoding);
 }

@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { describeSandboxClientContract, makeTempDir } from "@pleach/core/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { describeSandboxClientContract, useTempDir } from "@pleach/core/testing";
+import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "./local-sandbox.js";
 import { createCommandWrapper } from "./os/index.js";
 
@@ -30,18 +30,8 @@ describeSandboxClientContract(
 );
 
 describe("createLocalSandbox", () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0)) await cleanup();
-  });
-  async function workspace() {
-    const temp = await makeTempDir();
-    cleanups.push(temp.cleanup);
-    return temp.dir;
-  }
-
   it("refuses every write in read-only mode", async () => {
-    const root = await workspace();
+    const root = await useTempDir();
     await writeFile(path.join(root, "kept.txt"), "kept");
     const client = await createLocalSandbox({ root, mode: "read-only" });
     await expect(client.writeFile("kept.txt", "changed")).rejects.toMatchObject({
@@ -53,7 +43,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("refuses writes to git metadata and host-run files outside danger-full-access", async () => {
-    const root = await workspace();
+    const root = await useTempDir();
     const client = await createLocalSandbox({ root, mode: "workspace-write" });
     for (const protectedPath of [
       ".git/hooks/pre-commit",
@@ -75,7 +65,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("leaves no temporary file behind, also when the write fails", async () => {
-    const root = await workspace();
+    const root = await useTempDir();
     const client = await createLocalSandbox({ root, mode: "workspace-write" });
     await client.writeFile("a.txt", "one");
     await mkdir(path.join(root, "dir"));
@@ -85,7 +75,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("rejects a root that does not exist or is a file", async () => {
-    const root = await workspace();
+    const root = await useTempDir();
     await writeFile(path.join(root, "file"), "x");
     await expect(createLocalSandbox({ root: path.join(root, "missing") })).rejects.toMatchObject({
       code: "NOT_FOUND",
@@ -96,7 +86,7 @@ describe("createLocalSandbox", () => {
   });
 
   it("refuses files larger than maxFileBytes", async () => {
-    const root = await workspace();
+    const root = await useTempDir();
     await writeFile(path.join(root, "big"), Buffer.alloc(2048));
     const client = await createLocalSandbox({ root, maxFileBytes: 1024 });
     await expect(client.readFile("big")).rejects.toMatchObject({ code: "TOO_LARGE" });

@@ -9,14 +9,13 @@ import type {
   SandboxClient,
   SandboxMode,
 } from "@pleach/core/sandbox";
-import { workspaceRoot } from "./beneath.js";
+import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
-import { SpareBuffer } from "./spare-buffer.js";
-import { decodeUtf8 } from "./utf8.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
+import { workspaceRoot } from "./workspace-root.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
@@ -72,7 +71,6 @@ export interface LocalSandbox extends SandboxClient {
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * Create a {@link SandboxClient} over the folder `root`. File paths are confined to the folder in
@@ -106,34 +104,20 @@ export async function createLocalSandbox({
     mode,
     backend: commandWrapper.backend,
 
-    async readFile(filePath: string, { encoding = "utf8", maxBytes }: ReadFileOptions = {}) {
-      checkEncoding(encoding);
+    async readFile(filePath: string, options: ReadFileOptions = {}) {
+      const encoding = fileEncodingOf(options);
       const bytes = await readWorkspaceFile(
         workspace,
         nonEmpty(filePath),
         maxFileBytes,
-        readBuffers,
-        readLimitOf(maxBytes),
+        readLimitOf(options.maxBytes),
       );
-      try {
-        return encoding === "utf8" ? decodeUtf8(bytes) : bytes.toString(encoding);
-      } finally {
-        readBuffers.giveBack(bytes);
-      }
+      return bytes.toString(encoding);
     },
 
-    async writeFile(
-      filePath: string,
-      content: string,
-      { encoding = "utf8" }: FileEncodingOptions = {},
-    ) {
-      checkEncoding(encoding);
-      if (typeof content !== "string") {
-        throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
-      }
-      if (encoding === "base64" && !BASE64.test(content.replace(/\s+/g, ""))) {
-        throw new ToolError("INVALID_INPUT", "content is not valid base64");
-      }
+    async writeFile(filePath: string, content: string, options: FileEncodingOptions = {}) {
+      const encoding = fileEncodingOf(options);
+      checkFileContent(content, encoding);
       await writeWorkspaceFile({
         root: workspace,
         filePath: nonEmpty(filePath),
@@ -158,22 +142,7 @@ export async function createLocalSandbox({
         maxOutputBytes = defaultMaxOutputBytes,
         onOutput,
       } = options;
-      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-        throw new ToolError(
-          "INVALID_INPUT",
-          `timeoutMs must be a positive number, got ${timeoutMs}`,
-        );
-      }
-      if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 2) {
-        throw new ToolError(
-          "INVALID_INPUT",
-          `maxOutputBytes must be an integer >= 2, got ${maxOutputBytes}`,
-        );
-      }
-      checkEnvironment(env);
-      if (stdin !== undefined && typeof stdin !== "string") {
-        throw new ToolError("INVALID_INPUT", "stdin must be a string");
-      }
+      checkExecOptions({ timeoutMs, maxOutputBytes, env, stdin });
       const directory = workspaceFolder(workspace, cwd);
       const invocation = await commandWrapper.invocation({
         command,
@@ -205,42 +174,7 @@ export async function createLocalSandbox({
   };
 }
 
-/**
- * Files up to this size are read into one buffer kept between reads: a fresh buffer the size of
- * the file costs a page fault per 4 KiB on first touch (a tenth of a millisecond per megabyte, as
- * much as the read itself). A read that finds the buffer taken gets its own.
- */
-const readBuffers = new SpareBuffer(4 * 1024 * 1024);
-
 function nonEmpty(filePath: unknown): unknown {
   if (filePath === "") throw new ToolError("INVALID_PATH", "the path is empty");
   return filePath;
-}
-
-function checkEncoding(encoding: unknown): void {
-  if (encoding !== "utf8" && encoding !== "base64") {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `encoding must be "utf8" or "base64", got ${JSON.stringify(encoding)}`,
-    );
-  }
-}
-
-function checkEnvironment(env: unknown): void {
-  if (typeof env !== "object" || env === null) {
-    throw new ToolError("INVALID_INPUT", "env must be an object of strings");
-  }
-  for (const [key, value] of Object.entries(env)) {
-    if (
-      typeof value !== "string" ||
-      key === "" ||
-      key.includes("=") ||
-      `${key}${value}`.includes("\0")
-    ) {
-      throw new ToolError(
-        "INVALID_INPUT",
-        `env entry ${JSON.stringify(key)} must be a string without NUL bytes`,
-      );
-    }
-  }
 }

@@ -11,6 +11,18 @@ export function isInside(parent: string, target: string): boolean {
   return target.startsWith(parent.endsWith(path.sep) ? parent : `${parent}${path.sep}`);
 }
 
+/**
+ * Whether `target` or one of its ancestors is in `parents` ({@link isInside} one of them), by one
+ * lookup per ancestor, whatever the number of parents. Same normalized absolute paths.
+ */
+export function isInsideAny(parents: ReadonlySet<string>, target: string): boolean {
+  if (parents.size === 0) return false;
+  for (let current = target; ; current = path.dirname(current)) {
+    if (parents.has(current)) return true;
+    if (current === path.dirname(current)) return false;
+  }
+}
+
 /** Turn a file-system error into the matching {@link ToolError}, naming the path. */
 export function fromErrno(error: unknown, requested: string): ToolError {
   const code = (error as NodeJS.ErrnoException)?.code;

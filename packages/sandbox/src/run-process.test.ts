@@ -1,29 +1,13 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
-import net from "node:net";
+import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { useTempDir } from "@pleach/core/testing";
+import { describe, expect, it, vi } from "vitest";
 import { BoundedOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
-import { createOutputChannel, type OutputChannel } from "./output-channel.js";
 import { type RunProcessOptions, runProcess } from "./run-process.js";
 
-const channel = createOutputChannel();
-afterAll(() => channel.close());
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-async function tempDir(): Promise<string> {
-  const temp = await makeTempDir();
-  cleanups.push(temp.cleanup);
-  return temp.dir;
-}
-
 function bash(command: string): CommandInvocation {
-  // SHLVL: a top-level bash whose stdin is a socket (Node's stdin pipe) would source ~/.bashrc.
+  // SHLVL: a top-level bash whose stdin is a socket would source ~/.bashrc.
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", SHLVL: "1" };
   return { file: "/bin/bash", args: ["-c", command], env };
 }
@@ -33,7 +17,6 @@ function run(command: string, options: Partial<RunProcessOptions> = {}) {
     cwd: process.cwd(),
     timeoutMs: 20_000,
     maxOutputBytes: 1_000_000,
-    outputChannel: channel,
     ...options,
   });
 }
@@ -47,7 +30,7 @@ function seqLength(last: number): number {
   return total;
 }
 
-describe("runProcess through the output channel", () => {
+describe("runProcess", () => {
   it("keeps the exact head and tail of 50 MB of output", async () => {
     const last = 6_500_000;
     const maxOutputBytes = 100_001;
@@ -67,7 +50,6 @@ describe("runProcess through the output channel", () => {
       `${head.slice(0, headBytes)}\n[... ${dropped} bytes of stdout cut ...]\n${tail.slice(-tailBytes)}`,
     );
     expect(result.stderr).toBe("");
-    expect(channel.directory).toBeDefined();
   });
 
   it("keeps interleaved stdout and stderr apart", async () => {
@@ -79,35 +61,17 @@ describe("runProcess through the output channel", () => {
     expect(result.truncated).toBe(false);
   });
 
-  it("gives each of 20 concurrent commands its own output, among strangers' connections", async () => {
-    await run("true");
-    const directory = channel.directory;
-    if (directory === undefined) throw new Error("the channel should be listening");
-    const running = Array.from({ length: 20 }, (_, index) =>
-      run(`head -c 200000 /dev/zero | tr '\\0' x; echo out-${index}; echo err-${index} >&2`),
+  it("gives each of 20 concurrent commands its own output", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        run(`head -c 200000 /dev/zero | tr '\\0' x; echo out-${index}; echo err-${index} >&2`),
+      ),
     );
-    // Strangers' connections, made while the commands' streams are being paired.
-    const strangers = Array.from({ length: 20 }, () => {
-      const stranger = net.connect(path.join(directory, "s"));
-      stranger.on("error", () => {});
-      stranger.write(randomBytes(16));
-      let received = 0;
-      stranger.on("data", (chunk: Buffer) => {
-        received += chunk.length;
-      });
-      return { stranger, received: () => received };
-    });
-    const results = await Promise.all(running);
     results.forEach((result, index) => {
       expect(result.exitCode).toBe(0);
       expect(result.stdout).toBe(`${"x".repeat(200_000)}out-${index}\n`);
       expect(result.stderr).toBe(`err-${index}\n`);
     });
-    // Each stranger got the number of its own connection (6 bytes) and not one byte of output.
-    await vi.waitFor(() => {
-      for (const { received } of strangers) expect(received()).toBe(6);
-    });
-    for (const { stranger } of strangers) stranger.destroy();
   });
 
   it("passes stdin, and returns promptly when a background child holds the output", async () => {
@@ -119,139 +83,42 @@ describe("runProcess through the output channel", () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
-  it("leaves nothing behind: only the listening socket in a private folder, no open fds", async () => {
-    // Without spares nothing connects in the background, so the count of fds can be exact.
-    const outputChannel = createOutputChannel({ spares: 0 });
-    cleanups.push(() => outputChannel.close());
+  it("leaves no open fds behind: after output, a timeout with a child holding it, a failed start", async () => {
     const openFds = async () =>
       process.platform === "linux" ? (await readdir("/proc/self/fd")).length : 0;
-    await run("true", { outputChannel });
+    await run("true");
     const before = await openFds();
-    await Promise.all(
-      Array.from({ length: 10 }, (_, index) => run(`echo ${index}`, { outputChannel })),
-    );
-    await run("(setsid sleep 1 &); sleep 30", { outputChannel, timeoutMs: 100 });
+    await Promise.all(Array.from({ length: 10 }, (_, index) => run(`echo ${index}`)));
+    await run("(setsid sleep 1 &); sleep 30", { timeoutMs: 100 });
     await expect(
       runProcess(
         { file: "/nonexistent/program", args: [], env: {} },
-        { cwd: process.cwd(), timeoutMs: 20_000, maxOutputBytes: 100, outputChannel },
+        { cwd: process.cwd(), timeoutMs: 20_000, maxOutputBytes: 100 },
       ),
     ).rejects.toMatchObject({ code: "INTERNAL" });
     await vi.waitFor(async () => expect(await openFds()).toBe(before));
-    for (const directory of [outputChannel.directory, channel.directory]) {
-      expect(await readdir(directory as string)).toEqual(["s"]);
-      expect((await stat(directory as string)).mode & 0o777).toBe(0o700);
-    }
   });
 
-  it("removes its private folder when closed, and falls back to pipes after", async () => {
-    const own = createOutputChannel();
-    expect((await run("echo one", { outputChannel: own })).stdout).toBe("one\n");
-    const directory = own.directory;
-    expect(directory).toBeDefined();
-    await own.close();
-    await expect(stat(directory as string)).rejects.toMatchObject({ code: "ENOENT" });
-    expect((await run("echo two; echo err >&2", { outputChannel: own })).stdout).toBe("two\n");
-  });
-});
-
-describe("createOutputChannel", () => {
-  it("removes the folders killed processes left, and only those", async () => {
-    const parent = await tempDir();
-    const old = new Date(Date.now() - 3_600_000);
-    const folder = async (name: string) => {
-      const made = path.join(parent, name);
-      await mkdir(made);
-      return made;
-    };
-    // A socket nobody listens on any more, in a folder an hour old.
-    const stale = await folder("pleach-out-stale1");
-    const dead = net.createServer();
-    await new Promise<void>((resolve) => dead.listen(path.join(stale, "s"), resolve));
-    await new Promise((resolve) => dead.close(resolve));
-    const empty = await folder("pleach-out-stale2");
-    // A folder still being set up, a live channel's folder, and someone else's folder.
-    const fresh = await folder("pleach-out-fresh");
-    const live = createOutputChannel({ parent });
-    cleanups.push(() => live.close());
-    await run("true", { outputChannel: live });
-    const other = await folder("pleach-other");
-    for (const made of [stale, empty, live.directory as string, other])
-      await utimes(made, old, old);
-
-    const sweeping = createOutputChannel({ parent });
-    cleanups.push(() => sweeping.close());
-    await run("true", { outputChannel: sweeping });
-    const exists = (made: string) =>
-      stat(made).then(
-        () => true,
-        () => false,
-      );
-    await vi.waitFor(async () => {
-      expect(await exists(stale)).toBe(false);
-      expect(await exists(empty)).toBe(false);
-    });
-    for (const kept of [fresh, live.directory as string, other, sweeping.directory as string]) {
-      expect(await exists(kept)).toBe(true);
-    }
-    expect((await run("echo live", { outputChannel: live })).stdout).toBe("live\n");
-  });
-
-  it("lets go of the oldest strangers' connections past 256, and still pairs its own", async () => {
-    const outputChannel = createOutputChannel();
-    cleanups.push(() => outputChannel.close());
-    await run("true", { outputChannel });
-    const socketPath = path.join(outputChannel.directory as string, "s");
-    const strangers = Array.from({ length: 300 }, () => {
-      const stranger = net.connect(socketPath);
-      stranger.on("error", () => {});
-      stranger.resume();
-      return new Promise<void>((resolve) => stranger.on("end", () => resolve()));
-    });
-    await Promise.all(strangers.slice(0, 44));
-    expect((await run("echo mine", { outputChannel })).stdout).toBe("mine\n");
-    await outputChannel.close();
-    await Promise.all(strangers);
-  });
-});
-
-describe("runProcess without a usable output channel", () => {
-  async function expectPipesWork(outputChannel: OutputChannel) {
+  it("bounds stdout and stderr each, with a marker where bytes were cut", async () => {
     const result = await run("echo out; echo err >&2; head -c 300000 /dev/zero | tr '\\0' a", {
-      outputChannel,
       maxOutputBytes: 1_000,
     });
-    expect(outputChannel.directory).toBeUndefined();
     expect(result.exitCode).toBe(0);
     expect(result.stdout.startsWith("out\naaa")).toBe(true);
     expect(result.stdout).toMatch(/bytes of stdout cut/);
     expect(result.stderr).toBe("err\n");
     expect(result.truncated).toBe(true);
-    expect((await run("cat", { outputChannel, stdin: "in" })).stdout).toBe("in");
-  }
-
-  it("falls back to pipes when the temporary folder cannot be created", async () => {
-    const parent = path.join(await tempDir(), "missing");
-    await expectPipesWork(createOutputChannel({ parent }));
-  });
-
-  it("falls back to pipes when the socket path would be too long, and cleans up", async () => {
-    const parent = path.join(await tempDir(), "d".repeat(120));
-    await mkdir(parent);
-    await expectPipesWork(createOutputChannel({ parent }));
-    expect(await readdir(parent)).toEqual([]);
   });
 });
 
 describe("runProcess onOutput", () => {
-  async function expectStreaming(outputChannel: OutputChannel) {
+  it("streams decoded output as it is read, up to the byte budget", async () => {
     const seen: Array<{ stream: string; text: string }> = [];
     // The marker file lets the command wait until the first piece was seen, proving it streams.
-    const marker = path.join(await tempDir(), "seen");
+    const marker = path.join(await useTempDir(), "seen");
     const pending = run(
       `printf 'é-first'; while [ ! -e ${marker} ]; do sleep 0.02; done; printf 'then\\n'; echo oops >&2; head -c 5000 /dev/zero | tr '\\0' z`,
       {
-        outputChannel,
         maxOutputBytes: 100,
         onOutput: (stream, text) => {
           seen.push({ stream, text });
@@ -271,14 +138,6 @@ describe("runProcess onOutput", () => {
     expect(Buffer.byteLength(streamed("stdout"))).toBe(100);
     expect(streamed("stdout").startsWith("é-firstthen\nzzz")).toBe(true);
     expect(result.truncated).toBe(true);
-  }
-
-  it("streams decoded output as it is read, through the output channel", async () => {
-    await expectStreaming(channel);
-  });
-
-  it("streams through plain pipes too", async () => {
-    await expectStreaming(createOutputChannel({ parent: path.join(await tempDir(), "missing") }));
   });
 });
 
@@ -321,7 +180,7 @@ describe("BoundedOutput", () => {
     }
   });
 
-  it("reuses a finished head's memory without leaking its bytes into the next stream", () => {
+  it("ignores bytes after its text is read, and keeps streams apart at any size", () => {
     const first = new BoundedOutput(64 * 1024 * 1024);
     first.push(Buffer.alloc(3 * 1024 * 1024, "a"));
     expect(first.text("stdout")).toBe("a".repeat(3 * 1024 * 1024));

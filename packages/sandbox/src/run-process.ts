@@ -1,12 +1,10 @@
 import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
-import type { Readable } from "node:stream";
 import { ToolError } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "./bounded-output.js";
 import type { CommandInvocation } from "./os/index.js";
 import { feedInputs, inputPipes } from "./os/launcher-inputs.js";
-import { type OutputChannel, type OutputStream, sharedOutputChannel } from "./output-channel.js";
 
 /** Options of {@link runProcess}. */
 export interface RunProcessOptions {
@@ -29,12 +27,6 @@ export interface RunProcessOptions {
    */
   drainMs?: number;
   /**
-   * Where stdout and stderr are read (through one reused buffer). When it
-   * cannot open both, plain pipes are used.
-   * @default sharedOutputChannel()
-   */
-  outputChannel?: OutputChannel;
-  /**
    * Called with each piece of output as it is read, decoded as UTF-8 (a character split across
    * reads is held back until it is whole), up to `maxOutputBytes` per stream; for streaming a
    * command's output to a remote caller while it runs.
@@ -45,8 +37,8 @@ export interface RunProcessOptions {
 /**
  * Run an invocation in a new process group and settle with its {@link ExecResult}. A timeout or an
  * abort kills the whole group (TERM, then KILL); so does the command's own exit, so that nothing it
- * started outlives the call. Output is kept in bounded memory whatever the command prints, read
- * through the output channel's reused buffer so that a flood of output leaves no garbage behind.
+ * started outlives the call. Output is read through pipes and kept in bounded memory whatever the
+ * command prints.
  */
 export async function runProcess(
   invocation: CommandInvocation,
@@ -58,7 +50,6 @@ export async function runProcess(
     maxOutputBytes,
     killGraceMs = 1000,
     drainMs = 250,
-    outputChannel = sharedOutputChannel(),
     onOutput,
   }: RunProcessOptions,
 ): Promise<ExecResult> {
@@ -77,12 +68,6 @@ export async function runProcess(
     if (warm !== undefined) return warm;
   }
   const output = new CommandOutput(maxOutputBytes, onOutput);
-  const { onStdout, onStderr } = output;
-  const streams = await openStreams(outputChannel, onStdout, onStderr);
-  if (abortSignal?.aborted) {
-    destroyStreams(streams);
-    throw new ToolError("ABORTED", "the command was aborted before it started");
-  }
 
   return new Promise<ExecResult>((resolve, reject) => {
     const started = performance.now();
@@ -100,29 +85,21 @@ export async function runProcess(
         detached: true,
         stdio: [
           stdin === undefined ? "ignore" : "pipe",
-          streams?.[0].writer ?? "pipe",
-          streams?.[1].writer ?? "pipe",
+          "pipe",
+          "pipe",
           // Bubblewrap's seccomp filter, read from fd 3.
           ...inputPipes(invocation.inputs),
         ],
       });
       feedInputs(child, invocation.inputs);
     } catch (error) {
-      destroyStreams(streams);
-      throw error;
-    } finally {
-      // The command holds its own copies now; ours would keep the readers from ending.
-      for (const stream of streams ?? []) stream.writer.destroy();
+      reject(error);
+      return;
     }
 
-    let readers: Readable[];
-    if (streams === undefined) {
-      readers = [child.stdout, child.stderr].filter((reader) => reader !== null);
-      child.stdout?.on("data", onStdout);
-      child.stderr?.on("data", onStderr);
-    } else {
-      readers = streams.map((stream) => stream.reader);
-    }
+    const readers = [child.stdout, child.stderr].filter((reader) => reader !== null);
+    child.stdout?.on("data", output.onStdout);
+    child.stderr?.on("data", output.onStderr);
 
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return;
@@ -215,23 +192,4 @@ export async function runProcess(
     );
     abortSignal?.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** Both output streams from the channel, or `undefined` (use pipes) if either cannot be had. */
-async function openStreams(
-  channel: OutputChannel,
-  onStdout: (chunk: Buffer) => void,
-  onStderr: (chunk: Buffer) => void,
-): Promise<[OutputStream, OutputStream] | undefined> {
-  const [out, err] = await Promise.all([channel.open(onStdout), channel.open(onStderr)]);
-  if (out !== undefined && err !== undefined) return [out, err];
-  destroyStreams([out, err]);
-  return undefined;
-}
-
-function destroyStreams(streams: ReadonlyArray<OutputStream | undefined> | undefined): void {
-  for (const stream of streams ?? []) {
-    stream?.reader.destroy();
-    stream?.writer.destroy();
-  }
 }

@@ -8,7 +8,6 @@ import {
   lstatSync,
   openSync,
   read,
-  readSync,
   renameSync,
   type Stats,
   unlinkSync,
@@ -17,10 +16,10 @@ import {
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
-import { at, type Located, locate, type WalkedFolder, type WorkspaceRoot } from "./beneath.js";
+import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
-import type { SpareBuffer } from "./spare-buffer.js";
+import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**
  * A workspace's files as bytes: what the local client's `readFile` and `writeFile` do under their
@@ -28,21 +27,11 @@ import type { SpareBuffer } from "./spare-buffer.js";
  * same outcomes and codes.
  */
 
-/**
- * Reads of up to this many bytes are made synchronously. From the page cache, a megabyte is copied
- * in about a tenth of a millisecond, less than the trip through libuv's thread pool that an
- * asynchronous read costs on a busy machine (measured: 0.15 to 0.3 ms), and much less than decoding
- * that megabyte into a string, which blocks the event loop anyway. Larger reads run off the loop,
- * so that a big file, or a slow file system, never holds it for long.
- */
-const SYNC_READ_BYTES = 1024 * 1024;
-
 /** Attempts at opening a file whose final name is swapped for a symlink between walk and open. */
 const MAX_OPEN_ATTEMPTS = 8;
 
 /**
- * The bytes of the workspace file `filePath`, in a buffer taken from `spare`: give it back once its
- * bytes are used. The path is walked from the held root (see `locate`), and the file is opened
+ * The bytes of the workspace file `filePath`. The path is walked from the held root (see `locate`), and the file is opened
  * relative to its held folder with `O_NOFOLLOW`, so the file read is the file checked. Its size is
  * checked from `fstat` before a byte is read. Walk, open, fstat and close are synchronous: each
  * takes microseconds on a local file system, a fifth or less of a trip through libuv's thread pool.
@@ -51,7 +40,6 @@ export async function readWorkspaceFile(
   root: WorkspaceRoot,
   filePath: unknown,
   maxFileBytes: number,
-  spare: SpareBuffer,
   maxBytes?: number,
 ): Promise<Buffer> {
   const shown = String(filePath);
@@ -73,7 +61,7 @@ export async function readWorkspaceFile(
         },
       );
     }
-    return await readWhole(fd, info.size, limit, shown, spare, whose);
+    return await readWhole(fd, info.size, limit, shown, whose);
   } catch (error) {
     throw error instanceof ToolError ? error : fromErrno(error, shown);
   } finally {
@@ -130,16 +118,14 @@ export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string
   }
 }
 
-/** `pread` of `length` bytes at `position` into `buffer` from `offset`; on the thread pool unless `sync`. */
+/** `pread` of `length` bytes at `position` into `buffer` from `offset`, on the thread pool. */
 function readAt(
   fd: number,
   buffer: Buffer,
   offset: number,
   length: number,
   position: number,
-  sync: boolean,
-): Promise<number> | number {
-  if (sync) return readSync(fd, buffer, offset, length, position);
+): Promise<number> {
   return new Promise((resolve, reject) => {
     read(fd, buffer, offset, length, position, (error, bytesRead) => {
       if (error) reject(error);
@@ -152,45 +138,37 @@ function readAt(
  * Read a file whose size `fstat` gave. One read of `size + 1` bytes both gets the file and shows it
  * did not grow since (a short read at or past `size` is the end of the file), so a file that kept
  * its size costs a single read, as in `fs.readFile`. A file that grew meanwhile is read on to its
- * end, up to the limit. Returns a view of a buffer of `spare`, holding exactly the file's bytes.
+ * end, up to the limit. Returns exactly the file's bytes.
  */
 async function readWhole(
   fd: number,
   size: number,
   maxFileBytes: number,
   filePath: string,
-  spare: SpareBuffer,
   whose: string,
 ): Promise<Buffer> {
-  let buffer = spare.take(size + 1);
+  let buffer = Buffer.allocUnsafe(size + 1);
   let length = 0;
-  try {
-    for (;;) {
-      if (length === buffer.length) {
-        // The file grew past what it held when it was opened: make room and read on.
-        if (length > maxFileBytes) break;
-        const grown = Buffer.allocUnsafeSlow(
-          Math.min(Math.max(buffer.length * 2, 64 * 1024), maxFileBytes + 1),
-        );
-        buffer.copy(grown, 0, 0, length);
-        spare.giveBack(buffer);
-        buffer = grown;
-      }
-      // The file as fstat saw it and one byte more; past that (it grew), what the buffer holds.
-      const wanted = length <= size ? size + 1 - length : buffer.length - length;
-      const bytesRead = await readAt(fd, buffer, length, wanted, length, wanted <= SYNC_READ_BYTES);
-      length += bytesRead;
-      // A read that stops short at or past the size fstat gave is the end of the file. One that
-      // stops before it (the file shrank, or a file system that returns short reads) reads on
-      // until a read returns nothing.
-      if (bytesRead === 0 || (bytesRead < wanted && length >= size)) break;
+  for (;;) {
+    if (length === buffer.length) {
+      // The file grew past what it held when it was opened: make room and read on.
+      if (length > maxFileBytes) break;
+      const grown = Buffer.allocUnsafeSlow(
+        Math.min(Math.max(buffer.length * 2, 64 * 1024), maxFileBytes + 1),
+      );
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
     }
-  } catch (error) {
-    spare.giveBack(buffer);
-    throw error;
+    // The file as fstat saw it and one byte more; past that (it grew), what the buffer holds.
+    const wanted = length <= size ? size + 1 - length : buffer.length - length;
+    const bytesRead = await readAt(fd, buffer, length, wanted, length);
+    length += bytesRead;
+    // A read that stops short at or past the size fstat gave is the end of the file. One that
+    // stops before it (the file shrank, or a file system that returns short reads) reads on
+    // until a read returns nothing.
+    if (bytesRead === 0 || (bytesRead < wanted && length >= size)) break;
   }
   if (length > maxFileBytes) {
-    spare.giveBack(buffer);
     throw new ToolError("TOO_LARGE", `${filePath} grew past the ${maxFileBytes} bytes ${whose}`, {
       details: { bytes: length, maxBytes: maxFileBytes },
     });

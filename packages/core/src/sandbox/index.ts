@@ -12,6 +12,7 @@ export type { FileEncoding } from "./options.js";
 export {
   checkEnvironment,
   checkExecOptions,
+  checkFileContent,
   checkMaxOutputBytes,
   checkTimeoutMs,
   fileEncodingOf,

@@ -21,6 +21,21 @@ export function fileEncodingOf(options: FileEncodingOptions | undefined): FileEn
   return encoding;
 }
 
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Refuse `writeFile` content that is not a string, or, for `"base64"`, not base64 (whitespace is
+ * ignored, as decoders ignore it).
+ */
+export function checkFileContent(content: unknown, encoding: FileEncoding): void {
+  if (typeof content !== "string") {
+    throw new ToolError("INVALID_INPUT", `content must be a string, got ${typeof content}`);
+  }
+  if (encoding === "base64" && !BASE64.test(content.replace(/\s+/g, ""))) {
+    throw new ToolError("INVALID_INPUT", "content is not valid base64");
+  }
+}
+
 /** Refuse a `timeoutMs` that is not a positive number (`undefined` means the client's default). */
 export function checkTimeoutMs(timeoutMs: unknown): void {
   if (timeoutMs === undefined) return;

@@ -9,4 +9,5 @@ export type { MemoryProvider } from "./memory-provider.js";
 export { createMemoryProvider } from "./memory-provider.js";
 export type { ContractCapabilities, ContractClientFactory } from "./sandbox-contract.js";
 export { describeSandboxClientContract } from "./sandbox-contract.js";
-export { makeTempDir, useTempDir } from "./temp-dir.js";
+export type { TempDirOptions } from "./temp-dir.js";
+export { cleanUpAfter, makeTempDir, useTempDir } from "./temp-dir.js";

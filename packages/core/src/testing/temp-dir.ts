@@ -11,12 +11,40 @@ export async function makeTempDir(
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** Options of {@link useTempDir}. */
+export interface TempDirOptions {
+  /**
+   * The start of the folder's name.
+   * @default "pleach-test-"
+   */
+  prefix?: string;
+  /**
+   * Where the folder is made.
+   * @default os.tmpdir()
+   */
+  parent?: string;
+}
+
 /**
- * A fresh temporary folder (real path) removed when the current test finishes, passed or failed.
- * Call it inside a test (or a `beforeEach`'s test), not at a suite's top level.
+ * A fresh temporary folder (its real path), removed when the current test finishes, passed or
+ * failed. Call it inside a test or a `beforeEach`, where vitest knows which test it belongs to.
+ * A string is the prefix.
  */
-export async function useTempDir(prefix = "pleach-test-"): Promise<string> {
-  const { dir, cleanup } = await makeTempDir(prefix);
-  onTestFinished(cleanup);
+export async function useTempDir(options: string | TempDirOptions = {}): Promise<string> {
+  const { prefix = "pleach-test-", parent = os.tmpdir() } =
+    typeof options === "string" ? { prefix: options } : options;
+  const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * Run `cleanup` when the current test finishes, passed or failed; returns `value`, as in
+ * `const server = cleanUpAfter(await start(), (s) => s.close())`.
+ */
+export function cleanUpAfter<T>(value: T, cleanup: (value: T) => unknown): T {
+  onTestFinished(async () => {
+    await cleanup(value);
+  });
+  return value;
 }

@@ -25,11 +25,10 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import { DOCKER_LABELS, dockerHostLabel } from "./docker-orphans.js";
 import {
   createDockerSandboxProvider,
-  DOCKER_LABELS,
   type DockerSandboxProviderOptions,
-  dockerHostLabel,
 } from "./docker-provider.js";
 import {
   containersLabelled,

@@ -1,26 +1,18 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import {
-  chown,
-  mkdir,
-  readdir,
-  readFile,
-  realpath,
-  rename,
-  rm,
-  stat,
-  writeFile,
-} from "node:fs/promises";
+import { chown, mkdir, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode, SandboxProvider } from "@pleach/core/sandbox";
-import { sandboxUnavailableError } from "@pleach/core/sandbox";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
-import { checkPrivateFolder, makePrivateFolder, socketFolderState } from "../private-folder.js";
-import { formatProcessKey, ownProcessKey, parseProcessKey, processState } from "../process-key.js";
+import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
+import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import { waitUntilAnswering, within } from "./container-start.js";
+import { dockerCommand } from "./docker-cli.js";
+import { DOCKER_LABELS, dockerHostLabel, reapOrphans } from "./docker-orphans.js";
 import { sandboxSeccompProfile } from "./seccomp.js";
 
 /** Options of {@link createDockerSandboxProvider}. */
@@ -109,21 +101,8 @@ export interface DockerSandboxProvider extends SandboxProvider {
   reapOrphans(): Promise<{ containers: string[]; folders: string[] }>;
 }
 
-/** The labels every sandbox container carries. */
-export const DOCKER_LABELS = {
-  /** Marks a pleach sandbox container. */
-  sandbox: "dev.pleach.sandbox",
-  /** The host name of the machine whose provider started it. */
-  host: "dev.pleach.host",
-  /** Its owner process: `boot-id.pid-namespace.pid.start-time` (see `process-key.ts`). */
-  owner: "dev.pleach.owner",
-} as const;
-
 const CONTAINER_SOCKET_FOLDER = "/run/pleach";
 const CONTAINER_NAME_PREFIX = "pleach-sandbox-";
-/** A folder without an owner file this old is a leftover (owner files are written first). */
-const OWNERLESS_GRACE_MS = 60_000;
-
 /**
  * A vendor adapter whose sandboxes are containers on a Docker engine: each `acquire()` runs the
  * pleach sandbox image (the sandbox server, hosting this one sandbox) with no network, no
@@ -169,26 +148,7 @@ export function createDockerSandboxProvider({
   const host = dockerHostLabel();
   const stateFolder = path.join(path.resolve(socketParent), `pleach-docker-${ownUid}`);
 
-  const run = (args: string[], timeoutMs = 60_000) =>
-    new Promise<string>((resolve, reject) => {
-      execFile(
-        docker,
-        args,
-        { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          if (error === null) resolve(stdout.trim());
-          else {
-            reject(
-              sandboxUnavailableError({
-                message: `docker ${args[0]} failed: ${String(stderr).trim() || error.message}`,
-                cause: error,
-                details: { reason: "docker" },
-              }),
-            );
-          }
-        },
-      );
-    });
+  const run = dockerCommand(docker);
 
   let engineOptions: Promise<string[]> | undefined;
   /** The engine's security options (`name=apparmor`, `name=rootless`, ...), asked once. */
@@ -216,73 +176,14 @@ export function createDockerSandboxProvider({
     return file;
   };
 
-  const reapOrphans = async (): Promise<{ containers: string[]; folders: string[] }> => {
-    const removed = { containers: [] as string[], folders: [] as string[] };
-    if (ownKey === undefined) return removed;
-    const isDead = (text: string | undefined) => {
-      const key = text === undefined ? undefined : parseProcessKey(text);
-      return key !== undefined && processState(key, ownKey) === "dead";
-    };
-    const listing = await run([
-      "ps",
-      "--all",
-      "--filter",
-      `label=${DOCKER_LABELS.sandbox}=1`,
-      "--filter",
-      `label=${DOCKER_LABELS.host}=${host}`,
-      "--format",
-      `{{.Names}}\t{{.Label "${DOCKER_LABELS.owner}"}}`,
-    ]);
-    const orphans = listing
-      .split("\n")
-      .map((line) => line.split("\t"))
-      .filter(([name, owner]) => name !== undefined && name !== "" && isDead(owner))
-      .map(([name]) => name as string);
-    if (orphans.length > 0) {
-      // Stopped first, so that each server removes the placeholders it made in a bound workspace.
-      await run(["stop", "--time", "5", ...orphans], 120_000).catch(() => "");
-      await run(["rm", "--force", ...orphans]).catch(() => "");
-      removed.containers.push(...orphans);
-    }
-    let names: string[];
-    try {
-      await checkPrivateFolder(stateFolder, ownUid);
-      names = await readdir(stateFolder);
-    } catch {
-      return removed;
-    }
-    const now = Date.now();
-    for (const name of names) {
-      if (!/^[0-9a-f]{16}$/.test(name)) continue;
-      const folder = path.join(stateFolder, name);
-      const ownerFile = `${folder}.owner`;
-      const owner = await readFile(ownerFile, "utf8").catch(() => undefined);
-      if (owner === undefined) {
-        const info = await stat(folder).catch(() => undefined);
-        if (info === undefined || now - info.mtimeMs < OWNERLESS_GRACE_MS) continue;
-      } else if (!isDead(owner)) {
-        continue;
-      }
-      await rm(folder, { recursive: true, force: true }).catch(() => {});
-      await rm(ownerFile, { force: true }).catch(() => {});
-      removed.folders.push(folder);
-    }
-    for (const name of names) {
-      // Owner files whose folder is gone (a reap cut short).
-      const match = /^([0-9a-f]{16})\.owner$/.exec(name);
-      if (match === null || names.includes(match[1] as string)) continue;
-      const owner = await readFile(path.join(stateFolder, name), "utf8").catch(() => "");
-      if (isDead(owner)) await rm(path.join(stateFolder, name), { force: true }).catch(() => {});
-    }
-    return removed;
-  };
+  const reapOwnOrphans = () => reapOrphans({ run, ownKey, host, stateFolder, ownUid });
   let reaped: Promise<unknown> | undefined;
 
   return {
-    reapOrphans,
+    reapOrphans: reapOwnOrphans,
     async acquire({ abortSignal, workspace } = {}) {
       if (abortSignal?.aborted) throw new ToolError("ABORTED", "acquire was aborted");
-      reaped ??= reapOrphans().catch(() => {});
+      reaped ??= reapOwnOrphans().catch(() => {});
       await reaped;
       await makePrivateFolder(stateFolder, ownUid);
 
@@ -467,85 +368,4 @@ function parseUser(text: string): { uid: number; gid: number } {
     throw new ToolError("INVALID_INPUT", `user must be uid:gid in numbers, got ${text}`);
   }
   return { uid: Number(match[1]), gid: Number(match[2]) };
-}
-
-/**
- * This machine's name as a label value: a provider reaps only containers of its own machine, so
- * that those of other machines sharing an engine are left alone.
- */
-export function dockerHostLabel(): string {
-  return os.hostname().replace(/[^A-Za-z0-9_.-]/g, "_") || "unknown";
-}
-
-/** `promise`'s value, or `undefined` if it takes longer than `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function waitUntilAnswering({
-  http,
-  name,
-  socketPath,
-  socketOwner,
-  exited,
-  stderr,
-  startTimeoutMs,
-  abortSignal,
-}: {
-  http: ReturnType<typeof createHttpStreamSandboxProvider>;
-  name: string;
-  socketPath: string;
-  socketOwner: number;
-  exited: Promise<number | null>;
-  stderr: () => string;
-  startTimeoutMs: number;
-  abortSignal: AbortSignal | undefined;
-}): Promise<void> {
-  const deadline = Date.now() + startTimeoutMs;
-  let gone: number | null | undefined;
-  void exited.then((code) => {
-    gone = code;
-  });
-  for (;;) {
-    if (abortSignal?.aborted) throw new ToolError("ABORTED", "acquire was aborted");
-    if (gone !== undefined) {
-      throw sandboxUnavailableError({
-        message: `the sandbox container ${name} stopped as it started (exit code ${gone}): ${stderr().trim()}`,
-        details: { reason: "start" },
-      });
-    }
-    // The token goes only to a socket the container's user made in our private folder.
-    const state = await socketFolderState(socketPath, socketOwner);
-    if (state === "foreign") {
-      throw sandboxUnavailableError({
-        message: `${socketPath} is not a socket of uid ${socketOwner}; refusing to send the token there`,
-        details: { reason: "start" },
-      });
-    }
-    let failure: unknown;
-    if (state === "ready") {
-      try {
-        await http.health();
-        return;
-      } catch (error) {
-        failure = error;
-      }
-    }
-    if (Date.now() > deadline) {
-      throw sandboxUnavailableError({
-        message: `the sandbox container ${name} did not answer within ${startTimeoutMs} ms${stderr() === "" ? "" : `; its log ends: ${stderr().trim()}`}`,
-        cause: failure,
-        details: { reason: "start" },
-      });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
+import { isInside } from "../paths.js";
 import type { HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./wrap-command.js";
@@ -113,7 +114,7 @@ export function bubblewrapSandboxArguments({
     for (const { path: protectedPath } of hostFacts.protectedPaths) {
       let parent = path.dirname(protectedPath);
       const chain: string[] = [];
-      while (parent !== root && parent.startsWith(`${root}${path.sep}`)) {
+      while (parent !== root && isInside(root, parent)) {
         chain.unshift(parent);
         parent = path.dirname(parent);
       }

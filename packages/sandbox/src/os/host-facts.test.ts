@@ -1,20 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { statSync, utimesSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { hostState } from "@pleach/core/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hostState, useTempDir } from "@pleach/core/testing";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 
 let root: string;
 beforeEach(async () => {
-  root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-facts-")));
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
+  root = await useTempDir({ prefix: "pleach-facts-" });
 });
 
 /** Protected paths relative to the root, with their state, for readable assertions. */
@@ -110,7 +106,7 @@ describe("gatherHostFacts", () => {
   });
 
   it("finds sockets in the workspace and the agent socket outside it, but not those in hidden trees", async () => {
-    const outside = await realpath(await mkdtemp("/var/tmp/pleach-facts-"));
+    const outside = await useTempDir({ prefix: "pleach-facts-", parent: "/var/tmp" });
     const servers = [
       path.join(root, "in.sock"),
       path.join(outside, "agent.sock"),
@@ -136,7 +132,6 @@ describe("gatherHostFacts", () => {
       );
     } finally {
       for (const server of servers) server.close();
-      await rm(outside, { recursive: true, force: true });
     }
   });
 

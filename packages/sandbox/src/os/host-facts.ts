@@ -1,27 +1,19 @@
-import { lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import {
-  createFolderWatch,
-  createWorkspaceWalker,
-  type FolderListing,
-  type WorkspaceScan,
-  type WorkspaceWalker,
-} from "./folder-walk.js";
+import type { FolderListing } from "./folder-reader.js";
+import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
+import { createFolderWatch } from "./folder-watch.js";
+import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   type ProtectedEntry,
 } from "./protected-entries.js";
-import {
-  type ProtectedPath,
-  type ProtectedPathState,
-  type WorkspaceProtection,
-  workspaceProtection,
-} from "./protection.js";
+import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
 
 export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
 
@@ -126,6 +118,17 @@ export function createHostFactsCache({
     },
     listing: (folder) => watch.listing(folder),
   };
+}
+
+let sharedCache: HostFactsCache | undefined;
+
+/**
+ * The process's {@link HostFactsCache}, for the wrappers and writers made without one, so that
+ * they share a walk.
+ */
+export function sharedHostFactsCache(): HostFactsCache {
+  sharedCache ??= createHostFactsCache();
+  return sharedCache;
 }
 
 /** Options of {@link gatherHostFacts}. */
@@ -319,27 +322,6 @@ function hostSocketsOutside({
 function runPathsToKeep(): string[] {
   const resolver = realpathOr("/etc/resolv.conf");
   return isInside("/run", resolver) ? [resolver] : [];
-}
-
-/** What is at `target`, without following a final symbolic link. */
-function pathState(target: string): ProtectedPathState {
-  try {
-    const info = lstatSync(target);
-    if (info.isSymbolicLink()) return "symbolic-link";
-    if (info.isDirectory()) return "directory";
-    if (info.isFile()) return "file";
-    return "other";
-  } catch {
-    return "missing";
-  }
-}
-
-function realpathOr(target: string): string {
-  try {
-    return realpathSync.native(target);
-  } catch {
-    return target;
-  }
 }
 
 /** The protected entries for names: their reasons from {@link PROTECTED_ENTRIES}, or a generic one. */

@@ -17,10 +17,9 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { hostState } from "@pleach/core/testing";
+import { hostState, useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import type { ProtectedPath } from "./host-facts.js";
@@ -40,8 +39,8 @@ const savedRuntime = process.env.XDG_RUNTIME_DIR;
 const children: ChildProcess[] = [];
 
 beforeEach(async () => {
-  root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-placeholders-")));
-  runtime = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-runtime-")));
+  root = await useTempDir({ prefix: "pleach-placeholders-" });
+  runtime = await useTempDir({ prefix: "pleach-runtime-" });
   registryFolder = path.join(runtime, `pleach-${uid}`, "placeholders");
   process.env.XDG_RUNTIME_DIR = runtime;
 });
@@ -49,8 +48,6 @@ afterEach(async () => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
   if (savedRuntime === undefined) delete process.env.XDG_RUNTIME_DIR;
   else process.env.XDG_RUNTIME_DIR = savedRuntime;
-  await rm(root, { recursive: true, force: true });
-  await rm(runtime, { recursive: true, force: true });
 });
 
 /** A copy of the module with fresh state, as a new process would have it. */
@@ -299,13 +296,12 @@ describe.skipIf(!linux)(`the placeholders' registry ${runningAs()}`, () => {
     expect(existsSync(vscode)).toBe(false);
 
     await rm(path.dirname(registryFolder), { recursive: true });
-    const elsewhere = await mkdtemp(path.join(os.tmpdir(), "pleach-elsewhere-"));
+    const elsewhere = await useTempDir({ prefix: "pleach-elsewhere-" });
     symlinkSync(elsewhere, path.dirname(registryFolder));
     const linked = await freshProcess();
     const again = linked.acquirePlaceholders([missing(vscode)]);
     expect(readdirSync(elsewhere)).toEqual([]);
     await again.release();
-    await rm(elsewhere, { recursive: true });
   });
 });
 

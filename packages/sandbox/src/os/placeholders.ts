@@ -1,31 +1,24 @@
-import {
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  type Stats,
-  unlinkSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
+import { lstatSync } from "node:fs";
 import path from "node:path";
-import { privateFolderProblem } from "../private-folder.js";
-import {
-  formatProcessKey,
-  ownProcessKey,
-  type ProcessKey,
-  parseProcessKey,
-  processState,
-} from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
+import { pathState } from "./path-state.js";
+import {
+  createPlaceholder,
+  type Identity,
+  identityKey,
+  identityOf,
+  mayBePlaceholder,
+  removeIfSame,
+  sameIdentity,
+} from "./placeholder-folder.js";
+import {
+  otherRegistries,
+  removeLeftoverPlaceholders,
+  usedElsewhere,
+  writeRegistry,
+} from "./placeholder-registry.js";
 
-interface Identity {
-  device: number;
-  inode: number;
-  changedMs: number;
-}
+export { removeLeftoverPlaceholders } from "./placeholder-registry.js";
 
 interface Placeholder {
   path: string;
@@ -148,14 +141,16 @@ export function acquirePlaceholders(
       const since = Date.now();
       for (const index of toMake) pending.set((seen[index] as ProtectedPath).path, since);
       // Recorded before the folders exist: a kill between the two leaves a record, not a stray.
-      writeRegistry();
+      record();
       try {
         for (const index of toMake) {
           const protectedPath = seen[index] as ProtectedPath;
           const identity = createPlaceholder(protectedPath.path, since);
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
-            seen[index] = { ...protectedPath, state: currentState(protectedPath.path) ?? "other" };
+            // (Vanished again: "other" makes the mount fail, closed.)
+            const now = pathState(protectedPath.path);
+            seen[index] = { ...protectedPath, state: now === "missing" ? "other" : now };
             continue;
           }
           hold(takeOver(protectedPath.path, identity));
@@ -166,10 +161,10 @@ export function acquirePlaceholders(
     }
   } catch (error) {
     releaseAll(held, 0, command);
-    writeRegistry();
+    record();
     throw error;
   }
-  if (changed) writeRegistry();
+  if (changed) record();
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.once("exit", removeAtExit);
@@ -296,7 +291,7 @@ function removeAll(unused: readonly Placeholder[]): void {
       removeIfSame(target, identity);
     }
   }
-  if (changed) writeRegistry();
+  if (changed) record();
 }
 
 /**
@@ -337,171 +332,6 @@ function takeOver(target: string, identity: Identity): Placeholder {
   return placeholder;
 }
 
-// Synchronous file system calls: a dozen mkdir and rmdir calls cost less than the thread-pool
-// round trips of their asynchronous forms.
-function createPlaceholder(target: string, pendingSinceMs: number): Identity | undefined {
-  try {
-    mkdirSync(target, { mode: 0o555 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return undefined;
-    throw error;
-  }
-  // Marked at once with a modification time no folder made now has, derived from the record, so
-  // that a run killed before it records the identity leaves a folder the next start can tell
-  // from one the user made since; killed between the mkdir and this, it is left alone.
-  const mark = markOf(pendingSinceMs) / 1000;
-  utimesSync(target, mark, mark);
-  return identityOf(target);
-}
-
-/** Twenty years, in milliseconds: how far a placeholder's mark lies before its record. */
-const MARK_OFFSET_MS = 20 * 365 * 24 * 3_600_000;
-
-/** The modification time (ms) a placeholder recorded as about to be made at `since` is marked with. */
-function markOf(since: number): number {
-  return Math.floor(since) - MARK_OFFSET_MS;
-}
-
-/** Remove `target` if it is still the empty folder with `identity`; whether it was removed. */
-function removeIfSame(target: string, identity: Identity): boolean {
-  try {
-    if (sameIdentity(identityOf(target), identity)) {
-      rmdirSync(target);
-      return true;
-    }
-  } catch {
-    // Gone already, or not empty: then it is no longer ours to remove.
-  }
-  return false;
-}
-
-function identityOf(target: string): Identity | undefined {
-  const info = lstatSync(target, { throwIfNoEntry: false });
-  return info === undefined || !info.isDirectory()
-    ? undefined
-    : { device: info.dev, inode: info.ino, changedMs: info.ctimeMs };
-}
-
-function sameIdentity(left: Identity | undefined, right: Identity): boolean {
-  return (
-    left !== undefined &&
-    left.device === right.device &&
-    left.inode === right.inode &&
-    left.changedMs === right.changedMs
-  );
-}
-
-function identityKey(target: string, { device, inode, changedMs }: Identity): string {
-  return `${device}:${inode}:${changedMs}:${target}`;
-}
-
-/** What is at `target` now; `undefined` when it vanished again (the mount then fails, closed). */
-function currentState(target: string): ProtectedPath["state"] | undefined {
-  const info = lstatSync(target, { throwIfNoEntry: false });
-  if (info === undefined) return undefined;
-  if (info.isSymbolicLink()) return "symbolic-link";
-  if (info.isDirectory()) return "directory";
-  if (info.isFile()) return "file";
-  return "other";
-}
-
-/** Whether a folder looks like a placeholder: ours, mode 555 (then the registries say). */
-function mayBePlaceholder(info: Stats | undefined): info is Stats {
-  return (
-    info?.isDirectory() === true &&
-    info.uid === process.getuid?.() &&
-    (info.mode & 0o7777) === 0o555
-  );
-}
-
-// --- The registry -------------------------------------------------------------------------------
-//
-// Each process records the placeholders it holds in a file of its own, in a folder private to the
-// user: `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>/placeholders/`. The file is named after the process
-// (`<boot id>.<pid namespace>.<pid>.<start time>.jsonl`, the start time in clock ticks since boot
-// from /proc/<pid>/stat), so that whether the process still runs is known from the name alone,
-// and it holds one JSON line per placeholder: its path and identity, or its path and when it was
-// about to be made. It is rewritten whole (a temporary file renamed over it) on every change, and
-// removed once the process holds nothing.
-
-const REGISTRY_HEADER = "pleach-placeholders 1";
-const REGISTRY_NAME = /^([0-9a-f-]{36}\.\d+\.\d+\.\d+)\.(jsonl|claim\.jsonl|tmp)$/;
-
-interface RegistryEntry {
-  path: string;
-  identity?: Identity;
-  pendingSinceMs?: number;
-}
-
-interface Registry {
-  folder: string;
-  own: ProcessKey;
-  ownName: string;
-  file: string;
-  temporary: string;
-  claim: string;
-  /** Whether our file exists now. */
-  written: boolean;
-}
-
-/** The registry, once set up; `null` when it cannot be used here (the cleanup after a kill is off). */
-let registry: Registry | null | undefined;
-
-/**
- * Remove the placeholders that pleach processes no longer running left behind (killed by a signal
- * or SIGKILL, or ended while a command still held them), and only those: each one recorded in such
- * a process's registry that is still the empty folder it made, with the same device, inode and
- * change time, and that no live pleach process uses. A folder the user made, even an empty
- * read-only one at the same path, has another identity and stays. A registry cut short (a power
- * loss) is read as far as it goes. Returns the paths removed.
- *
- * The first {@link acquirePlaceholders} of a process calls it; a few system calls when nothing was
- * left behind. Needs Linux's `/proc`; elsewhere, or when the registry folder cannot be trusted (a
- * symbolic link, another owner, or open to group or others), it does nothing.
- */
-export function removeLeftoverPlaceholders(): string[] {
-  const listed = registryNames();
-  if (listed === undefined) return [];
-  const { target, names } = listed;
-  const removed: string[] = [];
-  // What live processes use, read once for all the dead registries.
-  let inUse: Set<string> | undefined;
-  for (const name of names) {
-    const owner = parseRegistryName(name);
-    if (owner === undefined || owner.name === target.ownName) continue;
-    if (processState(owner.key, target.own) !== "dead") continue;
-    const file = path.join(target.folder, name);
-    if (owner.suffix === "tmp") {
-      unlinkQuietly(file);
-      continue;
-    }
-    // Claimed first (renamed to a name of ours), so that two processes starting at once do not
-    // both work through it; one killed meanwhile leaves a claim that the next start takes over.
-    try {
-      renameSync(file, target.claim);
-    } catch {
-      continue;
-    }
-    try {
-      const entries = readRegistry(target.claim);
-      if (entries.length === 0) continue;
-      inUse ??= usedElsewhere();
-      for (const entry of entries) {
-        // Recorded only as about to be made (killed before the folder's identity was written):
-        // taken for the folder made then only if it carries that record's mark (see markOf).
-        const identity =
-          entry.identity ?? (markedWhenPending(entry) ? identityOf(entry.path) : undefined);
-        if (identity === undefined || inUse.has(entry.path)) continue;
-        if (inUse.has(identityKey(entry.path, identity))) continue;
-        if (removeIfSame(entry.path, identity)) removed.push(entry.path);
-      }
-    } finally {
-      unlinkQuietly(target.claim);
-    }
-  }
-  return removed;
-}
-
 /** The first call of the process removes what killed processes left; the paths it removed. */
 function sweepLeftoversOnce(): ReadonlySet<string> {
   if (leftoversSwept) return new Set();
@@ -509,218 +339,7 @@ function sweepLeftoversOnce(): ReadonlySet<string> {
   return new Set(removeLeftoverPlaceholders());
 }
 
-/** Whether a placeholder recorded only as about to be made is ours: empty-looking, 555, marked. */
-function markedWhenPending({ path: target, pendingSinceMs }: RegistryEntry): boolean {
-  if (pendingSinceMs === undefined) return false;
-  const info = lstatSync(target, { throwIfNoEntry: false });
-  return mayBePlaceholder(info) && Math.abs(info.mtimeMs - markOf(pendingSinceMs)) < 1;
-}
-
-/**
- * What other live pleach processes use (and may mount over): `identityKey`s of the placeholders
- * they hold, and the paths they are about to make. A process whose liveness cannot be told (another
- * pid namespace) counts as live.
- */
-function usedElsewhere(): Set<string> {
-  const used = new Set<string>();
-  const target = openRegistry();
-  if (target === undefined) return used;
-  for (const other of otherRegistries()) {
-    if (other.state === "dead") continue;
-    for (const entry of other.entries) {
-      if (entry.identity !== undefined && !entry.handedOver) {
-        used.add(identityKey(entry.path, entry.identity));
-      } else if (entry.pendingSinceMs !== undefined) {
-        used.add(entry.path);
-      }
-    }
-  }
-  return used;
-}
-
-/** Every registry but ours (claims included), read now, with whether its process still runs. */
-function otherRegistries(): Array<{
-  state: "alive" | "dead" | "unknown";
-  entries: Array<RegistryEntry & { handedOver?: boolean }>;
-}> {
-  const listed = registryNames();
-  if (listed === undefined) return [];
-  const { target, names } = listed;
-  const registries = [];
-  for (const name of names) {
-    const owner = parseRegistryName(name);
-    if (owner === undefined || owner.suffix === "tmp" || owner.name === target.ownName) continue;
-    registries.push({
-      state: processState(owner.key, target.own),
-      entries: readRegistry(path.join(target.folder, name)),
-    });
-  }
-  return registries;
-}
-
-/** Write our registry as it stands: what we hold, hand over or are about to make. */
-function writeRegistry(): void {
-  const target = openRegistry();
-  if (target === undefined) return;
-  const lines: string[] = [];
-  for (const { path: target, identity } of placeholders.values()) {
-    lines.push(JSON.stringify({ path: target, ...identity }));
-  }
-  for (const [target, identity] of handedOver) {
-    lines.push(JSON.stringify({ path: target, ...identity, handedOver: true }));
-  }
-  for (const [target, since] of pending) {
-    lines.push(JSON.stringify({ path: target, pendingSinceMs: since }));
-  }
-  try {
-    if (lines.length === 0) {
-      if (target.written) unlinkQuietly(target.file);
-      target.written = false;
-      return;
-    }
-    writeFileSync(target.temporary, `${REGISTRY_HEADER}\n${lines.join("\n")}\n`, { mode: 0o600 });
-    renameSync(target.temporary, target.file);
-    target.written = true;
-  } catch {
-    // A registry that cannot be written only costs the cleanup after a kill; placeholders still
-    // protect, and exit removes them.
-  }
-}
-
-/** The entries of a registry file, as far as it could be read (a line cut short is skipped). */
-function readRegistry(file: string): Array<RegistryEntry & { handedOver?: boolean }> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return [];
-  }
-  const lines = text.split("\n");
-  if (lines[0] !== REGISTRY_HEADER) return [];
-  const entries: Array<RegistryEntry & { handedOver?: boolean }> = [];
-  for (const line of lines.slice(1)) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const entry = registryEntry(value);
-    if (entry !== undefined) entries.push(entry);
-  }
-  return entries;
-}
-
-function registryEntry(value: unknown): (RegistryEntry & { handedOver?: boolean }) | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  const { path: target, device, inode, changedMs, pendingSinceMs, handedOver } = record;
-  if (typeof target !== "string" || !path.isAbsolute(target) || target.includes("\0")) {
-    return undefined;
-  }
-  if (isNumber(device) && isNumber(inode) && isNumber(changedMs)) {
-    return {
-      path: path.normalize(target),
-      identity: { device, inode, changedMs },
-      ...(handedOver === true ? { handedOver: true } : {}),
-    };
-  }
-  if (isNumber(pendingSinceMs)) return { path: path.normalize(target), pendingSinceMs };
-  return undefined;
-}
-
-function isNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
-/** Our registry and the names in its folder now; `undefined` when either cannot be had. */
-function registryNames(): { target: Registry; names: string[] } | undefined {
-  const target = openRegistry();
-  if (target === undefined) return undefined;
-  try {
-    return { target, names: readdirSync(target.folder) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Our registry, set up on first use (the folder made and checked); `undefined` when unusable. */
-function openRegistry(): Registry | undefined {
-  if (registry !== undefined) return registry ?? undefined;
-  registry = null;
-  const own = ownProcessKey();
-  const folder = registryFolder();
-  if (own === undefined || folder === undefined) return undefined;
-  const ownName = formatProcessKey(own);
-  registry = {
-    folder,
-    own,
-    ownName,
-    file: path.join(folder, `${ownName}.jsonl`),
-    temporary: path.join(folder, `${ownName}.tmp`),
-    claim: path.join(folder, `${ownName}.claim.jsonl`),
-    written: false,
-  };
-  return registry;
-}
-
-/**
- * `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>/placeholders`, made (mode 700) when missing; `undefined`
- * unless both folders are real folders of our uid that group and others cannot enter.
- */
-function registryFolder(): string | undefined {
-  const uid = process.getuid?.();
-  if (uid === undefined) return undefined;
-  const runtime = process.env.XDG_RUNTIME_DIR;
-  const base = runtime !== undefined && path.isAbsolute(runtime) ? runtime : "/tmp";
-  const top = path.join(base, `pleach-${uid}`);
-  const folder = path.join(top, "placeholders");
-  return privateFolder(top, uid) && privateFolder(folder, uid) ? folder : undefined;
-}
-
-function privateFolder(folder: string, uid: number): boolean {
-  try {
-    mkdirSync(folder, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
-  }
-  return privateFolderProblem(lstatSync(folder, { throwIfNoEntry: false }), uid) === undefined;
-}
-
-function parseRegistryName(
-  name: string,
-): { key: ProcessKey; name: string; suffix: string } | undefined {
-  const match = REGISTRY_NAME.exec(name);
-  if (match === null) return undefined;
-  const [, keyText = "", suffix = ""] = match;
-  const key = parseProcessKey(keyText);
-  return key === undefined ? undefined : { key, name: formatProcessKey(key), suffix };
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // Gone already.
-  }
-}
-
-/** The variable that tells a confined command which folders it sees are placeholders. */
-export const PLACEHOLDERS_VARIABLE = "PLEACH_PLACEHOLDERS";
-
-/**
- * `env` with {@link PLACEHOLDERS_VARIABLE} set to the absolute paths of the placeholders among
- * `protectedPaths` (those a lease gives as `missing`), one a line, so that a tool listing folders
- * from inside the sandbox (`list_files`) can leave them out. A path holding a newline cannot be
- * told apart in that list and is left out of it (only a workspace or nested repository whose own
- * path holds a newline gives one). Any value the caller gave is replaced.
- */
-export function withPlaceholdersVariable(
-  env: Readonly<Record<string, string>>,
-  protectedPaths: readonly ProtectedPath[],
-): Record<string, string> {
-  const paths = protectedPaths
-    .filter(({ path: target, state }) => state === "missing" && !target.includes("\n"))
-    .map(({ path: target }) => target);
-  return { ...env, [PLACEHOLDERS_VARIABLE]: paths.join("\n") };
+/** Write this process's registry as it stands (see {@link writeRegistry}). */
+function record(): void {
+  writeRegistry({ held: placeholders.values(), handedOver, pending });
 }

@@ -1,9 +1,14 @@
 import { spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { mkdirSync, realpathSync } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import type { ToolError } from "@pleach/core";
 import { BUBBLEWRAP_PATH } from "./bubblewrap.js";
-import type { BubblewrapFacts } from "./host-facts.js";
+import { type BubblewrapFacts, createHostFactsCache, gatherHostFacts } from "./host-facts.js";
+import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { SANDBOX_EXEC_PATH } from "./seatbelt.js";
+import { type WrappedCommand, wrapCommand } from "./wrap-command.js";
 
 /** Which OS sandbox works on this host, found by running one. */
 export type BackendProbe =
@@ -22,8 +27,10 @@ const probes = new Map<string, Promise<BackendProbe>>();
 /**
  * Whether `backend` confines commands on this host: the launcher must be the trusted absolute one
  * (owned by root, writable by nobody else) and a trivial command must actually run under it, since
- * distributions can disable the unprivileged user namespaces bubblewrap relies on. The answer is
- * cached for the life of the process.
+ * distributions can disable the unprivileged user namespaces bubblewrap relies on. For bubblewrap
+ * that command is started the way every confined command is: with the argv, environment and
+ * seccomp filter {@link wrapCommand} builds, so the probe cannot pass while real commands fail.
+ * The answer is cached for the life of the process.
  */
 export function probeSandboxBackend({
   backend,
@@ -57,73 +64,99 @@ async function probeBubblewrap(): Promise<BackendProbe> {
   const untrusted = await untrustedReason(BUBBLEWRAP_PATH);
   if (untrusted !== undefined)
     return { backend: "bubblewrap", available: false, reason: untrusted };
-  const base = [
-    "--new-session",
-    "--die-with-parent",
-    "--unshare-user",
-    "--cap-drop",
-    "ALL",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-net",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--ro-bind",
-    "/proc/sys",
-    "/proc/sys",
-    "--tmpfs",
-    "/tmp",
-    "--",
-    "/bin/true",
-  ];
-  // What the sandbox uses beyond the base: an empty tmpfs with set permissions over placeholders.
-  const withPermissions = ["--perms", "0555", "--tmpfs", "/run", ...base];
-  const full = await run(BUBBLEWRAP_PATH, ["--disable-userns", ...withPermissions]);
-  if (full.ok) return available({ disableUserNamespaces: true, tmpfsPermissions: true });
-  // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces
-  // allowed. Before 0.5, --perms does not apply to --tmpfs: placeholders are bound read-only.
-  if ((await run(BUBBLEWRAP_PATH, withPermissions)).ok) {
-    return available({ disableUserNamespaces: false, tmpfsPermissions: true });
-  }
-  if ((await run(BUBBLEWRAP_PATH, base)).ok) {
-    return available({ disableUserNamespaces: false, tmpfsPermissions: false });
-  }
-  return {
-    backend: "bubblewrap",
-    available: false,
-    reason: `${BUBBLEWRAP_PATH} could not start a sandbox: ${full.detail}`,
-  };
-}
-
-function available(features: Omit<BubblewrapFacts, "path">): BackendProbe {
-  return {
-    backend: "bubblewrap",
-    available: true,
-    bubblewrap: { path: BUBBLEWRAP_PATH, ...features },
-  };
+  return withEmptyWorkspace(async (root) => {
+    // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces
+    // allowed. Before 0.5, --perms does not apply to --tmpfs: placeholders are bound read-only.
+    const candidates: Omit<BubblewrapFacts, "path">[] = [
+      { disableUserNamespaces: true, tmpfsPermissions: true },
+      { disableUserNamespaces: false, tmpfsPermissions: true },
+      { disableUserNamespaces: false, tmpfsPermissions: false },
+    ];
+    let firstFailure: string | undefined;
+    for (const features of candidates) {
+      const bubblewrap = { path: BUBBLEWRAP_PATH, ...features };
+      const outcome = await runWrapped(root, "bubblewrap", bubblewrap);
+      if (outcome.ok) return { backend: "bubblewrap", available: true, bubblewrap };
+      if (outcome.refused) {
+        return { backend: "bubblewrap", available: false, reason: outcome.detail };
+      }
+      firstFailure ??= outcome.detail;
+    }
+    return {
+      backend: "bubblewrap",
+      available: false,
+      reason: `${BUBBLEWRAP_PATH} could not start a sandbox: ${firstFailure}`,
+    };
+  });
 }
 
 async function probeSeatbelt(): Promise<BackendProbe> {
   const untrusted = await untrustedReason(SANDBOX_EXEC_PATH);
   if (untrusted !== undefined) return { backend: "seatbelt", available: false, reason: untrusted };
-  const result = await run(SANDBOX_EXEC_PATH, [
-    "-p",
-    "(version 1)(allow default)",
-    "/usr/bin/true",
-  ]);
-  return result.ok
-    ? { backend: "seatbelt", available: true }
-    : {
-        backend: "seatbelt",
-        available: false,
-        reason: `${SANDBOX_EXEC_PATH} could not start a sandbox: ${result.detail}`,
-      };
+  return withEmptyWorkspace(async (root) => {
+    const outcome = await runWrapped(root, "seatbelt");
+    if (outcome.ok) return { backend: "seatbelt", available: true };
+    return {
+      backend: "seatbelt",
+      available: false,
+      reason: outcome.refused
+        ? outcome.detail
+        : `${SANDBOX_EXEC_PATH} could not start a sandbox: ${outcome.detail}`,
+    };
+  });
+}
+
+/** `probe` run with a fresh empty folder (its real path), removed after. */
+async function withEmptyWorkspace(
+  probe: (root: string) => Promise<BackendProbe>,
+): Promise<BackendProbe> {
+  const root = realpathSync.native(await mkdtemp(path.join(os.tmpdir(), "pleach-probe-")));
+  try {
+    return await probe(root);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Run `true` in an empty workspace `root` exactly as a `workspace-write` command is run there: the
+ * argv, environment and inputs (bubblewrap's seccomp filter) that {@link wrapCommand} builds for
+ * `backend` with the probed `bubblewrap` features, the host's sockets masked and, for bubblewrap,
+ * the missing protected paths covered over placeholder folders. `refused` when pleach itself
+ * refuses to build a sandbox here (no seccomp filter for this architecture, say).
+ */
+async function runWrapped(
+  root: string,
+  backend: "bubblewrap" | "seatbelt",
+  bubblewrap?: BubblewrapFacts,
+): Promise<{ ok: boolean; refused?: boolean; detail: string }> {
+  let wrapped: WrappedCommand;
+  try {
+    const hostFacts = await gatherHostFacts({
+      root,
+      cache: createHostFactsCache(),
+      ...(bubblewrap === undefined ? {} : { bubblewrap }),
+    });
+    if (backend === "bubblewrap") {
+      // A command's missing protected paths are placeholder folders by the time it runs.
+      for (const { path: missing, state } of hostFacts.protectedPaths) {
+        if (state === "missing") mkdirSync(missing, { recursive: true, mode: 0o555 });
+      }
+    }
+    wrapped = wrapCommand({
+      command: "true",
+      policy: { backend, mode: "workspace-write", cwd: root, network: false, env: {} },
+      hostFacts,
+    });
+  } catch (error) {
+    const reason = (error as ToolError).details?.reason;
+    return {
+      ok: false,
+      refused: true,
+      detail: typeof reason === "string" ? reason : (error as Error).message,
+    };
+  }
+  return run(wrapped);
 }
 
 /** Why the launcher at `file` cannot be trusted, or `undefined` when it can. */
@@ -141,12 +174,21 @@ async function untrustedReason(file: string): Promise<string | undefined> {
   return undefined;
 }
 
-function run(file: string, args: string[]): Promise<{ ok: boolean; detail: string }> {
+function run({
+  file,
+  args,
+  env,
+  inputs,
+}: WrappedCommand): Promise<{ ok: boolean; detail: string }> {
   return new Promise((resolve) => {
     let stderr = "";
-    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: {} });
+    const child = spawn(file, args, {
+      stdio: ["ignore", "ignore", "pipe", ...inputPipes(inputs)],
+      env,
+    });
+    feedInputs(child, inputs);
     const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       if (stderr.length < 2000) stderr += chunk.toString("utf8");
     });
     child.on("error", (error) => {

@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
   createApplyDiffTool,
@@ -13,6 +12,7 @@ import {
 } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import type { SandboxClient } from "@pleach/core/sandbox";
+import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { createLocalSandbox } from "../local-sandbox.js";
@@ -595,30 +595,25 @@ describe.skipIf(skipReason !== undefined)(
     it(
       "local client: no byte from outside, /proc or the secret, no write outside or in .git",
       async () => {
-        const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-race-")));
-        const outside = await realpath(await mkdtemp("/var/tmp/pleach-race-outside-"));
-        try {
-          const marker = `OUTSIDE-SECRET-${randomBytes(12).toString("hex")}`;
-          for (const [name, text] of Object.entries(secretFiles(marker))) {
-            await writeFile(path.join(outside, name), text);
-          }
-          const run = `ws${randomBytes(4).toString("hex")}`;
-          await plantWorkspace(root, run);
-          const client = await createLocalSandbox({ root, mode: "workspace-write" });
-          const report = await race({
-            label: "local client",
-            client,
-            root,
-            secretFolder: outside,
-            marker,
-            run,
-            secretVisibleToCommands: true,
-          });
-          expectRaceHeld(report);
-        } finally {
-          await rm(root, { recursive: true, force: true });
-          await rm(outside, { recursive: true, force: true });
+        const root = await useTempDir({ prefix: "pleach-race-" });
+        const outside = await useTempDir({ prefix: "pleach-race-outside-", parent: "/var/tmp" });
+        const marker = `OUTSIDE-SECRET-${randomBytes(12).toString("hex")}`;
+        for (const [name, text] of Object.entries(secretFiles(marker))) {
+          await writeFile(path.join(outside, name), text);
         }
+        const run = `ws${randomBytes(4).toString("hex")}`;
+        await plantWorkspace(root, run);
+        const client = await createLocalSandbox({ root, mode: "workspace-write" });
+        const report = await race({
+          label: "local client",
+          client,
+          root,
+          secretFolder: outside,
+          marker,
+          run,
+          secretVisibleToCommands: true,
+        });
+        expectRaceHeld(report);
       },
       TEST_TIMEOUT_MS,
     );
@@ -626,9 +621,7 @@ describe.skipIf(skipReason !== undefined)(
     it(
       "sandbox server: sandbox A cannot reach sandbox B's workspace, /proc or its own .git",
       async () => {
-        const serverRoot = await realpath(
-          await mkdtemp(path.join(os.tmpdir(), "pleach-race-server-")),
-        );
+        const serverRoot = await useTempDir({ prefix: "pleach-race-server-" });
         const token = randomBytes(24).toString("hex");
         const server = await createSandboxServer({ root: serverRoot, token });
         const provider = createHttpStreamSandboxProvider({
@@ -659,7 +652,6 @@ describe.skipIf(skipReason !== undefined)(
         } finally {
           provider.close();
           await server.close();
-          await rm(serverRoot, { recursive: true, force: true });
         }
       },
       TEST_TIMEOUT_MS,

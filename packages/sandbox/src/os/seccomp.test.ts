@@ -1,6 +1,4 @@
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
+import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createCommandWrapper } from "./index.js";
 import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
@@ -210,7 +208,7 @@ describe("the bubblewrap wrapper", () => {
     async () => {
       const skipReason = await attackSuiteSkipReason();
       if (skipReason !== undefined) return;
-      const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-seccomp-")));
+      const root = await useTempDir({ prefix: "pleach-seccomp-" });
       const wrapper = createCommandWrapper({ placeholderIdleMs: 0 });
       const request = { command: "true", root, cwd: root, env: {}, network: false } as const;
       const arch = Object.getOwnPropertyDescriptor(process, "arch");
@@ -231,7 +229,6 @@ describe("the bubblewrap wrapper", () => {
       } finally {
         if (arch !== undefined) Object.defineProperty(process, "arch", arch);
         await wrapper.close?.();
-        await rm(root, { recursive: true, force: true });
       }
     },
   );

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, rmdir } from "node:fs/promises";
-import os from "node:os";
+import { lstat, mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
+import { useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, warmSandboxSupported } from "./index.js";
@@ -50,14 +50,13 @@ describe.skipIf(skipReason !== undefined)(
     }
 
     beforeEach(async () => {
-      root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-warm-test-")));
+      root = await useTempDir({ prefix: "pleach-warm-test-" });
       execFileSync("git", ["init", "-q", root]);
       wrapper = createCommandWrapper({ placeholderIdleMs: 60_000 });
       sandbox = await createLocalSandbox({ root, commandWrapper: wrapper });
     });
     afterEach(async () => {
       await wrapper.close?.();
-      await rm(root, { recursive: true, force: true });
     });
 
     it("runs each command with its own folder, variables and exit status", async () => {

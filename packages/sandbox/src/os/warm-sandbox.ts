@@ -1,15 +1,16 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { closeSync, constants, lstatSync, openSync, rmSync, statSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, constants, openSync } from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "../bounded-output.js";
+import type { RunProcessOptions } from "../run-process.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
+import { createControlFolder, removeControlFolder } from "./warm-control.js";
+import { exitCodeOf, REAP_REQUEST, runRequest, warmServerArguments } from "./warm-server.js";
 
 /**
  * A warm sandbox: one bubblewrap sandbox kept running between commands, with a small server of
@@ -38,131 +39,10 @@ import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
  * long as the warm sandbox (its IPC namespace); they hold nothing of the host.
  */
 
-const PERL_PATH = "/usr/bin/perl";
-const MKFIFO_PATH = "/usr/bin/mkfifo";
-/** Where the folder of the output FIFOs (in the host's temporary folder) is mounted (read-only) inside the sandbox. */
-const CONTROL_MOUNT = "/dev/.pleach-warm";
-/** `prctl`'s system call number, per architecture (`PR_SET_DUMPABLE` is 4 everywhere). */
-const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = {
-  x64: 157,
-  arm64: 167,
-  riscv64: 167,
-  loong64: 167,
-  arm: 172,
-  ia32: 172,
-  s390x: 172,
-  ppc64: 171,
-};
-const READ_BUFFER_BYTES = 64 * 1024;
 /** How long the server has to start before the wrapper gives up on warm sandboxes. */
 const START_TIMEOUT_MS = 5_000;
 /** How long the server has to kill what a command left and clean up after it. */
 const REAP_TIMEOUT_MS = 5_000;
-
-/**
- * The server inside the sandbox. Reads requests from stdin as NUL-terminated fields:
- * `run, cwd, command, n, name1, value1, ...` and `reap`. Writes `ready`, `exit <wait status>` and
- * `reaped` lines on the status fd it is given (the one after bubblewrap's inputs). It is the
- * sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no signal from inside the namespace that
- * it has no handler for (it has none), so a command can neither kill nor stop it, and `kill(-1)`
- * from it reaches every other process there.
- */
-const SERVER = String.raw`
-my ($ctl, $prctl, $statusFd, @clean) = @ARGV;
-syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
-open(my $status, '>&=', $statusFd + 0) or die "no status pipe: $!\n";
-sub report { syswrite($status, "$_[0]\n") or exit 1 }
-sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
-sub remove {
-  my ($p) = @_; my @st = lstat($p); return unless @st;
-  if (($st[2] & 0170000) == 0040000) { chmod(0700, $p); remove("$p/$_") for entries($p); rmdir($p) } else { unlink($p) }
-}
-my %keep; for my $dir (@clean) { $keep{$dir} = { map { $_ => 1 } entries($dir) } }
-sub others {
-  my @alive;
-  for my $pid (entries('/proc')) {
-    next unless $pid =~ /^\d+$/ && $pid != $$;
-    open(my $h, '<', "/proc/$pid/stat") or next; my $line = <$h>; close($h);
-    push @alive, $pid if defined $line && $line =~ /.*\)\s+([A-Za-z])/ && $1 ne 'Z' && $1 ne 'X';
-  }
-  @alive
-}
-report('ready');
-my ($buffer, @fields) = ('');
-while (1) {
-  1 while waitpid(-1, 1) > 0;
-  while ((my $at = index($buffer, "\0")) >= 0) { push @fields, substr($buffer, 0, $at); substr($buffer, 0, $at + 1) = '' }
-  if (@fields && $fields[0] eq 'reap') {
-    shift @fields;
-    my $tries = 0;
-    while (1) { kill('KILL', -1); 1 while waitpid(-1, 1) > 0; last unless others(); select(undef, undef, undef, 0.001); exit 2 if ++$tries > 5000 }
-    for my $dir (@clean) { remove("$dir/$_") for grep { !$keep{$dir}{$_} } entries($dir) }
-    report('reaped');
-    next;
-  }
-  if (@fields >= 4 && $fields[0] eq 'run' && @fields >= 4 + 2 * $fields[3]) {
-    my (undef, $cwd, $command, $count) = splice(@fields, 0, 4);
-    my %env = splice(@fields, 0, 2 * $count);
-    my $child = fork();
-    if (!defined $child) { report('exit 32256'); next }
-    if ($child == 0) {
-      close($status);
-      open(STDIN, '<', '/dev/null') or exit 126;
-      open(STDOUT, '>', "$ctl/out") or exit 126;
-      open(STDERR, '>', "$ctl/err") or exit 126;
-      chdir($cwd) or do { print STDERR "bwrap: Can't chdir to $cwd: $!\n"; exit 1 };
-      %ENV = %env;
-      exec { '/bin/bash' } '/bin/bash', '-c', $command;
-      print STDERR "cannot run /bin/bash: $!\n";
-      exit 127;
-    }
-    # The host sends nothing while a command runs (a timeout kills the whole sandbox).
-    waitpid($child, 0);
-    report("exit $?");
-    next;
-  }
-  exit 4 if @fields && $fields[0] ne 'run';
-  my $read = sysread(STDIN, $buffer, 65536, length($buffer));
-  exit 0 unless $read;
-}
-`;
-
-const CONTROL_PREFIX = "pleach-warm-";
-/** The FIFO folders of this process's live warm sandboxes, removed at exit if still there. */
-const liveControlFolders = new Set<string>();
-let exitHookInstalled = false;
-let staleSwept = false;
-
-/** Remove the FIFO folders that processes no longer running left behind (killed, say). */
-async function sweepStaleControlFolders(): Promise<void> {
-  if (staleSwept) return;
-  staleSwept = true;
-  const entries = await readdir(os.tmpdir()).catch(() => [] as string[]);
-  for (const entry of entries) {
-    const owner = new RegExp(`^${CONTROL_PREFIX}(\\d+)-`).exec(entry)?.[1];
-    if (owner === undefined || Number(owner) === process.pid) continue;
-    try {
-      process.kill(Number(owner), 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ESRCH") {
-        await rm(path.join(os.tmpdir(), entry), { recursive: true, force: true }).catch(() => {});
-      }
-    }
-  }
-}
-
-/** Whether this host can run warm sandboxes: a trusted Perl and `mkfifo`, a known `prctl`. */
-export function warmSandboxSupported(): boolean {
-  if (PRCTL_SYSCALL[process.arch] === undefined) return false;
-  return [PERL_PATH, MKFIFO_PATH].every((file) => {
-    try {
-      const stats = statSync(file);
-      return stats.isFile() && stats.uid === 0 && (stats.mode & 0o022) === 0;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** What a warm sandbox is built from: the sandbox part of a one-off sandbox's argv. */
 export interface WarmSandboxSpec {
@@ -188,15 +68,8 @@ export interface WarmCommand {
   env: Readonly<Record<string, string>>;
 }
 
-/** How a command runs, as in `runProcess`. */
-export interface WarmRunOptions {
-  timeoutMs: number;
-  abortSignal?: AbortSignal;
-  maxOutputBytes: number;
-  killGraceMs?: number;
-  drainMs?: number;
-  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
-}
+/** How a command runs, as in `runProcess` (its folder and variables come with the command). */
+export type WarmRunOptions = Omit<RunProcessOptions, "cwd" | "stdin">;
 
 type SandboxState = "starting" | "idle" | "busy" | "dead";
 
@@ -213,10 +86,6 @@ export class WarmSandbox {
   #pending = "";
   #retired = false;
   #gone: Promise<void> = Promise.resolve();
-  readonly #buffers = [
-    Buffer.allocUnsafe(READ_BUFFER_BYTES),
-    Buffer.allocUnsafe(READ_BUFFER_BYTES),
-  ];
   /** Settles once the server is ready (true) or failed to start (false). */
   readonly ready: Promise<boolean>;
 
@@ -252,47 +121,16 @@ export class WarmSandbox {
     this.#lease = acquirePlaceholders(this.spec.protectedPaths, {
       idleMs: this.spec.placeholderIdleMs,
     });
-    void sweepStaleControlFolders();
-    this.#control = await mkdtemp(path.join(os.tmpdir(), `${CONTROL_PREFIX}${process.pid}-`));
+    this.#control = await createControlFolder();
     const control = this.#control;
-    liveControlFolders.add(control);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.once("exit", () => {
-        for (const folder of liveControlFolders) rmSync(folder, { recursive: true, force: true });
-      });
-    }
-    await new Promise<void>((resolve, reject) => {
-      execFile(
-        MKFIFO_PATH,
-        ["-m", "600", "--", path.join(control, "out"), path.join(control, "err")],
-        (error) => (error ? reject(error) : resolve()),
-      );
-    });
     if (this.#state === "dead") return false;
-    const prctl = PRCTL_SYSCALL[process.arch];
-    if (prctl === undefined) throw new Error(`no prctl number for ${process.arch}`);
     // The server's status pipe follows bubblewrap's inputs (which bubblewrap closes once read).
     const statusFd = 3 + this.spec.inputs.length;
     const child = spawn(
       this.spec.file,
       [
         ...this.spec.sandboxArgs,
-        "--ro-bind",
-        control,
-        CONTROL_MOUNT,
-        "--as-pid-1",
-        "--chdir",
-        "/",
-        "--",
-        PERL_PATH,
-        "-e",
-        SERVER,
-        "--",
-        CONTROL_MOUNT,
-        String(prctl),
-        String(statusFd),
-        ...this.spec.cleanFolders,
+        ...warmServerArguments({ control, statusFd, cleanFolders: this.spec.cleanFolders }),
       ],
       {
         env: { PATH: "/usr/bin:/bin" },
@@ -381,8 +219,7 @@ export class WarmSandbox {
     const cleanUp = async () => {
       await lease?.release();
       if (control === undefined) return;
-      await rm(control, { recursive: true, force: true });
-      liveControlFolders.delete(control);
+      await removeControlFolder(control);
     };
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
     // Held until it is gone, so that a caller awaiting this keeps the process alive meanwhile.
@@ -438,13 +275,8 @@ export class WarmSandbox {
         // Our own writer keeps the reader from ending before the command has opened its end.
         placeholders.push(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
         const sink = sinks[index] as (chunk: Buffer) => void;
-        const buffer = this.#buffers[index] as Buffer;
-        const reader = new net.Socket({
-          fd: readFd,
-          readable: true,
-          writable: false,
-          onread: { buffer, callback: (bytes: number) => sink(buffer.subarray(0, bytes)) },
-        } as net.SocketConstructorOpts);
+        const reader = new net.Socket({ fd: readFd, readable: true, writable: false });
+        reader.on("data", sink);
         openReaders += 1;
         let ended = false;
         const onEnded = () => {
@@ -495,19 +327,15 @@ export class WarmSandbox {
     };
     abortSignal?.addEventListener("abort", onAbort, { once: true });
 
-    const fields = ["run", cwd, command, String(Object.keys(env).length)];
-    for (const [name, value] of Object.entries(env)) fields.push(name, value);
     const exited = this.#next(2_147_483_647);
-    input.write(`${fields.join("\0")}\0`);
+    input.write(runRequest(cwd, command, env));
     const event = await exited;
 
     let exitCode: number | null = null;
     let signal: NodeJS.Signals | undefined;
     const exitedNormally = event?.kind === "line" && event.line.startsWith("exit ");
     if (exitedNormally) {
-      const status = Number(event.line.slice(5));
-      // As bubblewrap reports a command killed by a signal: 128 + the signal.
-      exitCode = (status & 0x7f) === 0 ? status >> 8 : 128 + (status & 0x7f);
+      exitCode = exitCodeOf(event.line);
     } else {
       // The sandbox died under the command: a timeout, an abort, or the command killed it.
       signal = (this.#child?.signalCode as NodeJS.Signals | null) ?? "SIGKILL";
@@ -526,7 +354,7 @@ export class WarmSandbox {
     let reaped = false;
     if (exitedNormally && this.#state === "busy") {
       const done = this.#next(REAP_TIMEOUT_MS);
-      input.write("reap\0");
+      input.write(REAP_REQUEST);
       const answer = await done;
       reaped = answer?.kind === "line" && answer.line === "reaped";
     }
@@ -550,24 +378,4 @@ export class WarmSandbox {
     if (aborted) throw new ToolError("ABORTED", "the command was aborted");
     return output.result({ exitCode, signal, started, timedOut });
   }
-}
-
-/**
- * Who each path is, so that a warm sandbox is dropped once one was replaced or removed: device,
- * inode and birth time, and for every path but `root` the change time too (an inode number can be
- * reused at once; a protected path or placeholder changes only from the host, since the sandbox
- * mounts over it, while the root changes with every file a command adds at its top).
- */
-export function pathIdentities(root: string, paths: Iterable<string>): string {
-  const parts: string[] = [];
-  for (const each of paths) {
-    try {
-      const stats = lstatSync(each, { bigint: true });
-      const changed = each === root ? "" : `:${stats.ctimeNs}`;
-      parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
-    } catch {
-      parts.push(`${each}:-`);
-    }
-  }
-  return parts.join("\n");
 }

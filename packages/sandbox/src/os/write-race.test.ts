@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isToolError } from "@pleach/core";
-import { afterEach, describe, expect, it } from "vitest";
-import { MAX_PATH_COMPONENTS } from "../beneath.js";
+import { useTempDir } from "@pleach/core/testing";
+import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { MAX_PATH_COMPONENTS } from "../workspace-root.js";
 import { createCommandWrapper } from "./index.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
@@ -15,12 +15,8 @@ import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 const skipReason = await attackSuiteSkipReason();
 let root: string;
 
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
 async function workspace(): Promise<string> {
-  root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-write-race-")));
+  root = await useTempDir({ prefix: "pleach-write-race-" });
   execFileSync("git", ["init", "-q", root]);
   return root;
 }

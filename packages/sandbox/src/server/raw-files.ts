@@ -2,7 +2,6 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
 import type { WorkspaceProtection } from "../os/protection.js";
-import { SpareBuffer } from "../spare-buffer.js";
 import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
 /**
@@ -16,12 +15,6 @@ export interface RawFiles {
   read(filePath: unknown, maxBytes?: number): Promise<Buffer>;
   write(filePath: unknown, bytes: Buffer): Promise<void>;
 }
-
-/**
- * `readWorkspaceFile` reads into a buffer of a `SpareBuffer`; one that keeps nothing (its bound is
- * 0 bytes) hands each read a fresh buffer of its own, which the answer then holds until it is sent.
- */
-const FRESH_BUFFERS = new SpareBuffer(0);
 
 export function createRawFiles({
   root,
@@ -42,7 +35,7 @@ export function createRawFiles({
   };
   return {
     read: (filePath, maxBytes) =>
-      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, FRESH_BUFFERS, maxBytes),
+      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, maxBytes),
     write: (filePath, bytes) =>
       writeWorkspaceFile({ root, filePath: nonEmpty(filePath), bytes, mode, protection }),
   };

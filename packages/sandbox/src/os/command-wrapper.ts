@@ -1,0 +1,136 @@
+import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
+import {
+  currentProtection,
+  type HostFactsCache,
+  sharedHostFactsCache,
+  type WorkspaceProtection,
+} from "./host-facts.js";
+import type { WarmRunOptions } from "./warm-sandbox.js";
+
+/** How to start a command: an argv and an environment, never a shell string built by us. */
+export interface CommandInvocation {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /**
+   * What `file` reads from its file descriptors 3, 4, ..., in order: spawn it with one pipe per
+   * input past stdio, each holding its data and then closed (`inputPipes` and `feedInputs` in
+   * `launcher-inputs.ts`). Bubblewrap reads its seccomp filter from fd 3 this way and refuses to
+   * start without it. Absent when there is none.
+   */
+  inputs?: readonly Uint8Array[];
+  /**
+   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it lets
+   * go of the placeholder folders that kept missing protected paths uncreatable, which are removed
+   * once no command has used them for `placeholderIdleMs`. Safe to call twice; absent when there
+   * is nothing to undo.
+   */
+  release?: () => Promise<void>;
+  /**
+   * A warm sandbox ready for this very command (see `warmSandbox`): `run` runs it there and
+   * settles as a spawn of `file` would, or returns `undefined` if the sandbox was taken or went
+   * away meanwhile (then spawn `file`). Only for commands without stdin.
+   */
+  warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
+}
+
+/** What {@link CommandWrapper.invocation} needs to know about one command. */
+export interface InvocationRequest {
+  /** The shell command the caller asked for. */
+  command: string;
+  /** Realpath of the workspace root. */
+  root: string;
+  /** Realpath of the folder to run in (inside `root`). */
+  cwd: string;
+  mode: SandboxMode;
+  /** Extra environment variables the caller passed. */
+  env: Record<string, string>;
+  /** Whether the command may reach the network (ignored in `danger-full-access`). */
+  network: boolean;
+}
+
+/** Turns a command into a confined invocation, or refuses. */
+export interface CommandWrapper {
+  readonly backend: "bubblewrap" | "seatbelt" | "none";
+  /** The invocation for `request`; throws `ToolError` `NO_SANDBOX` when it cannot confine it. */
+  invocation(request: InvocationRequest): Promise<CommandInvocation>;
+  /**
+   * Remove now the placeholder folders no running command holds (in this process), rather than
+   * after the idle time. The wrapper stays usable. Optional: wrappers with nothing to tidy leave
+   * it out.
+   */
+  close?(): Promise<void>;
+  /**
+   * What is protected in the workspace `root` now, by the same policy, walk and options the
+   * wrapper confines commands with: what host-side writers (the file tools, the server's file
+   * route) refuse to write. Optional: without it they use {@link currentProtection}'s defaults.
+   */
+  protection?(root: string): Promise<WorkspaceProtection>;
+}
+
+/**
+ * What `wrapper` protects in the workspace `root` now ({@link CommandWrapper.protection}), or the
+ * default policy when the wrapper does not say.
+ */
+export function protectionWith(
+  wrapper: CommandWrapper,
+  root: string,
+): Promise<WorkspaceProtection> {
+  return wrapper.protection?.(root) ?? currentProtection({ root, cache: sharedHostFactsCache() });
+}
+
+/** Options of {@link createCommandWrapper}. */
+export interface CommandWrapperOptions {
+  /**
+   * Which OS sandbox to use. `"auto"` picks bubblewrap on Linux and Seatbelt on macOS; `"none"`
+   * runs only in `danger-full-access`. A backend that does not work on this host (found by running
+   * it once per process) makes every mode but `danger-full-access` refuse with `NO_SANDBOX`.
+   * @default "auto"
+   */
+  backend?: "auto" | "bubblewrap" | "seatbelt" | "none";
+  /**
+   * The most folders of the workspace searched for nested `.git` folders and sockets per command.
+   * The first command of a workspace reads them all; later ones `lstat` each and read only those
+   * that changed (see `createWorkspaceWalker`). A workspace with more is refused in
+   * `workspace-write` (`TOO_LARGE`), for commands and writes alike: a repository past the limit
+   * could not be protected.
+   * @default 200_000
+   */
+  maxDirectories?: number;
+  /**
+   * How long the placeholder folders at missing protected paths (`.envrc/`, `.vscode/`, ...: empty,
+   * mode 555) stay in the workspace after the last command that used them, so that commands run
+   * back to back (a tool's several commands, a script, a test run) make them once rather than
+   * each time. `0` removes them as each command ends, leaving the workspace exactly as it was.
+   * They are also removed by `close()` and at process exit.
+   * @default 200
+   */
+  placeholderIdleMs?: number;
+  /**
+   * Entries at the top of the workspace that commands may not create or change.
+   * @default PROTECTED_WORKSPACE_ENTRIES
+   */
+  protectedEntries?: readonly string[];
+  /**
+   * The environment commands inherit from (through an allow-list when confined).
+   * @default process.env
+   */
+  hostEnvironment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the wrapper keeps what it learnt about each workspace between commands (the folder
+   * walk), revalidated on every command.
+   * @default a cache of its own
+   */
+  hostFactsCache?: HostFactsCache;
+  /**
+   * Keep a bubblewrap sandbox running between commands that come in a burst (a command starting
+   * within `placeholderIdleMs` of the last one's end in the same workspace, mode and network), and
+   * run the next ones in it: a fork and an exec instead of a new sandbox. It is used only while
+   * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
+   * command left before the next one starts, empties its private folders, and stops after
+   * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside) and `/usr/bin/mkfifo`;
+   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own.
+   * @default true
+   */
+  warmSandbox?: boolean;
+}

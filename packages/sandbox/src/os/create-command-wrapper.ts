@@ -1,0 +1,177 @@
+import { ToolError } from "@pleach/core";
+import { isInside } from "../paths.js";
+import { bubblewrapSandboxArguments } from "./bubblewrap.js";
+import type {
+  CommandInvocation,
+  CommandWrapper,
+  CommandWrapperOptions,
+} from "./command-wrapper.js";
+import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
+import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
+import { withPlaceholdersVariable } from "./placeholders-variable.js";
+import { installHint, probeSandboxBackend } from "./probe.js";
+import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
+import { WarmSandbox } from "./warm-sandbox.js";
+import { warmSandboxSupported } from "./warm-server.js";
+import { pathIdentities, WarmSlots } from "./warm-slots.js";
+import { wrapCommand } from "./wrap-command.js";
+
+const SHELL = "/bin/bash";
+
+/**
+ * The wrapper of the local sandbox. Confined modes run through the OS sandbox (bubblewrap on
+ * Linux, Seatbelt on macOS); `danger-full-access` runs `/bin/bash -c` unconfined. Without a working
+ * backend every other mode refuses with `NO_SANDBOX`, never falling back silently.
+ */
+export function createCommandWrapper({
+  backend = "auto",
+  maxDirectories = 200_000,
+  protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
+  hostEnvironment = process.env,
+  placeholderIdleMs = 200,
+  hostFactsCache: cache = sharedHostFactsCache(),
+  warmSandbox = true,
+}: CommandWrapperOptions = {}): CommandWrapper {
+  const chosen = backend === "auto" ? platformBackend() : backend;
+  let warmEnabled =
+    warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && warmSandboxSupported();
+  const warmSlots = new WarmSlots(placeholderIdleMs);
+
+  return {
+    backend: chosen,
+    protection: (root) =>
+      currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
+    async close() {
+      await warmSlots.destroyAll();
+      removeIdlePlaceholders();
+    },
+    async invocation({ command, root, cwd, mode, env, network }): Promise<CommandInvocation> {
+      if (mode === "danger-full-access") {
+        return {
+          file: SHELL,
+          args: ["-c", command],
+          env: { ...definedOnly(hostEnvironment), ...env },
+        };
+      }
+      if (mode !== "read-only" && mode !== "workspace-write") {
+        throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
+      }
+      if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
+      const probe = await probeSandboxBackend({ backend: chosen });
+      if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
+      const protect = mode === "workspace-write";
+      const hostFacts = await gatherHostFacts({
+        root,
+        protect,
+        maxDirectories,
+        protectedEntries,
+        hostEnvironment,
+        cache,
+        ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
+      });
+      // Seatbelt matches paths, so missing protected paths need no placeholder there.
+      const lease =
+        protect && chosen === "bubblewrap"
+          ? acquirePlaceholders(hostFacts.protectedPaths, {
+              idleMs: placeholderIdleMs,
+              command: true,
+            })
+          : undefined;
+      try {
+        // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
+        const commandVariables =
+          lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
+        const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
+        const facts =
+          lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
+        const wrapped = wrapCommand({ command, policy, hostFacts: facts });
+        if (!warmEnabled || chosen !== "bubblewrap") {
+          return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+        }
+        const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
+        const inWorkspace = new Set([root]);
+        for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+        const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
+        const warm = warmSlots.take(
+          `${root}\0${mode}\0${network}`,
+          key,
+          () =>
+            new WarmSandbox(
+              {
+                file: wrapped.file,
+                sandboxArgs,
+                inputs: wrapped.inputs ?? [],
+                protectedPaths: facts.protectedPaths,
+                cleanFolders: [
+                  "/tmp",
+                  "/run",
+                  "/dev",
+                  "/dev/shm",
+                  ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
+                ],
+                placeholderIdleMs,
+              },
+              placeholderIdleMs,
+              (_gone, startFailed) => {
+                // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+                if (startFailed) warmEnabled = false;
+              },
+            ),
+        );
+        const ready = warm.sandbox;
+        const release = async () => {
+          warm.done();
+          // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
+          // points in the workspace as it starts, which must not happen after the call.
+          await warm.started?.ready;
+          // A sandbox killed under its command (a timeout, an abort) holds the command's lease
+          // until it is gone, so that exit does not remove a placeholder it still mounts over.
+          if (ready !== undefined && !ready.alive) await ready.destroy();
+          await lease?.release();
+        };
+        const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
+        return {
+          ...wrapped,
+          release,
+          ...(ready === undefined
+            ? {}
+            : {
+                warm: { run: (options) => ready.run({ cwd, command, env: commandEnv }, options) },
+              }),
+        };
+      } catch (error) {
+        await lease?.release();
+        throw error;
+      }
+    },
+  };
+}
+
+function platformBackend(): "bubblewrap" | "seatbelt" | "none" {
+  if (process.platform === "linux") return "bubblewrap";
+  if (process.platform === "darwin") return "seatbelt";
+  return "none";
+}
+
+function noSandbox(
+  mode: string,
+  backend: "bubblewrap" | "seatbelt" | "none",
+  reason: string,
+): ToolError {
+  return new ToolError(
+    "NO_SANDBOX",
+    `commands cannot run in ${mode} mode: ${reason}. ${installHint(backend)} ` +
+      "Or use mode danger-full-access to run them unconfined, deliberately.",
+    { details: { backend, reason } },
+  );
+}
+
+function definedOnly(
+  environment: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const defined: Record<string, string> = {};
+  for (const [key, value] of Object.entries(environment)) {
+    if (value !== undefined) defined[key] = value;
+  }
+  return defined;
+}

@@ -1,0 +1,25 @@
+import { lstatSync, realpathSync } from "node:fs";
+import type { ProtectedPathState } from "./protection.js";
+
+/** What an `lstat` found: a final symbolic link is reported as one, never followed. */
+export function stateOf(info: ReturnType<typeof lstatSync> | undefined): ProtectedPathState {
+  if (info === undefined) return "missing";
+  if (info.isSymbolicLink()) return "symbolic-link";
+  if (info.isDirectory()) return "directory";
+  if (info.isFile()) return "file";
+  return "other";
+}
+
+/** What is at `target` now, without following a final symbolic link. */
+export function pathState(target: string): ProtectedPathState {
+  return stateOf(lstatSync(target, { throwIfNoEntry: false }));
+}
+
+/** The real path of `target`, or `target` itself when it cannot be resolved (missing, say). */
+export function realpathOr(target: string): string {
+  try {
+    return realpathSync.native(target);
+  } catch {
+    return target;
+  }
+}

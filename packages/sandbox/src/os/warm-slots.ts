@@ -1,0 +1,100 @@
+import { lstatSync } from "node:fs";
+import type { WarmSandbox } from "./warm-sandbox.js";
+
+/** The warm sandbox of one workspace, mode and network, and when its last command ended. */
+interface WarmSlot {
+  key: string;
+  sandbox: WarmSandbox | undefined;
+  running: number;
+  lastEnded: number;
+}
+
+/** What {@link WarmSlots.take} gives one command. */
+export interface WarmTurn {
+  /** A sandbox idle and ready for this command, or `undefined` (spawn a sandbox of its own). */
+  sandbox: WarmSandbox | undefined;
+  /** The sandbox this command's call started (a burst began), if it did. */
+  started: WarmSandbox | undefined;
+  /** Call once the command has ended; safe to call twice. */
+  done(): void;
+}
+
+/**
+ * The warm sandboxes of one command wrapper, one per workspace, mode and network (a slot). A
+ * sandbox is started when a burst begins (a command starting within `idleMs` of the last one's
+ * end in the same slot), replaced when the slot's key (argv and protected paths' identities)
+ * changes, and forgotten once the slot has been idle for `idleMs`.
+ */
+export class WarmSlots {
+  readonly #idleMs: number;
+  readonly #slots = new Map<string, WarmSlot>();
+
+  constructor(idleMs: number) {
+    this.#idleMs = idleMs;
+  }
+
+  /** The warm sandbox for a command of slot `slotId` whose sandbox must match `key`. */
+  take(slotId: string, key: string, start: () => WarmSandbox): WarmTurn {
+    const now = performance.now();
+    for (const [id, slot] of this.#slots) {
+      if (slot.sandbox === undefined && slot.running === 0 && now - slot.lastEnded > this.#idleMs) {
+        this.#slots.delete(id);
+      }
+    }
+    let slot = this.#slots.get(slotId);
+    if (slot !== undefined && slot.key !== key) {
+      // The policy or a protected path changed: this sandbox no longer matches.
+      void slot.sandbox?.retire();
+      slot.sandbox = undefined;
+      slot.key = key;
+    }
+    if (slot === undefined) {
+      slot = { key, sandbox: undefined, running: 0, lastEnded: Number.NEGATIVE_INFINITY };
+      this.#slots.set(slotId, slot);
+    }
+    if (slot.sandbox !== undefined && !slot.sandbox.alive) slot.sandbox = undefined;
+    const burst = slot.running > 0 || now - slot.lastEnded <= this.#idleMs;
+    const started = slot.sandbox === undefined && burst ? start() : undefined;
+    if (started !== undefined) slot.sandbox = started;
+    const current = slot;
+    current.running += 1;
+    let ended = false;
+    return {
+      sandbox: current.sandbox?.idle ? current.sandbox : undefined,
+      started,
+      done() {
+        if (ended) return;
+        ended = true;
+        current.running -= 1;
+        current.lastEnded = performance.now();
+      },
+    };
+  }
+
+  /** Stop every warm sandbox and forget the slots. */
+  async destroyAll(): Promise<void> {
+    const sandboxes = [...this.#slots.values()].map((slot) => slot.sandbox);
+    this.#slots.clear();
+    await Promise.all(sandboxes.map((sandbox) => sandbox?.destroy()));
+  }
+}
+
+/**
+ * Who each path is, so that a warm sandbox is dropped once one was replaced or removed: device,
+ * inode and birth time, and for every path but `root` the change time too (an inode number can be
+ * reused at once; a protected path or placeholder changes only from the host, since the sandbox
+ * mounts over it, while the root changes with every file a command adds at its top).
+ */
+export function pathIdentities(root: string, paths: Iterable<string>): string {
+  const parts: string[] = [];
+  for (const each of paths) {
+    try {
+      const stats = lstatSync(each, { bigint: true });
+      const changed = each === root ? "" : `:${stats.ctimeNs}`;
+      parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
+    } catch {
+      parts.push(`${each}:-`);
+    }
+  }
+  return parts.join("\n");
+}
