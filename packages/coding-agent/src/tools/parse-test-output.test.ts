@@ -433,6 +433,28 @@ describe("parseTestRunnerOutput grammars", () => {
       });
     });
 
+    it("follows tap-parser's grammar: unheaded subtests, escapes and non-directive comments", () => {
+      const output = [
+        "TAP version 13",
+        "    not ok 1 - leaf",
+        "    1..1",
+        "not ok 1 - parent of an unheaded subtest",
+        "not ok 2 - uses \\# in its name",
+        "not ok 3 - keeps # a comment that is no directive",
+        "not ok 4 - skipped # skip not on this platform",
+        "1..4",
+        "# pass 0",
+        "# fail 3",
+      ].join("\n");
+      expect(parseTestRunnerOutput(output)).toEqual({
+        runner: "tap",
+        passed: 0,
+        failed: 3,
+        skipped: 0,
+        failures: ["leaf", "uses # in its name", "keeps # a comment that is no directive"],
+      });
+    });
+
     it("reads tape-style TAP with padded counts", () => {
       const output = [
         "not ok 2 should be equal",
