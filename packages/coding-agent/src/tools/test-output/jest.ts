@@ -6,7 +6,7 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
-import { addTo, type Tally, zeroTally } from "./tally.js";
+import { sumCounts, type Tally } from "./tally.js";
 
 // Anchored patterns with no overlapping quantifiers: linear in the line. Counts are at most 15
 // digits so that no sum of them can leave the integers.
@@ -14,20 +14,13 @@ const JEST_TESTS = /^Tests:\s+(\d.*)$/;
 const JEST_COUNT = /^(\d{1,15}) (passed|failed|skipped|todo|pending|total)$/;
 
 /** Parses jest's `Tests:       2 failed, 1 skipped, 2 todo, 3 passed, 8 total`. */
-export function parseJestSummary(line: string): Tally | undefined {
+function parseJestSummary(line: string): Tally | undefined {
   const body = JEST_TESTS.exec(line)?.[1];
   if (body === undefined) return undefined;
-  const tally = zeroTally();
-  for (const part of body.trim().split(", ")) {
-    const match = JEST_COUNT.exec(part);
-    if (!match) return undefined;
-    const word = match[2];
-    const count = Number(match[1]);
-    if (word === "passed") addTo(tally, "passed", count);
-    else if (word === "failed") addTo(tally, "failed", count);
-    else if (word !== "total") addTo(tally, "skipped", count);
-  }
-  return tally;
+  return sumCounts(body.trim().split(", "), JEST_COUNT, (word) => {
+    if (word === "passed" || word === "failed") return word;
+    return word === "total" ? undefined : "skipped";
+  });
 }
 
 /** jest: its `Tests:` summary, failing tests by `●` bullet or by verbose `✕` line. */
@@ -38,9 +31,7 @@ export class JestScanner implements RunnerScanner {
   #lastFailedFile: string | undefined;
 
   summary({ text, index }: OutputLine): boolean {
-    const tally = parseJestSummary(text);
-    if (tally) this.#summaries.record(tally, index);
-    return tally !== undefined;
+    return this.#summaries.recordFound(parseJestSummary(text), index);
   }
 
   detail({ text, trimmed }: OutputLine): boolean {

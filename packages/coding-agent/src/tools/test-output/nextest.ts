@@ -5,7 +5,7 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
-import { addTo, type Tally, zeroTally } from "./tally.js";
+import { sumCounts, type Tally } from "./tally.js";
 
 const NEXTEST_SUMMARY = /^\s*Summary \[[^\]]*\] (?:\d+\/)?\d+ tests? run: (.*)$/;
 const NEXTEST_COUNT = /^(\d{1,15}) ([a-z]+(?: [a-z]+)?)$/;
@@ -16,23 +16,16 @@ const NEXTEST_FAILURE =
  * Parses nextest's `Summary [ 0.010s] 5 tests run: 4 passed (1 slow), 1 failed, 1 skipped`.
  * Parenthesised notes qualify the passes and a `;` starts a cancellation note; both are dropped.
  */
-export function parseNextestSummary(line: string): Tally | undefined {
+function parseNextestSummary(line: string): Tally | undefined {
   const body = NEXTEST_SUMMARY.exec(line)?.[1];
   if (body === undefined) return undefined;
   const counts = (body.split(";")[0] as string).replace(/\([^()]*\)/g, "");
-  const tally = zeroTally();
-  for (const part of counts.split(",")) {
-    const match = NEXTEST_COUNT.exec(part.trim());
-    if (!match) return undefined;
-    const word = match[2];
-    const count = Number(match[1]);
-    if (word === "passed") addTo(tally, "passed", count);
-    else if (word === "skipped") addTo(tally, "skipped", count);
-    else if (word === "failed" || word === "exec failed" || word === "timed out") {
-      addTo(tally, "failed", count);
-    }
-  }
-  return tally;
+  const parts = counts.split(",").map((part) => part.trim());
+  return sumCounts(parts, NEXTEST_COUNT, (word) => {
+    if (word === "passed" || word === "skipped") return word;
+    if (word === "failed" || word === "exec failed" || word === "timed out") return "failed";
+    return undefined;
+  });
 }
 
 /** cargo nextest: its `Summary` line, failing tests by their `FAIL [ 0.003s] crate test` line. */
@@ -41,9 +34,7 @@ export class NextestScanner implements RunnerScanner {
   readonly #failures = new NameList();
 
   summary({ text, index }: OutputLine): boolean {
-    const tally = parseNextestSummary(text);
-    if (tally) this.#summaries.record(tally, index);
-    return tally !== undefined;
+    return this.#summaries.recordFound(parseNextestSummary(text), index);
   }
 
   detail({ text }: OutputLine): boolean {

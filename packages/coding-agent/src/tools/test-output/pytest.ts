@@ -5,7 +5,7 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
-import { addTo, type CountCategory, type Tally, zeroTally } from "./tally.js";
+import { type CountCategory, sumCounts, type Tally, zeroTally } from "./tally.js";
 
 const PYTEST_COUNT =
   /^(\d{1,15}) (passed|failed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun|reruns)$/;
@@ -34,7 +34,7 @@ function pytestCategory(word: string): CountCategory | undefined {
  * Parses pytest's final line, framed by `=` or bare under `-q`:
  * `1 failed, 3 passed, 1 skipped in 0.05s`, or `no tests ran in 0.01s`.
  */
-export function parsePytestSummary(trimmed: string): Tally | undefined {
+function parsePytestSummary(trimmed: string): Tally | undefined {
   let body = trimmed;
   if (body.startsWith("=") && body.endsWith("=")) {
     let start = 0;
@@ -46,15 +46,8 @@ export function parsePytestSummary(trimmed: string): Tally | undefined {
   const separator = body.lastIndexOf(" in ");
   if (separator <= 0 || !PYTEST_DURATION.test(body.slice(separator + 4))) return undefined;
   const counts = body.slice(0, separator);
-  const tally = zeroTally();
-  if (counts === "no tests ran") return tally;
-  for (const part of counts.split(", ")) {
-    const match = PYTEST_COUNT.exec(part);
-    if (!match) return undefined;
-    const category = pytestCategory(match[2] as string);
-    if (category) addTo(tally, category, Number(match[1]));
-  }
-  return tally;
+  if (counts === "no tests ran") return zeroTally();
+  return sumCounts(counts.split(", "), PYTEST_COUNT, pytestCategory);
 }
 
 /** A pytest node id ends at the first space outside a `[...]` parametrisation. */
@@ -101,8 +94,7 @@ export class PytestScanner implements RunnerScanner {
 
   summary({ trimmed, index }: OutputLine): boolean {
     const tally = trimmed.includes(" in ") ? parsePytestSummary(trimmed) : undefined;
-    if (tally) this.#summaries.record(tally, index);
-    return tally !== undefined;
+    return this.#summaries.recordFound(tally, index);
   }
 
   detail({ trimmed }: OutputLine): boolean {

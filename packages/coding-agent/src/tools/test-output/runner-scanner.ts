@@ -53,6 +53,12 @@ export class RunnerSummaries {
     addTally(this.#tally, tally);
   }
 
+  /** Records `tally` when a summary line was recognised; returns whether one was. */
+  recordFound(tally: Tally | undefined, index: number): boolean {
+    if (tally !== undefined) this.record(tally, index);
+    return tally !== undefined;
+  }
+
   /** Ranks the runner by `index` without counting anything (go's package lines). */
   seen(index: number): void {
     this.#firstLine ??= index;

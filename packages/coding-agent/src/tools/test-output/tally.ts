@@ -10,7 +10,7 @@ export type CountCategory = keyof Tally;
 export const COUNT_CATEGORIES = ["passed", "failed", "skipped"] as const;
 
 /** Adds `count` tests to one category of `tally`. */
-export function addTo(tally: Tally, category: CountCategory, count: number): void {
+function addTo(tally: Tally, category: CountCategory, count: number): void {
   tally[category] = (tally[category] ?? 0) + count;
 }
 
@@ -32,4 +32,24 @@ export function addTally(total: Tally, tally: Tally): void {
     const count = tally[category];
     if (count !== undefined) addTo(total, category, count);
   }
+}
+
+/**
+ * Sums a summary's `<count> <word>` parts (`3 passed`, `1 failed`) into a tally of all three
+ * categories; a word `categoryOf` maps to nothing (`total`, `deselected`) counts nowhere. Undefined
+ * when a part is not such a count: then the line was not that runner's summary.
+ */
+export function sumCounts(
+  parts: readonly string[],
+  count: RegExp,
+  categoryOf: (word: string) => CountCategory | undefined,
+): Tally | undefined {
+  const tally = zeroTally();
+  for (const part of parts) {
+    const match = count.exec(part);
+    if (!match) return undefined;
+    const category = categoryOf(match[2] as string);
+    if (category) addTo(tally, category, Number(match[1]));
+  }
+  return tally;
 }

@@ -6,30 +6,24 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
-import { addTo, type Tally, zeroTally } from "./tally.js";
+import { sumCounts, type Tally } from "./tally.js";
 
 const VITEST_TOTAL = /^\(\d+\)$/;
 const VITEST_COUNT = /^(\d{1,15}) (passed|failed|skipped|todo|[a-z]+(?: [a-z]+)?)$/;
 
 /** Parses vitest's `Tests  1 failed | 4 passed | 1 skipped | 1 todo (7)`. */
-export function parseVitestSummary(trimmed: string): Tally | undefined {
+function parseVitestSummary(trimmed: string): Tally | undefined {
   // String operations rather than one pattern: a lazy match up to `(7)` would be quadratic.
   if (!trimmed.startsWith("Tests ") || !trimmed.endsWith(")")) return undefined;
   const totalAt = trimmed.lastIndexOf("(");
   if (totalAt < 0 || !VITEST_TOTAL.test(trimmed.slice(totalAt))) return undefined;
   const body = trimmed.slice("Tests ".length, totalAt).trim();
   if (body === "") return undefined;
-  const tally = zeroTally();
-  for (const part of body.split("|")) {
-    const match = VITEST_COUNT.exec(part.trim());
-    if (!match) return undefined;
-    const word = match[2];
-    const count = Number(match[1]);
-    if (word === "passed") addTo(tally, "passed", count);
-    else if (word === "failed") addTo(tally, "failed", count);
-    else if (word === "skipped" || word === "todo") addTo(tally, "skipped", count);
-  }
-  return tally;
+  const parts = body.split("|").map((part) => part.trim());
+  return sumCounts(parts, VITEST_COUNT, (word) => {
+    if (word === "passed" || word === "failed") return word;
+    return word === "skipped" || word === "todo" ? "skipped" : undefined;
+  });
 }
 
 /** vitest: its `Tests` summary, failing tests by `FAIL` line or by verbose `×` line. */
@@ -39,9 +33,7 @@ export class VitestScanner implements RunnerScanner {
   readonly #crosses = new NameList();
 
   summary({ trimmed, index }: OutputLine): boolean {
-    const tally = parseVitestSummary(trimmed);
-    if (tally) this.#summaries.record(tally, index);
-    return tally !== undefined;
+    return this.#summaries.recordFound(parseVitestSummary(trimmed), index);
   }
 
   detail({ trimmed }: OutputLine): boolean {
