@@ -1,13 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { readInstances } from "./instances.js";
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
 
 const valid = {
   instance_id: "one",
@@ -20,7 +15,7 @@ const valid = {
 
 async function instancesFile(lines: string[]): Promise<string> {
   const temp = await makeTempDir("pleach-eval-instances-");
-  cleanups.push(temp.cleanup);
+  onTestFinished(temp.cleanup);
   const file = path.join(temp.dir, "instances.jsonl");
   await writeFile(file, `${lines.join("\n")}\n`);
   return file;
