@@ -35,6 +35,8 @@ export class MatchBlocks {
   /** The matches in path order, as a sorted directory walk meets the files; lines stay in order. */
   sorted(): SearchMatch[] {
     const blocks = [...this.#blocks].sort((left, right) => compareTreePaths(left.key, right.key));
-    return blocks.flatMap((block) => block.matches);
+    const matches: SearchMatch[] = [];
+    for (const block of blocks) for (const match of block.matches) matches.push(match);
+    return matches;
   }
 }
