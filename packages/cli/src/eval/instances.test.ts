@@ -1,7 +1,7 @@
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { makeTempDir } from "../../../coding-agent/src/test-support/temp-dir.js";
 import { readInstances } from "./instances.js";
 
 const valid = {
@@ -14,9 +14,9 @@ const valid = {
 };
 
 async function instancesFile(lines: string[]): Promise<string> {
-  const temp = await makeTempDir("pleach-eval-instances-");
-  onTestFinished(temp.cleanup);
-  const file = path.join(temp.dir, "instances.jsonl");
+  const folder = await mkdtemp(path.join(os.tmpdir(), "pleach-eval-instances-"));
+  onTestFinished(() => rm(folder, { recursive: true, force: true }));
+  const file = path.join(folder, "instances.jsonl");
   await writeFile(file, `${lines.join("\n")}\n`);
   return file;
 }
