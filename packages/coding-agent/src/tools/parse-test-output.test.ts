@@ -10,6 +10,7 @@ import {
   parseTestRunnerOutput,
   type TestRunnerCounts,
 } from "./parse-test-output.js";
+import { parseTestStatuses } from "./test-output/test-statuses.js";
 
 const generatorPath = fileURLToPath(
   new URL("../../../../scripts/gen-runner-fixtures.mjs", import.meta.url),
@@ -656,6 +657,46 @@ describe("parseTestRunnerOutput properties", () => {
   });
 
   const count = fc.nat({ max: 1_000_000 });
+
+  it("never throws on TAP-shaped input, tap-parser's edge cases included", () => {
+    const tapLine = fc.constantFrom(
+      "ok 1 - a",
+      "not ok 2 - b",
+      "ok 3 - c {",
+      "}",
+      "    ok 1 - d",
+      "        not ok 1 - e",
+      "  ---",
+      "  ...",
+      "  message: x",
+      "  key: [",
+      "Bail out! boom",
+      "pragma +strict",
+      "TAP version 14",
+      "# Subtest: s",
+      "    # Subtest: t",
+      "1..3",
+      "    1..2",
+      "1..0 # skip all",
+      "# pass 1",
+      "ok 4 # SKIP",
+      "not ok 5 # TODO",
+      "",
+      "ok 99999999999999999999 - big",
+      "ok 1 - x \\# y",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(tapLine, { maxLength: 60 }).map((lines) => lines.join("\n")),
+        (output) => {
+          const counts = parseTestRunnerOutput(output);
+          expect(counts.failures?.length ?? 0).toBeLessThanOrEqual(MAX_FAILURE_NAMES);
+          expect(parseTestStatuses(output)).toBeInstanceOf(Map);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
 
   it("recovers the numbers of any pytest summary", () => {
     const categories = [
