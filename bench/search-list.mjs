@@ -8,8 +8,8 @@
 // in danger-full-access mode, so both sides are unsandboxed spawns. A baseline is the program the
 // tool runs, spawned straight from node with no shell: the tool's own argv (the script checks the
 // tool's command holds it word for word), its output read whole into a string as a caller of
-// `spawn` would (`Buffer.concat`, then `toString("utf8")`; the sandbox client decodes non-ASCII
-// UTF-8 faster, through ICU: see packages/sandbox/src/utf8.ts). Where the tool caps the output,
+// `spawn` would (`Buffer.concat`, then `toString("utf8")`; the sandbox client decodes the tool's
+// output its own way: see packages/sandbox/src/utf8.ts). Where the tool caps the output,
 // the baseline stops reading after as many records and closes the pipe, as `| head` would,
 // without a `head` or a shell (nor the `dd` that the tool's pipeline ends in above 1,000 matches).
 //

@@ -8,8 +8,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import type { EvalReport } from "../eval/report.js";
 import { runCli } from "../test-support/run-cli.js";
-import { type EvalReport, parseTestStatuses } from "./eval.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -117,26 +117,6 @@ describe("pleach eval", () => {
     expect((await run(["eval", "--dataset", "huge", "--model", "gold"])).stderr).toContain(
       "--dataset must be mini",
     );
-  });
-
-  it("reads test names from TAP and pytest output", () => {
-    const statuses = parseTestStatuses(
-      [
-        "ok 1 - adds numbers",
-        "not ok 2 - subtracts numbers",
-        "    ok 1 - nested one",
-        "ok 3 - skipped one # SKIP",
-        "PASSED tests/test_a.py::test_one",
-        "tests/test_a.py::test_two FAILED",
-      ].join("\n"),
-    );
-    expect(Object.fromEntries(statuses)).toEqual({
-      "adds numbers": "pass",
-      "subtracts numbers": "fail",
-      "nested one": "pass",
-      "tests/test_a.py::test_one": "pass",
-      "tests/test_a.py::test_two": "fail",
-    });
   });
 });
 

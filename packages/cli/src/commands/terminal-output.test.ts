@@ -8,8 +8,9 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { sandboxVisibleTempParent } from "../eval/mini-dataset.js";
+import type { EvalReport } from "../eval/report.js";
 import { runCli } from "../test-support/run-cli.js";
-import { type EvalReport, sandboxVisibleTempParent } from "./eval.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

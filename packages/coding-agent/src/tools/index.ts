@@ -58,5 +58,7 @@ export {
   searchFilesOutputSchema,
 } from "./search-files.js";
 export { shellJoin, shellQuote } from "./shell-quote.js";
+export type { TestStatus } from "./test-output/test-statuses.js";
+export { parseTestStatuses } from "./test-output/test-statuses.js";
 export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file.js";
 export { createWriteFileTool, writeFileInputSchema, writeFileOutputSchema } from "./write-file.js";

@@ -10,6 +10,7 @@ import {
   parseTestRunnerOutput,
   type TestRunnerCounts,
 } from "./parse-test-output.js";
+import { parseTestStatuses } from "./test-output/test-statuses.js";
 
 const generatorPath = fileURLToPath(
   new URL("../../../../scripts/gen-runner-fixtures.mjs", import.meta.url),
@@ -433,6 +434,28 @@ describe("parseTestRunnerOutput grammars", () => {
       });
     });
 
+    it("follows tap-parser's grammar: unheaded subtests, escapes and non-directive comments", () => {
+      const output = [
+        "TAP version 13",
+        "    not ok 1 - leaf",
+        "    1..1",
+        "not ok 1 - parent of an unheaded subtest",
+        "not ok 2 - uses \\# in its name",
+        "not ok 3 - keeps # a comment that is no directive",
+        "not ok 4 - skipped # skip not on this platform",
+        "1..4",
+        "# pass 0",
+        "# fail 3",
+      ].join("\n");
+      expect(parseTestRunnerOutput(output)).toEqual({
+        runner: "tap",
+        passed: 0,
+        failed: 3,
+        skipped: 0,
+        failures: ["leaf", "uses # in its name", "keeps # a comment that is no directive"],
+      });
+    });
+
     it("reads tape-style TAP with padded counts", () => {
       const output = [
         "not ok 2 should be equal",
@@ -634,6 +657,46 @@ describe("parseTestRunnerOutput properties", () => {
   });
 
   const count = fc.nat({ max: 1_000_000 });
+
+  it("never throws on TAP-shaped input, tap-parser's edge cases included", () => {
+    const tapLine = fc.constantFrom(
+      "ok 1 - a",
+      "not ok 2 - b",
+      "ok 3 - c {",
+      "}",
+      "    ok 1 - d",
+      "        not ok 1 - e",
+      "  ---",
+      "  ...",
+      "  message: x",
+      "  key: [",
+      "Bail out! boom",
+      "pragma +strict",
+      "TAP version 14",
+      "# Subtest: s",
+      "    # Subtest: t",
+      "1..3",
+      "    1..2",
+      "1..0 # skip all",
+      "# pass 1",
+      "ok 4 # SKIP",
+      "not ok 5 # TODO",
+      "",
+      "ok 99999999999999999999 - big",
+      "ok 1 - x \\# y",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(tapLine, { maxLength: 60 }).map((lines) => lines.join("\n")),
+        (output) => {
+          const counts = parseTestRunnerOutput(output);
+          expect(counts.failures?.length ?? 0).toBeLessThanOrEqual(MAX_FAILURE_NAMES);
+          expect(parseTestStatuses(output)).toBeInstanceOf(Map);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
 
   it("recovers the numbers of any pytest summary", () => {
     const categories = [

@@ -1,0 +1,134 @@
+import path from "node:path";
+import {
+  type AgentResult,
+  createCodingAgentRuntime,
+  type ModelAdapter,
+} from "@pleach/coding-agent/runtime";
+import {
+  createApplyDiffTool,
+  createGitCloneTool,
+  createRunTestsTool,
+} from "@pleach/coding-agent/tools";
+import { isToolError, type SandboxMode } from "@pleach/core";
+import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
+import { git } from "./git.js";
+import { gradeInstance } from "./grading.js";
+import type { EvalInstance } from "./instances.js";
+import type { InstanceReport } from "./report.js";
+
+/** Options of {@link evaluateInstance}. */
+export interface EvaluateInstanceOptions {
+  instance: EvalInstance;
+  makeModel: (instance: EvalInstance) => ModelAdapter;
+  /** The agent's sandbox mode. */
+  mode: SandboxMode;
+  /** Whether sandboxed commands may reach the network (remote repositories). */
+  network: boolean;
+  maxSteps: number;
+  /** The test command of instances without `test_command`. */
+  testCommand: string | undefined;
+  abortSignal: AbortSignal;
+}
+
+function repoURL(repo: string): string {
+  if (/^[\w.-]+\/[\w.-]+$/.test(repo) && !repo.startsWith(".")) {
+    return `https://github.com/${repo}.git`;
+  }
+  return repo;
+}
+
+function taskFor(instance: EvalInstance): string {
+  return `You are working in a git repository (the workspace root). Resolve this issue:
+
+<issue>
+${instance.problem_statement}
+</issue>
+
+Change the source code so the issue is fixed. Do not change the existing tests; you may add your own checks while you work. Finish with a short summary of the change.`;
+}
+
+/**
+ * Evaluate one instance in a fresh workspace from the local sandbox provider: clone, check out
+ * `base_commit`, let the agent work, apply the test patch, run the tests and grade them. A step
+ * that fails makes the report's status `error`, with the reason; it never throws.
+ */
+export async function evaluateInstance({
+  instance,
+  makeModel,
+  mode,
+  network,
+  maxSteps,
+  testCommand,
+  abortSignal,
+}: EvaluateInstanceOptions): Promise<InstanceReport> {
+  const started = Date.now();
+  const report: InstanceReport = {
+    instance_id: instance.instance_id,
+    resolved: false,
+    status: "error",
+    FAIL_TO_PASS: { passed: [], failed: [...instance.FAIL_TO_PASS] },
+    PASS_TO_PASS: { passed: [], failed: [...instance.PASS_TO_PASS] },
+    durationMs: 0,
+  };
+  const provider = createLocalSandboxProvider({ mode: "workspace-write", network });
+  const session = await provider.acquire({ abortSignal });
+  try {
+    const command = instance.test_command ?? testCommand;
+    if (command === undefined) {
+      throw new Error("no test command: add test_command to the instance or pass --test-command");
+    }
+    await createGitCloneTool(session.client).execute(
+      { url: repoURL(instance.repo), dest: "repo" },
+      { abortSignal },
+    );
+    const repoRoot = path.join(session.client.root, "repo");
+    // The harness checks out as itself: the sandbox never lets a command write a .git folder.
+    await git(["checkout", "--quiet", "--detach", instance.base_commit], { cwd: repoRoot });
+
+    const runtime = createCodingAgentRuntime({
+      sandboxProvider: createLocalSandboxProvider({ root: repoRoot, mode, network }),
+      model: makeModel(instance),
+      maxSteps,
+    });
+    const result: AgentResult = await runtime.run({ task: taskFor(instance), abortSignal }).result;
+    report.agent = {
+      stopReason: result.stopReason,
+      steps: result.steps,
+      toolCalls: result.toolCalls,
+      totalTokens: result.usage.totalTokens,
+    };
+
+    const repoClient = await createLocalSandbox({
+      root: repoRoot,
+      mode: "workspace-write",
+      network,
+    });
+    const applied = await createApplyDiffTool(repoClient).execute(
+      { path: ".", diff: instance.test_patch },
+      { abortSignal },
+    );
+    if (applied.conflicts.length > 0) {
+      throw new Error(`the test patch did not apply: ${applied.conflicts.join("; ")}`);
+    }
+    const tests = await createRunTestsTool(repoClient).execute(
+      { command, timeout: 600_000 },
+      { abortSignal },
+    );
+    const grade = gradeInstance(instance, `${tests.stdout}\n${tests.stderr}`);
+    report.FAIL_TO_PASS = grade.FAIL_TO_PASS;
+    report.PASS_TO_PASS = grade.PASS_TO_PASS;
+    report.resolved = grade.resolved;
+    report.status = grade.resolved ? "resolved" : "unresolved";
+  } catch (error) {
+    report.status = "error";
+    report.error = isToolError(error)
+      ? `${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  } finally {
+    await session.release();
+    report.durationMs = Date.now() - started;
+  }
+  return report;
+}
