@@ -5,9 +5,9 @@
 import net from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { defineTool } from "@pleach/core";
+import { holdIdleConnections } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { holdIdleConnections } from "../../sandbox/src/server/test-support/idle-connections.js";
 import { type McpHttpServer, startMcpHttpServer } from "./http-server.js";
 import { createPleachMcpServerFactory } from "./mcp-server.js";
 

@@ -5,12 +5,11 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { makeTempDir } from "@pleach/core/testing";
+import { holdIdleConnections, makeTempDir } from "@pleach/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
 import { createConnectionLimits } from "./connection-limits.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";
-import { holdIdleConnections } from "./test-support/idle-connections.js";
 
 const TOKEN = "limits-token-0123456789abcdef";
 const auth = () => ({ headers: { Authorization: `Bearer ${TOKEN}` } });
