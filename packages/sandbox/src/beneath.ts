@@ -21,7 +21,7 @@ import {
 } from "./workspace-root.js";
 
 export type { WorkspaceRoot } from "./workspace-root.js";
-export { MAX_PATH_COMPONENTS, workspaceRoot } from "./workspace-root.js";
+export { workspaceRoot } from "./workspace-root.js";
 
 /**
  * Race-free access to a workspace's files from the host. A sandboxed command can swap any folder

@@ -129,7 +129,7 @@ export class BoundedOutput {
  * decoded text up to the byte budget. The chunk may be a view of a reused read buffer: both
  * consumers copy what they keep.
  */
-export function outputSink(
+function outputSink(
   bounded: BoundedOutput,
   stream: "stdout" | "stderr",
   budget: number,

@@ -144,7 +144,7 @@ export function createHttpRequester({
 }
 
 /** The sandbox-unavailable error of a server that could not be reached. */
-export function unreachable(where: string, error: Error): ToolError {
+function unreachable(where: string, error: Error): ToolError {
   const code = (error as NodeJS.ErrnoException).code;
   return sandboxUnavailableError({
     message: `could not reach the sandbox server at ${where} (${code ?? error.message}); it may be down: try again or use another server`,

@@ -25,7 +25,7 @@ const testNames = z.preprocess(
 );
 
 /** One evaluation instance, in SWE-bench's shape (plus `test_command`); other fields are dropped. */
-export const evalInstanceSchema = z.object(
+const evalInstanceSchema = z.object(
   {
     instance_id: requiredString,
     repo: requiredString.describe("A git URL, a local path, or SWE-bench's `owner/name` (GitHub)."),

@@ -7,7 +7,7 @@ import { git } from "./git.js";
 import type { EvalInstance } from "./instances.js";
 
 /** The bundled mini dataset's sources, committed beside the package. */
-export function miniDatasetSourcePath(): string {
+function miniDatasetSourcePath(): string {
   return fileURLToPath(new URL("../../assets/eval-mini/", import.meta.url));
 }
 

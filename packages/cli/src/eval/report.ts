@@ -41,7 +41,7 @@ export function summarizeReports(model: string, instances: InstanceReport[]): Ev
 }
 
 /** A duration as the table and the progress lines show it: `12.3s`. */
-export function seconds(milliseconds: number): string {
+function seconds(milliseconds: number): string {
   return `${(milliseconds / 1000).toFixed(1)}s`;
 }
 

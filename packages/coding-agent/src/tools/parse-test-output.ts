@@ -13,7 +13,7 @@ import { TapScanner } from "./test-output/tap.js";
 import type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
 import { VitestScanner } from "./test-output/vitest.js";
 
-export type { TestRunnerCounts, TestRunnerName } from "./test-output/test-runner-counts.js";
+export type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
 export { MAX_FAILURE_NAME_LENGTH, MAX_FAILURE_NAMES } from "./test-output/test-runner-counts.js";
 
 const LINE_BREAK = /\r\n|\n|\r/;

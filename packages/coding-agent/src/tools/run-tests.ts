@@ -4,7 +4,7 @@ import type { SandboxClient } from "../sandbox/index.js";
 import { parseTestRunnerOutput } from "./parse-test-output.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (one hour). */
-export const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
+const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
 
 /** Input of `run_tests`. */
 export const runTestsInputSchema = z

@@ -8,9 +8,6 @@ import { GREP_RAN, runSearch } from "./search/run-search.js";
 import { searchMatchSchema } from "./search/search-match.js";
 import { shellJoin } from "./shell-quote.js";
 
-export type { SearchMatch } from "./search/search-match.js";
-export { searchMatchSchema } from "./search/search-match.js";
-
 /** The input of `search_files`. */
 export const searchFilesInputSchema = z
   .object({

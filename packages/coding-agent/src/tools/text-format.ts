@@ -1,10 +1,7 @@
 import { Buffer, isUtf8 } from "node:buffer";
 
 /** How many leading bytes are searched for a NUL byte, the cheap sign of a binary file. */
-export const BINARY_SNIFF_BYTES = 8192;
-
-/** The byte order mark as it appears in decoded text. */
-export const BYTE_ORDER_MARK = "\uFEFF";
+const BINARY_SNIFF_BYTES = 8192;
 
 /** Why some bytes are not UTF-8 text, for a tool to put in its refusal. */
 export interface BinaryReason {
@@ -40,7 +37,7 @@ export function decodeUtf8(bytes: Uint8Array): string {
 }
 
 /** The offset of the first byte that starts no valid UTF-8 sequence, or -1 when all are valid. */
-export function firstInvalidUtf8Offset(bytes: Uint8Array): number {
+function firstInvalidUtf8Offset(bytes: Uint8Array): number {
   if (isUtf8(bytes)) return -1;
   let index = 0;
   while (index < bytes.length) {

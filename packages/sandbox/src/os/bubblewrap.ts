@@ -12,7 +12,7 @@ export const BUBBLEWRAP_PATH = "/usr/bin/bwrap";
  * spawns the argv gives it as a pipe holding the filter (`CommandInvocation.inputs`). Without it
  * bubblewrap refuses to start, so a launch that forgets the filter fails rather than runs unfiltered.
  */
-export const SECCOMP_FD = 3;
+const SECCOMP_FD = 3;
 const SHELL = "/bin/bash";
 
 /** Options of {@link bubblewrapArguments}. */

@@ -1,7 +1,7 @@
 import type { ProtectedPath } from "./host-facts.js";
 
 /** The variable that tells a confined command which folders it sees are placeholders. */
-export const PLACEHOLDERS_VARIABLE = "PLEACH_PLACEHOLDERS";
+const PLACEHOLDERS_VARIABLE = "PLEACH_PLACEHOLDERS";
 
 /**
  * `env` with {@link PLACEHOLDERS_VARIABLE} set to the absolute paths of the placeholders among

@@ -15,7 +15,7 @@ export class HttpError extends Error {
 }
 
 /** The HTTP status of a request that failed with a `ToolError` of `code`. */
-export function statusOfCode(code: ToolErrorCode): number {
+function statusOfCode(code: ToolErrorCode): number {
   switch (code) {
     case "NOT_FOUND":
       return 404;

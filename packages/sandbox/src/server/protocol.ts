@@ -10,7 +10,7 @@ export const PROTOCOL_PREFIX = "/v1";
  * server's template root, named relative to it; or `{ git, ref? }`, a shallow clone of a git
  * repository, at `ref` (a branch or tag) when given.
  */
-export const sandboxTemplateSchema = z.union([
+const sandboxTemplateSchema = z.union([
   z.literal("empty"),
   z.strictObject({ folder: z.string() }),
   z.strictObject({ git: z.string(), ref: z.string().optional() }),
