@@ -28,6 +28,12 @@ export interface CliIo {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
+/** What every command gets: its arguments (after the command's name) and where it prints. */
+export interface CommandInput {
+  args: readonly string[];
+  io: CliIo;
+}
+
 /** The version `pleach --version` prints and the MCP server reports. */
 export const VERSION = "0.1.0";
 

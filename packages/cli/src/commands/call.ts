@@ -7,6 +7,7 @@ import {
 import { isToolError } from "@pleach/core";
 import {
   type CliIo,
+  type CommandInput,
   openWorkspace,
   parseCommandLine,
   parseMode,
@@ -50,9 +51,7 @@ export async function callCommand({
   args,
   io,
   extraTools = [],
-}: {
-  args: readonly string[];
-  io: CliIo;
+}: CommandInput & {
   /**
    * Tools callable besides the ten (see `createCodingAgentTools`); the command line offers none.
    * @default []

@@ -12,7 +12,7 @@ import {
 } from "@pleach/coding-agent/runtime";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
-import { type CliIo, parseCommandLine, parseMode } from "../cli-support.js";
+import { type CliIo, type CommandInput, parseCommandLine, parseMode } from "../cli-support.js";
 
 /** `pleach demo --help`. */
 export const DEMO_HELP = `Usage: pleach demo [options]
@@ -164,13 +164,7 @@ function summaryOf(result: AgentResult) {
 }
 
 /** `pleach demo`: a scripted agent fixes the sample project; resolves to the exit code. */
-export async function demoCommand({
-  args,
-  io,
-}: {
-  args: readonly string[];
-  io: CliIo;
-}): Promise<number> {
+export async function demoCommand({ args, io }: CommandInput): Promise<number> {
   const { values } = parseCommandLine({
     args,
     command: "demo",

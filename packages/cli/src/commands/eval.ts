@@ -2,7 +2,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ModelAdapter } from "@pleach/coding-agent/runtime";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
-import { type CliIo, parseCommandLine, parseMode, UsageError } from "../cli-support.js";
+import { type CommandInput, parseCommandLine, parseMode, UsageError } from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
 import { type EvalInstance, readInstances } from "../eval/instances.js";
 import { buildMiniDataset, sandboxVisibleTempParent } from "../eval/mini-dataset.js";
@@ -48,13 +48,7 @@ Exit codes: 0 every instance was evaluated; 1 some could not be (clone or setup 
 `;
 
 /** `pleach eval`: evaluate instances; resolves to the exit code. */
-export async function evalCommand({
-  args,
-  io,
-}: {
-  args: readonly string[];
-  io: CliIo;
-}): Promise<number> {
+export async function evalCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "eval",

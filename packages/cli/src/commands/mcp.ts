@@ -6,7 +6,7 @@ import {
 } from "@pleach/coding-agent/tools";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
-  type CliIo,
+  type CommandInput,
   openWorkspace,
   parseCommandLine,
   parseMode,
@@ -47,13 +47,7 @@ Examples:
 `;
 
 /** `pleach mcp`: serve the tools over MCP until the client goes away; resolves to the exit code. */
-export async function mcpCommand({
-  args,
-  io,
-}: {
-  args: readonly string[];
-  io: CliIo;
-}): Promise<number> {
+export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "mcp",

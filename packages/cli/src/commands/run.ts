@@ -7,7 +7,7 @@ import {
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import {
-  type CliIo,
+  type CommandInput,
   openWorkspace,
   parseCommandLine,
   parseMode,
@@ -149,13 +149,7 @@ export function parseCount({
 }
 
 /** `pleach run "<task>"`: the agent on a workspace; resolves to the exit code. */
-export async function runCommand({
-  args,
-  io,
-}: {
-  args: readonly string[];
-  io: CliIo;
-}): Promise<number> {
+export async function runCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "run",

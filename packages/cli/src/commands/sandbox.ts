@@ -3,7 +3,7 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createSandboxServer } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
-  type CliIo,
+  type CommandInput,
   parseCommandLine,
   parseMode,
   readBearerToken,
@@ -50,9 +50,7 @@ export async function sandboxCommand({
   args,
   io,
   stopSignal,
-}: {
-  args: readonly string[];
-  io: CliIo;
+}: CommandInput & {
   /** Stops the server when aborted. @default SIGINT or SIGTERM */
   stopSignal?: AbortSignal;
 }): Promise<number> {

@@ -1,6 +1,6 @@
 import type { ToolRegistration } from "@pleach/coding-agent/tools";
 import { toolInputJSONSchema } from "@pleach/core";
-import { type CliIo, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
+import { type CommandInput, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
 
 /** `pleach tools --help`. */
 export const TOOLS_HELP = `Usage: pleach tools [--json]
@@ -17,9 +17,7 @@ export async function toolsCommand({
   args,
   io,
   extraTools = [],
-}: {
-  args: readonly string[];
-  io: CliIo;
+}: CommandInput & {
   /**
    * Tools listed after the ten (see `createCodingAgentTools`); the command line offers none.
    * @default []
