@@ -21,6 +21,18 @@ export interface CreatePleachMcpServerOptions {
    * @default { name: "pleach", version: "0.1.0" }
    */
   serverInfo?: { name: string; version: string };
+  /**
+   * Aborts every tool call, beside each request's own signal: a server that is stopping aborts
+   * it, then waits for {@link PleachMcpServerFactory.settled}.
+   */
+  abortSignal?: AbortSignal;
+}
+
+/** Makes one server per connection (stdio) or per request (HTTP), over the same tools. */
+export interface PleachMcpServerFactory {
+  (): Server;
+  /** Settles once no tool call of any server it made is running. */
+  settled(): Promise<void>;
 }
 
 /** A tool as MCP lists it, with the schema it advertises for `structuredContent`. */
@@ -72,11 +84,8 @@ function wrapSchema(schema: JSONSchema): JSONSchema {
  * schemas and validation; `McpServer` would validate a second time with its own messages.
  * Nothing is served until the caller connects it (`serveStdio`, `createMcpHandler`).
  */
-export function createPleachMcpServer({
-  tools,
-  serverInfo = { name: "pleach", version: "0.1.0" },
-}: CreatePleachMcpServerOptions): Server {
-  return createServerFactory({ tools, serverInfo })();
+export function createPleachMcpServer(options: CreatePleachMcpServerOptions): Server {
+  return createPleachMcpServerFactory(options)();
 }
 
 /**
@@ -86,14 +95,8 @@ export function createPleachMcpServer({
 export function createPleachMcpServerFactory({
   tools,
   serverInfo = { name: "pleach", version: "0.1.0" },
-}: CreatePleachMcpServerOptions): () => Server {
-  return createServerFactory({ tools, serverInfo });
-}
-
-function createServerFactory({
-  tools,
-  serverInfo,
-}: Required<CreatePleachMcpServerOptions>): () => Server {
+  abortSignal,
+}: CreatePleachMcpServerOptions): PleachMcpServerFactory {
   const served = new Map<string, ServedTool>();
   for (const tool of tools) {
     if (served.has(tool.name))
@@ -102,7 +105,8 @@ function createServerFactory({
   }
   const listResult: ListToolsResult = { tools: [...served.values()].map(({ listing }) => listing) };
 
-  return () => {
+  const running = new Set<Promise<unknown>>();
+  const factory = () => {
     const server = new Server(serverInfo, { capabilities: { tools: {} } });
     server.setRequestHandler("tools/list", () => listResult);
     server.setRequestHandler("tools/call", async (request, handlerContext) => {
@@ -114,11 +118,22 @@ function createServerFactory({
           `there is no tool named ${JSON.stringify(name)}; the tools are: ${[...served.keys()].join(", ")}`,
         );
       }
-      const result = await callTool({ entry, args, abortSignal: handlerContext.mcpReq.signal });
-      return server.projectCallToolResult(result, entry.listing.outputSchema);
+      const signals = [handlerContext.mcpReq.signal, ...(abortSignal ? [abortSignal] : [])];
+      const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals) });
+      running.add(call);
+      try {
+        return server.projectCallToolResult(await call, entry.listing.outputSchema);
+      } finally {
+        running.delete(call);
+      }
     });
     return server;
   };
+  return Object.assign(factory, {
+    async settled() {
+      while (running.size > 0) await Promise.allSettled(running);
+    },
+  });
 }
 
 async function callTool({

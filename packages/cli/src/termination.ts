@@ -1,5 +1,3 @@
-import type { SandboxClient } from "@pleach/coding-agent/sandbox";
-
 /** The signals that end a command cleanly, with the exit status each conventionally gives. */
 const EXIT_STATUS = { SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -62,46 +60,6 @@ export function onTermination(): Termination {
     },
     dispose() {
       for (const [name, listener] of listeners) process.off(name, listener);
-    },
-  };
-}
-
-/**
- * `client` with every `exec` also aborted by `abortSignal`, and counted, so that a command can wait
- * for the commands it started to be gone (and their sandboxes let go of) before it exits: for a
- * server, whose tool calls run beside the code that stops it. Everything else of the client (its
- * root, mode and any optional capability) is passed through unchanged.
- */
-export function abortableClient<T extends SandboxClient>(
-  client: T,
-  abortSignal: AbortSignal,
-): { client: T; settled(): Promise<void> } {
-  const running = new Set<Promise<unknown>>();
-  const exec: SandboxClient["exec"] = (command, options = {}) => {
-    const signals = [
-      abortSignal,
-      ...(options.abortSignal === undefined ? [] : [options.abortSignal]),
-    ];
-    const call = client.exec(command, { ...options, abortSignal: AbortSignal.any(signals) });
-    const tracked = call.then(
-      () => undefined,
-      () => undefined,
-    );
-    running.add(tracked);
-    void tracked.then(() => running.delete(tracked));
-    return call;
-  };
-  const wrapped = new Proxy(client, {
-    get(target, property, receiver) {
-      if (property === "exec") return exec;
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return {
-    client: wrapped,
-    async settled() {
-      while (running.size > 0) await Promise.all(running);
     },
   };
 }

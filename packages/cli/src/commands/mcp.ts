@@ -17,8 +17,8 @@ import {
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
 import { startMcpHttpServer } from "../http-server.js";
-import { createPleachMcpServerFactory } from "../mcp-server.js";
-import { abortableClient, onTermination, type Termination } from "../termination.js";
+import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
+import { onTermination, type Termination } from "../termination.js";
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: pleach mcp [options]
@@ -100,11 +100,11 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
   const termination = onTermination();
   const stopping = new AbortController();
-  const commands = abortableClient(client, AbortSignal.any([termination.signal, stopping.signal]));
-  const tools = createCodingAgentTools(commands.client, only === undefined ? {} : { only });
+  const tools = createCodingAgentTools(client, only === undefined ? {} : { only });
   const factory = createPleachMcpServerFactory({
     tools,
     serverInfo: { name: "pleach", version: VERSION },
+    abortSignal: AbortSignal.any([termination.signal, stopping.signal]),
   });
   const onerror = (error: Error) =>
     io.stderr(`pleach mcp: ${showControlCharacters(error.message, { multiline: true })}\n`);
@@ -122,27 +122,27 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
       void termination.received.then(resolve);
     });
     await handle.close();
-    return await stopServing({ termination, stopping, commands });
+    return await stopServing({ termination, stopping, factory });
   }
   const server = await startMcpHttpServer({ factory, token, ...listen, allowedHosts, onerror });
   io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
   await termination.received;
   await server.close();
-  return await stopServing({ termination, stopping, commands });
+  return await stopServing({ termination, stopping, factory });
 }
 
 /** Once the server is closed: stop the tool calls' commands and wait for them; the exit status. */
 async function stopServing({
   termination,
   stopping,
-  commands,
+  factory,
 }: {
   termination: Termination;
   stopping: AbortController;
-  commands: { settled(): Promise<void> };
+  factory: PleachMcpServerFactory;
 }): Promise<number> {
   stopping.abort(new Error("the MCP server stopped"));
-  await commands.settled();
+  await factory.settled();
   termination.dispose();
   return termination.exitStatus ?? 0;
 }
