@@ -57,12 +57,12 @@ export type BashOutput = z.output<typeof bashOutputSchema>;
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
   /**
-   * The time limit of a call that gives no `timeout`, in milliseconds (seed 002's 60 s).
+   * The time limit of a call that gives no `timeout`, in milliseconds.
    * @default 60_000
    */
   defaultTimeoutMs?: number;
   /**
-   * The most characters of `output`, notes included (seed 002's cap).
+   * The most characters of `output`, notes included.
    * @default 50_000
    */
   maxOutputChars?: number;
@@ -76,7 +76,7 @@ export interface BashToolOptions {
 }
 
 /**
- * `bash` (seed 002): run a shell command through the sandbox client and return what it printed.
+ * `bash`: run a shell command through the sandbox client and return what it printed.
  * A non-zero exit or a timeout is a result with `error: true` for the model, not an exception; a
  * client that refuses to run (`NO_SANDBOX`, say) throws its `ToolError`, which is passed on.
  */
@@ -145,7 +145,7 @@ export function createBashTool(
   });
 }
 
-/** stdout then stderr, as seed 002 merges them, with a line break between when stdout lacks one. */
+/** stdout then stderr, merged, with a line break between when stdout lacks one. */
 function mergeStreams(stdout: string, stderr: string): string {
   if (stdout === "" || stderr === "" || stdout.endsWith("\n")) return `${stdout}${stderr}`;
   return `${stdout}\n${stderr}`;

@@ -89,7 +89,7 @@ const GIT_CONFIG = [
 const GIT_ENVIRONMENT = { GIT_TERMINAL_PROMPT: "0", GCM_INTERACTIVE: "never" };
 
 /**
- * `git_clone` (seed 000): `git clone [--depth N] [--branch B] -- <url> <dest>`, then
+ * `git_clone`: `git clone [--depth N] [--branch B] -- <url> <dest>`, then
  * `git rev-parse HEAD` and `git rev-parse --abbrev-ref HEAD` in the clone. Any non-zero exit throws
  * `COMMAND_FAILED` with git's message: a clone is a setup step, not an outcome to weigh.
  */

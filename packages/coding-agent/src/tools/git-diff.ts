@@ -101,7 +101,7 @@ const DIFF_FLAGS = [
 ];
 
 /**
- * `git_diff` (seed 000): `git diff [--staged] [--numstat] [-- <paths>]` run twice in parallel, once
+ * `git_diff`: `git diff [--staged] [--numstat] [-- <paths>]` run twice in parallel, once
  * for per-file counts (`--numstat -z`) and once for the diff text. Binary files count -1/-1.
  */
 export function createGitDiffTool(

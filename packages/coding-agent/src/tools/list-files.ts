@@ -64,7 +64,7 @@ const listEntrySchema = z.object({
 });
 
 /**
- * The output of `list_files`: files and folders, sorted by path bytes (seed 000's shape).
+ * The output of `list_files`: files and folders, sorted by path bytes.
  * Compiled (`z.compile`): parsing a long list is about ten times faster than with zod's
  * interpreter, with the same result and the same issues. (The tool's own outputs are checked
  * without a copy: see `outputValidation`.)
@@ -116,7 +116,7 @@ const PLACEHOLDER_PRUNE = [
 ].join("; ");
 
 /**
- * `list_files` (seed 000): list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the
+ * `list_files`: list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the
  * workspace-relative path, kind and size; each record NUL-terminated so any file name parses), its
  * immediate children or, with `recursive`, everything below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
  * dropped, and `.git` is neither listed nor entered. Nor are the sandbox's placeholder folders

@@ -98,7 +98,7 @@ Prefer running only the relevant tests (a file, a -t/-k filter) for fast feedbac
 const LISTED_FAILURES = 20;
 
 /**
- * Create seed 000's `run_tests` tool: runs a test command through the client (in `cwd`, which the
+ * Create the `run_tests` tool: runs a test command through the client (in `cwd`, which the
  * client confines to the workspace) and parses `stdout + "\n" + stderr` with
  * {@link parseTestRunnerOutput}. Counts the parser did not find are omitted, never zero.
  */

@@ -52,7 +52,7 @@ export interface WriteFileToolOptions {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
- * `write_file` (seed 000): write a whole workspace file, from text or base64. `bytesWritten` is
+ * `write_file`: write a whole workspace file, from text or base64. `bytesWritten` is
  * computed here, before the sandbox call, so it holds for clients whose `writeFile` returns nothing.
  * Refusals (read-only sandbox, protected path, escaping path) come from the client as `ToolError`s.
  */
