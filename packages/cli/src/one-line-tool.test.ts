@@ -11,9 +11,9 @@ import { defineTool } from "@pleach/core";
 import { toAISDKTools } from "@pleach/core/ai-sdk";
 import { runAnthropicToolUse } from "@pleach/core/anthropic";
 import { runOpenAIChatToolCall, runOpenAIResponsesToolCall } from "@pleach/core/openai";
-import { makeTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { CliIo } from "./cli-support.js";
 import { callCommand } from "./commands/call.js";
@@ -38,16 +38,10 @@ function createHeadTool(client: SandboxClient) {
 // The one line.
 const extraTools: ToolRegistration[] = [{ name: "head_lines", create: createHeadTool }];
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 async function workspace(): Promise<string> {
-  const temp = await makeTempDir("pleach-one-line-tool-");
-  cleanups.push(temp.cleanup);
-  await writeFile(path.join(temp.dir, "a.txt"), "one\ntwo\nthree\n");
-  return temp.dir;
+  const dir = await useTempDir("pleach-one-line-tool-");
+  await writeFile(path.join(dir, "a.txt"), "one\ntwo\nthree\n");
+  return dir;
 }
 
 async function tools() {
