@@ -1,4 +1,5 @@
 import { findClosestRegion } from "../closest-region.js";
+import { lineSpan } from "../line-span.js";
 import type { LineTable } from "./locate.js";
 
 /** Why a hunk whose old lines match at several 0-based `starts` was not applied. */
@@ -18,10 +19,7 @@ export function notFoundReason(table: LineTable, before: readonly string[]): str
   if (region === undefined) {
     return "the hunk's old lines are not in the file; read the file and send a diff of its current content";
   }
-  const span =
-    region.startLine === region.endLine
-      ? `line ${region.startLine}`
-      : `lines ${region.startLine}-${region.endLine}`;
+  const span = lineSpan(region.startLine, region.endLine);
   const difference = region.firstDifference;
   const detail =
     difference === undefined
