@@ -1,3 +1,4 @@
+import { BYTE_ORDER_MARK } from "../text-format.js";
 import { assemble, dominantNewline, splitSource } from "./assemble.js";
 import { LineTable, normalizeLine } from "./locate.js";
 import type { FilePatch, HunkLine } from "./parse.js";
@@ -22,8 +23,6 @@ export interface ApplyFilePatchOptions {
   /** A file name for conflict lines (`Hunk #2 FAILED at 10 in <label>: ...`); none by default. */
   label?: string;
 }
-
-const BYTE_ORDER_MARK = "\uFEFF";
 
 /**
  * Apply one file's hunks to `original` (`undefined` when the file does not exist). Pure: no I/O.
