@@ -1,15 +1,8 @@
-import { Buffer } from "node:buffer";
-import {
-  defineTool,
-  isToolError,
-  MODEL_OUTPUT_LIMIT,
-  type PluginToolDefinition,
-  ToolError,
-} from "@pleach/core";
+import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
-import { splitLinesKeepingEnds } from "./line-numbers.js";
-import { binaryReason, decodeUtf8 } from "./text-format.js";
+import { readBase64, readText } from "./read-file-content.js";
+import { readLines } from "./read-file-window.js";
 
 /** The input of `read_file`. */
 export const readFileInputSchema = z
@@ -126,8 +119,9 @@ export interface ReadFileToolOptions {
 }
 
 /**
- * `read_file` (seed 000): read a workspace file as UTF-8 text, a window of lines at a time, or
- * whole as base64. Binary files are refused in utf8 mode rather than returned garbled.
+ * `read_file`, as the specification defines it: read a workspace file as UTF-8 text, a window of
+ * lines at a time (see {@link readLines}), or whole as base64. Binary files are refused in utf8
+ * mode rather than returned garbled (see {@link readText}).
  */
 export function createReadFileTool(
   client: SandboxClient,
@@ -139,52 +133,7 @@ export function createReadFileTool(
     maxTextBytes = 32 * 1024 * 1024,
   }: ReadFileToolOptions = {},
 ): PluginToolDefinition<typeof readFileInputSchema, typeof readFileOutputSchema> {
-  const limits = { base64: maxBase64Bytes, utf8: maxTextBytes };
-  /**
-   * The file as `readFile` returns it in `encoding`, the client asked to refuse it from its size
-   * when it is over the limit of mode `limitOf`. That refusal is given the words of the check made
-   * after reading (for clients that do not honour `maxBytes`), so the model reads the same either way.
-   */
-  const readWithin = async (
-    path: string,
-    encoding: "utf8" | "base64",
-    limitOf: "utf8" | "base64",
-  ): Promise<string> => {
-    const maxBytes = limits[limitOf];
-    try {
-      return await client.readFile(path, {
-        encoding,
-        ...(Number.isFinite(maxBytes) ? { maxBytes } : {}),
-      });
-    } catch (error) {
-      const bytes =
-        isToolError(error) && error.code === "TOO_LARGE" ? error.details?.bytes : undefined;
-      // A refusal under a lower limit of the client's own says what that limit is: kept as is.
-      if (typeof bytes === "number" && bytes > maxBytes)
-        throw tooLarge(path, bytes, limitOf, error);
-      throw error;
-    }
-  };
-  const tooLarge = (
-    path: string,
-    bytes: number,
-    mode: "utf8" | "base64",
-    cause?: unknown,
-  ): ToolError => {
-    const size = `${path} has ${bytes.toLocaleString("en-US")} bytes`;
-    if (mode === "base64") {
-      return new ToolError(
-        "TOO_LARGE",
-        `${size}; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`).`,
-        { cause, details: { bytes, maxBase64Bytes } },
-      );
-    }
-    return new ToolError(
-      "TOO_LARGE",
-      `${size}; read_file reads text files of at most ${maxTextBytes.toLocaleString("en-US")} bytes. Search it or read part of it with a command instead (e.g. \`grep -n PATTERN <file>\`, \`sed -n '1,200p' <file>\` or \`tail -n 200 <file>\`).`,
-      { cause, details: { bytes, maxTextBytes } },
-    );
-  };
+  const limits = { maxBase64Bytes, maxTextBytes };
   return defineTool({
     name: "read_file",
     description: [
@@ -209,9 +158,7 @@ export function createReadFileTool(
         );
       }
       if (encoding === "base64") {
-        const bytes = Buffer.from(await readWithin(path, "base64", "base64"), "base64");
-        // Checked again: a client may not honour maxBytes.
-        if (bytes.byteLength > maxBase64Bytes) throw tooLarge(path, bytes.byteLength, "base64");
+        const bytes = await readBase64(client, path, limits);
         return {
           content: bytes.toString("base64"),
           bytes: bytes.byteLength,
@@ -219,27 +166,7 @@ export function createReadFileTool(
           truncated: false,
         };
       }
-      let text = await readWithin(path, "utf8", "utf8");
-      // Decoding replaces invalid bytes with U+FFFD; only then (or for a NUL) are the raw bytes
-      // needed to tell a binary file from text that really holds those characters.
-      if (text.includes("\uFFFD") || text.includes("\0")) {
-        const bytes = Buffer.from(await readWithin(path, "base64", "utf8"), "base64");
-        if (bytes.byteLength > maxTextBytes) throw tooLarge(path, bytes.byteLength, "utf8");
-        const binary = binaryReason(bytes);
-        if (binary !== undefined) {
-          throw new ToolError(
-            "BINARY_FILE",
-            `${path} looks binary (${binary.description}; ${bytes.byteLength.toLocaleString("en-US")} bytes), so it is not returned as text. Call read_file with encoding "base64" to get its bytes.`,
-            { details: { byteOffset: binary.byteOffset, bytes: bytes.byteLength } },
-          );
-        }
-        text = decodeUtf8(bytes);
-      } else if (text.length * 3 > maxTextBytes) {
-        // Checked again: a client may not honour maxBytes. Text without U+FFFD is valid UTF-8,
-        // whose bytes are the file's; under a third of the limit in characters, it cannot be over.
-        const bytes = Buffer.byteLength(text, "utf8");
-        if (bytes > maxTextBytes) throw tooLarge(path, bytes, "utf8");
-      }
+      const text = await readText(client, path, limits);
       return readLines(text, {
         path,
         offset,
@@ -275,170 +202,4 @@ export function createReadFileTool(
       return { output: `${content}${separator}[${notes.join("; ")}]`, error: false };
     },
   });
-}
-
-interface ReadLinesOptions {
-  path: string;
-  offset: number | undefined;
-  limit: number | undefined;
-  maxLines: number;
-  maxChars: number;
-  maxLineChars: number;
-}
-
-/**
- * Take the window of lines asked for, within the line, character and line-length budgets, in one
- * pass of `indexOf` over the text: lines before the window and after it are only counted, and the
- * window is one slice of the text unless a line in it is cut.
- */
-function readLines(
-  text: string,
-  { path, offset = 1, limit, maxLines, maxChars, maxLineChars }: ReadLinesOptions,
-): ReadFileOutput {
-  // Without a limit the caller wants the rest of the file: stopping early is a truncation.
-  const wanted = limit ?? Number.POSITIVE_INFINITY;
-  const lineBudget = Math.min(wanted, maxLines);
-  if (offset === 1 && text.length <= maxChars) {
-    const whole = wholeTextWithinBudgets(text, lineBudget, maxLineChars);
-    if (whole !== undefined) {
-      return {
-        content: text,
-        bytes: Buffer.byteLength(text, "utf8"),
-        encoding: "utf8",
-        totalLines: whole,
-        startLine: 1,
-        endLine: whole,
-        truncated: false,
-      };
-    }
-  }
-  // Walk to the start of line `offset`.
-  let start = 0;
-  let skipped = 0;
-  while (skipped < offset - 1) {
-    const newline = text.indexOf("\n", start);
-    if (newline === -1) break;
-    start = newline + 1;
-    skipped += 1;
-  }
-  if (skipped < offset - 1) {
-    throw offsetPastEnd(path, offset, skipped + (start < text.length ? 1 : 0));
-  }
-  // The window: whole lines from `start`. Lines that fit are not copied one by one; the content
-  // is a slice of the text, with `pieces` holding what comes before each cut line.
-  const pieces: string[] = [];
-  let copiedUpTo = start;
-  let characters = 0;
-  let returned = 0;
-  let linesCut = 0;
-  let position = start;
-  while (position < text.length && returned < lineBudget) {
-    const newline = text.indexOf("\n", position);
-    const end = newline === -1 ? text.length : newline + 1;
-    let bodyEnd = end;
-    if (newline !== -1) {
-      bodyEnd = newline;
-      // The body excludes the terminator, `\r\n` included.
-      if (newline > position && text.charCodeAt(newline - 1) === 13) bodyEnd -= 1;
-    }
-    let length = end - position;
-    let cut: string | undefined;
-    if (bodyEnd - position > maxLineChars) {
-      const body = text.slice(position, bodyEnd);
-      const kept = body.slice(0, keepWholeCharacters(body, maxLineChars));
-      cut = `${kept} [... ${(body.length - kept.length).toLocaleString("en-US")} more characters of this line cut]${text.slice(bodyEnd, end)}`;
-      length = cut.length;
-    }
-    if (returned > 0 && characters + length > maxChars) break;
-    if (cut !== undefined) {
-      pieces.push(text.slice(copiedUpTo, position), cut);
-      copiedUpTo = end;
-      linesCut += 1;
-    }
-    characters += length;
-    returned += 1;
-    position = end;
-  }
-  let content = text.slice(copiedUpTo, position);
-  if (pieces.length > 0) {
-    pieces.push(content);
-    content = pieces.join("");
-  }
-  const endLine = offset + returned - 1;
-  const totalLines = endLine + countLines(text, position);
-  if (offset > Math.max(totalLines, 1)) throw offsetPastEnd(path, offset, totalLines);
-  const output: ReadFileOutput = {
-    content,
-    bytes: Buffer.byteLength(content, "utf8"),
-    encoding: "utf8",
-    totalLines,
-    startLine: offset,
-    endLine,
-    truncated: (endLine < totalLines && returned < wanted) || linesCut > 0,
-  };
-  if (endLine < totalLines) output.nextOffset = endLine + 1;
-  if (linesCut > 0) output.linesCut = linesCut;
-  return output;
-}
-
-function offsetPastEnd(path: string, offset: number, totalLines: number): ToolError {
-  return new ToolError(
-    "INVALID_INPUT",
-    `offset ${offset} is past the end of ${path}, which has ${totalLines} line${totalLines === 1 ? "" : "s"}. Use an offset from 1 to ${Math.max(totalLines, 1)}.`,
-    { details: { offset, totalLines } },
-  );
-}
-
-/**
- * Lines in `text` from index `from` (a line start) on, as {@link splitLinesKeepingEnds} counts
- * them: a final unterminated line counts.
- */
-function countLines(text: string, from: number): number {
-  if (from >= text.length) return 0;
-  let lines = 0;
-  for (let index = text.indexOf("\n", from); index !== -1; index = text.indexOf("\n", index + 1)) {
-    lines += 1;
-  }
-  return text.charCodeAt(text.length - 1) === 10 ? lines : lines + 1;
-}
-
-/**
- * The line count of `text` when all of it fits the line budgets (so it can be returned as it is,
- * with no splitting), or `undefined` when it does not; the caller checked the character budget.
- * One pass of `indexOf`, no allocation.
- */
-function wholeTextWithinBudgets(
-  text: string,
-  maxLines: number,
-  maxLineChars: number,
-): number | undefined {
-  // No line can be longer than the text: then only the lines need counting.
-  if (text.length <= maxLineChars) {
-    const lines = countLines(text, 0);
-    return lines <= maxLines ? lines : undefined;
-  }
-  let lines = 0;
-  let start = 0;
-  while (start < text.length) {
-    const newline = text.indexOf("\n", start);
-    const end = newline === -1 ? text.length : newline + 1;
-    if (end - start > maxLineChars) {
-      // The body excludes the terminator, `\r\n` included, as the line cut does.
-      const bodyLength =
-        newline === -1
-          ? end - start
-          : newline - start - (newline > start && text.charCodeAt(newline - 1) === 13 ? 1 : 0);
-      if (bodyLength > maxLineChars) return undefined;
-    }
-    lines += 1;
-    if (lines > maxLines) return undefined;
-    start = end;
-  }
-  return lines;
-}
-
-/** Lower a cut position by one when it would split a surrogate pair. */
-function keepWholeCharacters(text: string, length: number): number {
-  const code = text.charCodeAt(length - 1);
-  return code >= 0xd800 && code <= 0xdbff ? length - 1 : length;
 }

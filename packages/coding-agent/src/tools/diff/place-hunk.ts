@@ -1,0 +1,280 @@
+import { ambiguousReason, notFoundReason } from "./conflict-reasons.js";
+import { newSide, oldSide } from "./hunk-sides.js";
+import { indentShifts } from "./indent-shifts.js";
+import {
+  type LineTable,
+  type Location,
+  locateLines,
+  normalizeLine,
+  TOLERANCES,
+  type Tolerance,
+} from "./locate.js";
+import type { Hunk, HunkLine } from "./parse.js";
+import type { IndentShift } from "./reindent.js";
+
+/** What happened to one hunk. */
+export interface HunkReport {
+  /** 1-based number of the hunk within its file's diff, as in `Hunk #N`. */
+  hunk: number;
+  /**
+   * `applied`; `already-applied` (its new text is in the file and its old text is not, so it was
+   * left alone); `conflict` (not applied, see `message`); `skipped` (it would apply, but another
+   * hunk conflicted and nothing was written).
+   */
+  status: "applied" | "already-applied" | "conflict" | "skipped";
+  /** 1-based line of the original file where the hunk's old text starts (or where it was found). */
+  line?: number;
+  /** `line` minus the line the `@@` header declared; 0 when the header was right. */
+  offset?: number;
+  /** How loosely lines were compared to locate the hunk. */
+  tolerance?: Tolerance;
+  /** How many outer context lines had to be left out to locate the hunk. */
+  contextDropped?: number;
+  /** Several places matched and the `@@` line number chose one. */
+  chosenByHint?: boolean;
+  /** For a conflict: why, for the model. */
+  message?: string;
+}
+
+/** Where a hunk goes in the original text, and how its added lines are written there. */
+export interface Placement {
+  number: number;
+  /** The hunk's lines actually matched (outer context lines may have been dropped). */
+  lines: HunkLine[];
+  /** 0-based line of the original where `lines`' first old line sits (insertion point if none). */
+  start: number;
+  tolerance: Tolerance;
+  /** The indentation change to give added lines (indentation tolerance only). */
+  shift: IndentShift[] | undefined;
+  /** The lines the hunk's full (undropped) lines reported, for the final-newline markers. */
+  fullLines: HunkLine[];
+  /** The original lines [coreStart, coreEnd) the changed lines cover (see {@link coreRange}). */
+  coreStart: number;
+  coreEnd: number;
+}
+
+/** What {@link placeHunk} decided for one hunk. */
+export type HunkOutcome =
+  | { kind: "placed"; placement: Placement; report: HunkReport }
+  | { kind: "already-applied"; report: HunkReport }
+  | { kind: "conflict"; line: number; reason: string };
+
+/**
+ * Place hunk number `number` in the original lines of `table`, clear of the hunks `placed` before
+ * it. The hunk is located by its old text, `drift` (the offset of the hunk before) added to its `@@`
+ * line number to choose among several matches; failing that, outer context lines are dropped one
+ * at a time. `hunkLines` are the hunk's lines without a byte order mark.
+ */
+export function placeHunk(
+  table: LineTable,
+  hunk: Hunk,
+  number: number,
+  drift: number,
+  placed: readonly Placement[],
+  hunkLines: HunkLine[],
+): HunkOutcome {
+  const before = oldSide(hunkLines);
+  // The header's old start is 1-based, except that a hunk with no old lines names the line after
+  // which it inserts.
+  const declared =
+    hunk.oldStart === undefined
+      ? undefined
+      : before.length === 0
+        ? hunk.oldStart
+        : hunk.oldStart - 1;
+  const hint = declared === undefined ? undefined : declared + drift;
+  const shownLine = (declared ?? 0) + 1;
+  const overlaps = (lines: readonly HunkLine[]) => (start: number) => {
+    const [coreStart, coreEnd] = coreRange(lines, start);
+    return !placed.some((other) =>
+      rangesOverlap(coreStart, coreEnd, other.coreStart, other.coreEnd),
+    );
+  };
+  const placement = (lines: HunkLine[], start: number, tolerance: Tolerance): Placement => {
+    const [coreStart, coreEnd] = coreRange(lines, start);
+    return {
+      number,
+      lines,
+      start,
+      tolerance,
+      shift: undefined,
+      fullLines: hunkLines,
+      coreStart,
+      coreEnd,
+    };
+  };
+  const report = (start: number, dropped: number, location: Location): HunkReport => {
+    const line = start - dropped + 1;
+    const result: HunkReport = { hunk: number, status: "applied", line };
+    if (declared !== undefined) result.offset = line - (declared + 1);
+    if (location.status === "unique") {
+      result.tolerance = location.tolerance;
+      if (location.chosenByHint) result.chosenByHint = true;
+    }
+    if (dropped > 0) result.contextDropped = dropped;
+    return result;
+  };
+
+  if (!hunkLines.some((line) => line.kind !== "context")) {
+    return {
+      kind: "conflict",
+      line: shownLine,
+      reason: "the hunk has no added or removed lines; it would change nothing",
+    };
+  }
+
+  if (before.length === 0) {
+    // Nothing to locate by content: only the line number says where the new lines go, and
+    // nothing tells whether they are there already (the same lines may well occur elsewhere).
+    const size = table.lines.length;
+    if (hint === undefined || hint < 0 || hint > size) {
+      return {
+        kind: "conflict",
+        line: shownLine,
+        reason:
+          "the hunk only adds lines and has no context lines, so only its @@ line number could place it, and that is missing or past the end of the file; add context lines around the added ones",
+      };
+    }
+    if (!overlaps(hunkLines)(hint)) {
+      return { kind: "conflict", line: hint + 1, reason: "the hunk overlaps another hunk" };
+    }
+    const location: Location = {
+      status: "unique",
+      start: hint,
+      tolerance: "exact",
+      chosenByHint: false,
+    };
+    return {
+      kind: "placed",
+      placement: placement(hunkLines, hint, "exact"),
+      report: report(hint, 0, location),
+    };
+  }
+
+  const full = locateLines(table, before, { hint, accept: overlaps(hunkLines) });
+  if (full.status === "ambiguous") {
+    return { kind: "conflict", line: shownLine, reason: ambiguousReason(full.starts) };
+  }
+  if (full.status === "unique") {
+    const already = appliedAt(table, hunkLines, full.start, full.tolerance);
+    if (already !== undefined) {
+      return {
+        kind: "already-applied",
+        report: { hunk: number, status: "already-applied", line: already + 1 },
+      };
+    }
+    return finish(placement(hunkLines, full.start, full.tolerance), report(full.start, 0, full));
+  }
+
+  // Outer context lines are dropped one at a time, from either end, keeping at least the one
+  // next to the changed lines on each side.
+  const top = leadingContext(hunkLines);
+  const bottom = leadingContext([...hunkLines].reverse());
+  const droppable = Math.max(0, top - 1) + Math.max(0, bottom - 1);
+  for (let total = 1; total <= droppable; total += 1) {
+    const found = new Map<
+      number,
+      { lines: HunkLine[]; start: number; dropped: number; location: Location }
+    >();
+    for (let dropTop = 0; dropTop <= total; dropTop += 1) {
+      const dropBottom = total - dropTop;
+      if (dropTop > Math.max(0, top - 1) || dropBottom > Math.max(0, bottom - 1)) continue;
+      const lines = hunkLines.slice(dropTop, hunkLines.length - dropBottom);
+      const location = locateLines(table, oldSide(lines), {
+        hint: hint === undefined ? undefined : hint + dropTop,
+        accept: overlaps(lines),
+        tolerances: TOLERANCES.filter((tolerance) => tolerance !== "indentation"),
+      });
+      if (location.status === "unique") {
+        const [coreStart] = coreRange(lines, location.start);
+        found.set(coreStart, { lines, start: location.start, dropped: dropTop, location });
+      }
+    }
+    if (found.size > 1) {
+      return {
+        kind: "conflict",
+        line: shownLine,
+        reason: ambiguousReason(
+          [...found.values()].map((candidate) => candidate.start - candidate.dropped),
+        ),
+      };
+    }
+    const [candidate] = found.values();
+    if (candidate !== undefined) {
+      const tolerance =
+        candidate.location.status === "unique" ? candidate.location.tolerance : "exact";
+      const result = report(candidate.start, candidate.dropped, candidate.location);
+      result.contextDropped = total;
+      return finish(placement(candidate.lines, candidate.start, tolerance), result);
+    }
+  }
+
+  const after = locateLines(table, newSide(hunkLines));
+  if (after.status !== "none") {
+    const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
+    return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
+  }
+  return { kind: "conflict", line: shownLine, reason: notFoundReason(table, before) };
+
+  function finish(found: Placement, result: HunkReport): HunkOutcome {
+    if (found.tolerance === "indentation") {
+      const shift = indentShifts(table.lines, found.lines, found.start);
+      if (shift === undefined) {
+        return {
+          kind: "conflict",
+          line: found.start + 1,
+          reason: `the old lines match lines ${found.start + 1}-${found.start + oldSide(found.lines).length} only if indentation is ignored, and their indentation differs from the diff's unevenly, so the added lines' indentation is unclear; send the diff with the file's indentation`,
+        };
+      }
+      found.shift = shift;
+    }
+    return { kind: "placed", placement: found, report: result };
+  }
+}
+
+/**
+ * The 0-based line where the hunk's new text already stands around its old text found at `start`.
+ * Only a hunk that only adds lines can be both found and applied already: its old lines are all
+ * still there once it is applied.
+ */
+function appliedAt(
+  table: LineTable,
+  lines: readonly HunkLine[],
+  start: number,
+  tolerance: Tolerance,
+): number | undefined {
+  if (lines.some((line) => line.kind === "remove")) return undefined;
+  const after = newSide(lines).map((line) => normalizeLine(line, tolerance));
+  const keys = table.keys(tolerance);
+  // The lines added before the first old line put the new text that much earlier.
+  const addedFirst = lines.findIndex((line) => line.kind !== "add");
+  const at = start - addedFirst;
+  const matches =
+    at >= 0 &&
+    at + after.length <= keys.length &&
+    after.every((line, index) => keys[at + index] === line);
+  return matches ? at : undefined;
+}
+
+function leadingContext(lines: readonly HunkLine[]): number {
+  let count = 0;
+  while (lines[count]?.kind === "context") count += 1;
+  return count;
+}
+
+/** The original lines [start, end) the hunk's changed lines cover (empty for a pure insertion). */
+function coreRange(lines: readonly HunkLine[], start: number): [number, number] {
+  const first = lines.findIndex((line) => line.kind !== "context");
+  let last = lines.length - 1;
+  while (last >= 0 && lines[last]?.kind === "context") last -= 1;
+  const oldBefore = oldSide(lines.slice(0, Math.max(first, 0))).length;
+  const oldWithin = oldSide(lines.slice(Math.max(first, 0), last + 1)).length;
+  return [start + oldBefore, start + oldBefore + oldWithin];
+}
+
+function rangesOverlap(start: number, end: number, otherStart: number, otherEnd: number): boolean {
+  if (start === end && otherStart === otherEnd) return start === otherStart;
+  if (start === end) return otherStart < start && start < otherEnd;
+  if (otherStart === otherEnd) return start < otherStart && otherStart < end;
+  return start < otherEnd && otherStart < end;
+}
