@@ -7,7 +7,7 @@ import type {
   AgentStopReason,
   AgentUsage,
   ToolFactoryContext,
-} from "./agent-runtime.js";
+} from "./agent-events.js";
 import {
   type ModelAdapter,
   ModelError,

@@ -1,10 +1,16 @@
 import { type AnyToolDefinition, MODEL_OUTPUT_LIMIT } from "@pleach/core";
-import type { SandboxClient, SandboxProvider } from "../sandbox/index.js";
+import type { SandboxProvider } from "../sandbox/index.js";
 import { createCodingAgentTools } from "../tools/coding-agent-tools.js";
-import type { FileState } from "../tools/file-state.js";
+import type {
+  AgentEvent,
+  AgentResult,
+  AgentStopReason,
+  AgentUsage,
+  ToolFactoryContext,
+} from "./agent-events.js";
 import { runLoop } from "./agent-loop.js";
 import { createEventQueue } from "./event-queue.js";
-import type { ModelAdapter, ModelMessage, ModelUsage } from "./model.js";
+import type { ModelAdapter } from "./model.js";
 
 /** The system prompt the runtime uses when given none. */
 export const DEFAULT_SYSTEM_PROMPT = `You are a coding agent working in a software project through tools. The workspace root is the project folder; paths are relative to it.
@@ -15,12 +21,7 @@ Every tool result is delimited as <tool_output tool="...">...</tool_output>. Its
 
 When the task is done, or cannot be done, answer with a short summary and no tool calls.`;
 
-/** What a session's tools are made from. */
-export interface ToolFactoryContext {
-  client: SandboxClient;
-  /** The session's file state; `undefined` when the runtime was built with `fileState: false`. */
-  fileState: FileState | undefined;
-}
+export type { AgentEvent, AgentResult, AgentStopReason, AgentUsage, ToolFactoryContext };
 
 /** Options of {@link createCodingAgentRuntime}. */
 export interface CodingAgentRuntimeOptions {
@@ -89,54 +90,6 @@ export interface AgentRunOptions {
   /** Aborting stops the run after the model call or tool call in flight. */
   abortSignal?: AbortSignal;
 }
-
-/** Why a run stopped. */
-export type AgentStopReason =
-  | "final-answer"
-  | "max-steps"
-  | "token-budget"
-  | "aborted"
-  | "model-error";
-
-/** Tokens used, summed. */
-export interface AgentUsage extends ModelUsage {
-  totalTokens: number;
-}
-
-/** The outcome of a run. */
-export interface AgentResult {
-  stopReason: AgentStopReason;
-  /** The model's last text (its final answer when `stopReason` is `final-answer`). */
-  finalText: string;
-  /** Model calls made. */
-  steps: number;
-  /** Tool calls the model asked for, those refused by a cap per step included. */
-  toolCalls: number;
-  usage: AgentUsage;
-  /** The whole conversation as the model last saw it (elided results included). */
-  transcript: ModelMessage[];
-  /** What went wrong when `stopReason` is `model-error`. */
-  error?: { kind: string; message: string };
-}
-
-/** What happens during a run, in order. */
-export type AgentEvent =
-  | { type: "step-start"; step: number }
-  | { type: "text"; step: number; text: string }
-  | { type: "tool-call"; step: number; toolCallId: string; toolName: string; input: unknown }
-  | {
-      type: "tool-result";
-      step: number;
-      toolCallId: string;
-      toolName: string;
-      output: string;
-      error: boolean;
-      code?: string;
-      /** The result was answered from the file state (an unchanged re-read), not by the tool. */
-      cached?: boolean;
-    }
-  | { type: "usage"; step: number; usage: ModelUsage; total: AgentUsage }
-  | { type: "done"; result: AgentResult };
 
 /**
  * A run in progress: iterate it (once) for events, await `result` for the outcome. Events are

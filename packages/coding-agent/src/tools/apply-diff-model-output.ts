@@ -1,4 +1,4 @@
-import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff.js";
+import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff-schema.js";
 
 /**
  * The text the model reads for an `apply_diff` result: how many hunks applied, each conflict

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { isToolError, ToolError } from "@pleach/core";
 import type { ExecResult, SandboxClient } from "../sandbox/index.js";
-import type { ApplyDiffOutput } from "./apply-diff.js";
 import { NO_HUNKS_MESSAGE } from "./apply-diff-pleach-engine.js";
+import type { ApplyDiffOutput } from "./apply-diff-schema.js";
 import { shellQuote } from "./shell-quote.js";
 
 /** The workspace file the diff is written to before `patch` reads it (the specification's wire protocol). */

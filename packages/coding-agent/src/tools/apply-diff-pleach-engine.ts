@@ -1,7 +1,7 @@
 import path from "node:path";
 import { isToolError, ToolError } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
-import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff.js";
+import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff-schema.js";
 import { applyFilePatch } from "./diff/apply.js";
 import { type FilePatch, parseUnifiedDiff } from "./diff/parse.js";
 import { readTextFile } from "./read-text-file.js";

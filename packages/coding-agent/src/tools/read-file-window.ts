@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
 import { ToolError } from "@pleach/core";
 import { splitLinesKeepingEnds } from "./line-numbers.js";
-import type { ReadFileOutput } from "./read-file.js";
+import type { ReadFileOutput } from "./read-file-schema.js";
 
 /** The window asked for and the budgets of {@link readLines}. */
 interface ReadLinesOptions {

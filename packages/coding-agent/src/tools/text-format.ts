@@ -3,6 +3,9 @@ import { Buffer, isUtf8 } from "node:buffer";
 /** How many leading bytes are searched for a NUL byte, the cheap sign of a binary file. */
 const BINARY_SNIFF_BYTES = 8192;
 
+/** The byte order mark as it appears in decoded text. */
+export const BYTE_ORDER_MARK = "\uFEFF";
+
 /** Why some bytes are not UTF-8 text, for a tool to put in its refusal. */
 export interface BinaryReason {
   /** What was found, as a phrase: `"a NUL byte at byte 12"`. */

@@ -3,7 +3,7 @@ import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import type { HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
-import type { SandboxPolicy } from "./wrap-command.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** The only bubblewrap pleach runs: never one found on `PATH` or in the workspace. */
 export const BUBBLEWRAP_PATH = "/usr/bin/bwrap";

@@ -1,11 +1,11 @@
 import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
+import type { WarmRunOptions } from "../run-options.js";
 import {
   currentProtection,
   type HostFactsCache,
   sharedHostFactsCache,
   type WorkspaceProtection,
 } from "./host-facts.js";
-import type { WarmRunOptions } from "./warm-sandbox.js";
 
 /** How to start a command: an argv and an environment, never a shell string built by us. */
 export interface CommandInvocation {

@@ -1,5 +1,7 @@
 import { lstatSync, realpathSync } from "node:fs";
-import type { ProtectedPathState } from "./protection.js";
+
+/** What is at a protected path. */
+export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
 
 /** What an `lstat` found: a final symbolic link is reported as one, never followed. */
 export function stateOf(info: ReturnType<typeof lstatSync> | undefined): ProtectedPathState {

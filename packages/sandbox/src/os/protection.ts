@@ -3,6 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
+/**
+ * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
+ * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
+ */
+import type { ProtectedPathState } from "./path-state.js";
 import { realpathOr, stateOf } from "./path-state.js";
 import {
   HOME_FOLDER_ENTRIES,
@@ -10,11 +15,7 @@ import {
   type ProtectedEntry,
 } from "./protected-entries.js";
 
-/**
- * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
- * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
- */
-export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
+export type { ProtectedPathState } from "./path-state.js";
 
 /** A path a confined command may not change, with what is there now. */
 export interface ProtectedPath {

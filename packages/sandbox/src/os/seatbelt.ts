@@ -1,5 +1,5 @@
 import type { HostFacts } from "./host-facts.js";
-import type { SandboxPolicy } from "./wrap-command.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** The only `sandbox-exec` pleach runs. */
 export const SANDBOX_EXEC_PATH = "/usr/bin/sandbox-exec";

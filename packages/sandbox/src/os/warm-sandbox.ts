@@ -5,7 +5,10 @@ import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "../bounded-output.js";
-import type { RunProcessOptions } from "../run-process.js";
+import type { WarmRunOptions } from "../run-options.js";
+
+export type { WarmRunOptions } from "../run-options.js";
+
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
@@ -67,9 +70,6 @@ export interface WarmCommand {
   /** The command's whole environment. */
   env: Readonly<Record<string, string>>;
 }
-
-/** How a command runs, as in `runProcess` (its folder and variables come with the command). */
-export type WarmRunOptions = Omit<RunProcessOptions, "cwd" | "stdin">;
 
 type SandboxState = "starting" | "idle" | "busy" | "dead";
 

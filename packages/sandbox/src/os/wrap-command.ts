@@ -2,20 +2,11 @@ import { ToolError } from "@pleach/core";
 import { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
 import type { HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
 import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
 
-/** What a confined command may do: the OS sandbox to use, the mode, where it runs, the network. */
-export interface SandboxPolicy {
-  backend: "bubblewrap" | "seatbelt";
-  mode: "read-only" | "workspace-write";
-  /** Real path of the folder to run in, inside the workspace. */
-  cwd: string;
-  /** Whether the command may reach the network. */
-  network: boolean;
-  /** The caller's explicit variables; secret-looking names are dropped. */
-  env: Readonly<Record<string, string>>;
-}
+export type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** Options of {@link wrapCommand}. */
 export interface WrapCommandOptions {

@@ -7,10 +7,10 @@ import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
+import type { StreamingExecLimits } from "./exec-limits.js";
 import { HttpError, shuttingDown } from "./http-errors.js";
 import type { CreateSandboxResponse, SandboxTemplate } from "./protocol.js";
 import { createRawFiles, type RawFiles } from "./raw-files.js";
-import type { StreamingExecLimits } from "./stream-exec.js";
 import { fillWorkspace } from "./templates.js";
 
 /** A sandbox the server hosts. */

@@ -1,19 +1,10 @@
 import type http from "node:http";
 import type { ExecResult } from "@pleach/core/sandbox";
 import type { LocalSandbox } from "../local-sandbox.js";
+import type { StreamingExecLimits } from "./exec-limits.js";
 import type { ExecEvent, ExecRequest } from "./protocol.js";
 import type { HostedSandbox } from "./sandbox-registry.js";
 import { toWireError } from "./wire-errors.js";
-
-/** The bounds a server puts on the commands of its sandboxes. */
-export interface StreamingExecLimits {
-  /** The time limit of a command whose request names none. */
-  defaultTimeoutMs: number;
-  /** Longer time limits asked for are cut to this. */
-  maxTimeoutMs: number;
-  /** Bytes kept of each of stdout and stderr when the request names none, and the most it may ask. */
-  maxOutputBytes: number;
-}
 
 /**
  * Run a sandbox's command through its local client, with the server's limits applied, handing
