@@ -128,6 +128,8 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
       expect(byName.get(name)?.annotations).toMatchObject({ destructiveHint: true });
     }
     expect(byName.get("git_clone")?.annotations).toMatchObject({ openWorldHint: true });
+    // Every tool has a title for a host to show.
+    for (const tool of tools) expect(tool.title, tool.name).toEqual(expect.any(String));
     // Array outputs travel wrapped, so structuredContent is always an object.
     expect(byName.get("list_files")?.outputSchema).toMatchObject({
       type: "object",

@@ -385,7 +385,10 @@ describe('apply_diff with engine: "patch" (the original patch protocol)', () => 
 
   it("describes itself as destructive with a strict input schema", async () => {
     const { client } = await workspace();
-    expect(createApplyDiffTool(client).annotations).toEqual({ destructiveHint: true });
+    expect(createApplyDiffTool(client).annotations).toEqual({
+      title: "Apply a diff",
+      destructiveHint: true,
+    });
     await expect(
       createApplyDiffTool(client).execute({
         engine: "patch",

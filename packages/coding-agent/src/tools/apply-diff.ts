@@ -42,7 +42,7 @@ export function createApplyDiffTool(
     description: DESCRIPTION,
     inputSchema: applyDiffInputSchema,
     outputSchema: applyDiffOutputSchema,
-    annotations: { destructiveHint: true },
+    annotations: { title: "Apply a diff", destructiveHint: true },
     // "." means the files the diff's headers name; any other path is the one file it changes.
     files: {
       writes: ({ path: target, diff }) =>

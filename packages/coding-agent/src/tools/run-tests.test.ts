@@ -219,7 +219,11 @@ describe("run_tests", () => {
     for (const input of [{ timeout: 0 }, { timeout: 1.5 }, { command: "" }, { cmd: "npm test" }]) {
       await expect(tool.execute(input)).rejects.toMatchObject({ code: "INVALID_INPUT" });
     }
-    expect(tool.annotations).toEqual({ readOnlyHint: false, openWorldHint: false });
+    expect(tool.annotations).toEqual({
+      title: "Run tests",
+      readOnlyHint: false,
+      openWorldHint: false,
+    });
   });
 
   it("does not run without a sandbox that can confine it", async () => {

@@ -116,7 +116,7 @@ export function createRunTestsTool(
     inputSchema: runTestsInputSchema,
     outputSchema: runTestsOutputSchema,
     // Tests write (snapshots, caches, build output) but stay in the workspace.
-    annotations: { readOnlyHint: false, openWorldHint: false },
+    annotations: { title: "Run tests", readOnlyHint: false, openWorldHint: false },
     async execute(
       { command = defaultCommand, cwd, timeout = defaultTimeoutMs },
       { abortSignal },
