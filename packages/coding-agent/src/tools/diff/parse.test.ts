@@ -34,6 +34,46 @@ describe("parseUnifiedDiff", () => {
     ]);
   });
 
+  it("strips b/ a/ prefixes of a reversed diff (git diff -R), /dev/null sides by its git line", () => {
+    const diff = [
+      "diff --git b/src/x.ts a/src/x.ts",
+      "--- b/src/x.ts",
+      "+++ a/src/x.ts",
+      "@@ -1 +1 @@",
+      "-b",
+      "+a",
+      "diff --git b/added.txt a/added.txt",
+      "deleted file mode 100644",
+      "--- b/added.txt",
+      "+++ /dev/null",
+      "@@ -1 +0,0 @@",
+      "-new",
+      "diff --git b/gone.txt a/gone.txt",
+      "new file mode 100644",
+      "--- /dev/null",
+      "+++ a/gone.txt",
+      "@@ -0,0 +1 @@",
+      "+old",
+      // Without a reversed git line, `a/` after /dev/null is a folder named a.
+      "--- /dev/null",
+      "+++ a/kept.txt",
+      "@@ -0,0 +1 @@",
+      "+x",
+    ].join("\n");
+    expect(
+      parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [
+        oldPath,
+        newPath,
+        operation,
+      ]),
+    ).toEqual([
+      ["src/x.ts", "src/x.ts", "modify"],
+      ["added.txt", undefined, "delete"],
+      [undefined, "gone.txt", "create"],
+      [undefined, "a/kept.txt", "create"],
+    ]);
+  });
+
   it("recounts a body whose counts are wrong or missing, and ignores fences and prose", () => {
     const diff = "Sure:\n```diff\n@@ -1,9 +1,1 @@\n a\n-b\n+c\n\n d\n```\nDone.\n";
     const [patch] = parseUnifiedDiff(diff);
