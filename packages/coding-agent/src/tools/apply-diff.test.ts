@@ -707,4 +707,19 @@ describe("apply_diff with the pleach engine (default)", () => {
     ).rejects.toMatchObject({ code: "READ_ONLY" });
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
   });
+  it("says which limit refused a large file and how to change it anyway", async () => {
+    const root = await useTempDir("pleach-apply-diff-");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const client = await createLocalSandbox({ root, mode: "workspace-write", maxFileBytes: 16 });
+    for (const engine of ["pleach", "patch"] as const) {
+      await expect(
+        createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS, engine }),
+      ).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(
+          /^numbers\.txt has 81 bytes, more than the 16 this sandbox reads\. apply_diff cannot change a file over that limit: .*`patch <file> < fix\.diff`/,
+        ),
+      });
+    }
+  });
 });
