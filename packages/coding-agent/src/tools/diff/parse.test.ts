@@ -2,6 +2,10 @@ import { describe, expect, it } from "vitest";
 import { applyFilePatch } from "./apply.js";
 import { parseUnifiedDiff } from "./parse.js";
 
+/** Each file's old path, new path and operation. */
+const sides = (diff: string) =>
+  parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [oldPath, newPath, operation]);
+
 describe("parseUnifiedDiff", () => {
   it("reads git headers, a/ b/ prefixes, timestamps, quoted paths, /dev/null", () => {
     const diff = [
@@ -21,13 +25,7 @@ describe("parseUnifiedDiff", () => {
       "@@ -1 +0,0 @@",
       "-old",
     ].join("\n");
-    expect(
-      parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [
-        oldPath,
-        newPath,
-        operation,
-      ]),
-    ).toEqual([
+    expect(sides(diff)).toEqual([
       ["src/x.ts", "src/x.ts", "modify"],
       [undefined, "sp ace/é.txt", "create"],
       ["gone.txt", undefined, "delete"],
@@ -60,13 +58,7 @@ describe("parseUnifiedDiff", () => {
       "@@ -0,0 +1 @@",
       "+x",
     ].join("\n");
-    expect(
-      parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [
-        oldPath,
-        newPath,
-        operation,
-      ]),
-    ).toEqual([
+    expect(sides(diff)).toEqual([
       ["src/x.ts", "src/x.ts", "modify"],
       ["added.txt", undefined, "delete"],
       [undefined, "gone.txt", "create"],
