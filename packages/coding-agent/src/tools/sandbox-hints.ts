@@ -24,4 +24,4 @@ export function isUnderTmp(path: string): boolean {
 
 /** Why a path under `/tmp` that exists on the host is missing for a sandboxed command. */
 export const PRIVATE_TMP_HINT =
-  "Sandboxed commands see a private, empty /tmp of their own, not the host's, so a repository under the host's /tmp is not there for them. Put it inside the workspace or in another folder the sandbox can read (such as /var/tmp or your home folder), then clone from there.";
+  "Sandboxed commands see a private, empty /tmp of their own, not the host's, so a repository under the host's /tmp is not there for them. Put it inside the workspace or in another folder the sandbox can read (such as /var/tmp), then clone from there.";
