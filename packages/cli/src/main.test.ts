@@ -195,6 +195,22 @@ describe("pleach mcp", () => {
     });
   });
 
+  it("says how many tools it serves, in agreement: 1 tool", async () => {
+    const root = await workspace();
+    // stdin is /dev/null: it ends at once, which ends the server.
+    const child = spawn(
+      process.execPath,
+      [launcher, "mcp", "--tools", "read_file", "--workspace", root],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    expect(await new Promise((resolve) => child.once("close", resolve))).toBe(0);
+    expect(stderr).toContain(`pleach mcp: serving 1 tool on ${root} (workspace-write) over stdio`);
+  });
+
   it("refuses to serve HTTP without a bearer token and says how to give one", async () => {
     const result = await run(["mcp", "--http", "0"]);
     expect(result.code).toBe(2);
