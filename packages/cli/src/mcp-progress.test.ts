@@ -47,7 +47,8 @@ const sdks = {
       setLoggingLevel: (level) => client.setLoggingLevel(level),
       onLog: (handler) =>
         client.setNotificationHandler("notifications/message", ({ params }) => handler(params)),
-      callWithProgress: (params, onprogress) => client.callTool(params, { onprogress }),
+      callWithProgress: (params, onprogress) =>
+        client.callTool(params, { onprogress }) as ReturnType<ProgressClient["callWithProgress"]>,
       close: () => client.close(),
     };
   },

@@ -114,7 +114,7 @@ describe.each(Object.entries(sdks))(
 
     async function both(name: string, args: Record<string, unknown>) {
       const overMcp = await client.callTool({ name, arguments: args });
-      const inProcess = await toolset.call(name, args, {});
+      const inProcess = await toolset.call(name, args, { cwd: root, sandbox: "workspace-write" });
       return { overMcp, inProcess };
     }
 

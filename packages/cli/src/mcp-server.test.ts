@@ -1,5 +1,5 @@
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { defineTool, ToolError } from "@pleach/core";
+import { type AnyToolDefinition, defineTool, ToolError } from "@pleach/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createPleachMcpServer, MCP_ERROR_CODE_META_KEY } from "./mcp-server.js";
@@ -31,7 +31,7 @@ const slow = defineTool({
   },
 });
 
-async function connect(tools = [run]) {
+async function connect(tools: readonly AnyToolDefinition[] = [run]) {
   const server = createPleachMcpServer({ tools, progressIntervalMs: 50 });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

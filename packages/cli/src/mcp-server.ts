@@ -177,6 +177,7 @@ function reportCall({
   progressIntervalMs: number;
 }): { finished(result: CallToolResult): void; stop(): void } {
   const progressToken = ctx.mcpReq._meta?.progressToken;
+  let lastProgress = 0;
   logging.log(ctx, "debug", `${name} started`);
   const ticker = startTicker({
     delayMs: progressIntervalMs,
@@ -185,8 +186,10 @@ function reportCall({
       const message = `${name} running… ${Math.floor(elapsedMs / 1000)}s`;
       logging.log(ctx, "debug", message);
       if (progressToken === undefined) return;
-      // Seconds to the millisecond: a value that grows with every notification, as MCP asks.
-      const progress = Math.round(elapsedMs) / 1000;
+      // Seconds to the millisecond, growing with every notification as MCP asks (even if the
+      // clock were set back).
+      const progress = Math.max(Math.round(elapsedMs) / 1000, lastProgress + 0.001);
+      lastProgress = progress;
       ctx.mcpReq
         .notify({ method: "notifications/progress", params: { progressToken, progress, message } })
         .catch(() => {});

@@ -1,4 +1,3 @@
-import { performance } from "node:perf_hooks";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import type { CliIo } from "./cli-support.js";
 
@@ -22,8 +21,8 @@ export function startTicker({
   intervalMs: number;
   onTick: (elapsedMs: number) => void;
 }): Progress {
-  const started = performance.now();
-  const tick = () => onTick(performance.now() - started);
+  const started = Date.now();
+  const tick = () => onTick(Date.now() - started);
   let interval: NodeJS.Timeout | undefined;
   const delay = setTimeout(() => {
     tick();
