@@ -1,8 +1,10 @@
 // A long call over MCP shows its progress: `pleach mcp --progress-interval 0.5` (the built bin,
 // over stdio) runs a `bash` call of `sleep 2` for the official clients of both SDK lines, which
 // send a progress token and ask for debug log messages. Needs the build (`npm test` builds first).
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -100,6 +102,25 @@ describe.each(Object.entries(sdks))("pleach mcp progress and logging, %s", (_sdk
       expect(logs.at(-1)?.data).toMatch(/^bash done in [2-9]\.\ds$/);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("pleach mcp --progress-interval", () => {
+  it("refuses an interval that is not 0.1 to 3600 seconds, pointing at the help", async () => {
+    for (const value of ["0", "abc", "", "7200"]) {
+      const refused = promisify(execFile)(process.execPath, [
+        launcher,
+        "mcp",
+        "--progress-interval",
+        value,
+      ]);
+      await expect(refused).rejects.toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(
+          /--progress-interval takes seconds from 0\.1 to 3600.*\n.*pleach mcp --help/,
+        ),
+      });
     }
   });
 });
