@@ -50,7 +50,11 @@ try {
     const result = await client.callTool({ name: "read_file", arguments: input });
     const mcpMs = performance.now() - started;
 
-    if (result.isError || result.structuredContent?.content !== output.content) {
+    if (
+      result.isError ||
+      result.structuredContent?.content !== output.content ||
+      result.content[0]?.text !== readFile.toModelOutput(output).output
+    ) {
       throw new Error(
         `the MCP result differs from the direct one: ${JSON.stringify(result).slice(0, 300)}`,
       );

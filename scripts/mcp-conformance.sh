@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# The MCP conformance suite's `dns-rebinding-protection` scenario against `pleach mcp --http`
-# (the built CLI: npx tsc -b first). The suite cannot send our bearer token, so it talks to a
-# loopback proxy (scripts/mcp-conformance-proxy.mjs) that adds it and forwards everything else,
-# Host and Origin included. The suite needs Node 22: it is installed beside this machine's node
-# as an npm package, with the suite, at the exact versions below, in a cache folder.
+# Every server scenario of the MCP conformance suite against `pleach mcp`, over stdio and over
+# Streamable HTTP (the built CLI: npx tsc -b first). The suite speaks only HTTP and cannot send our
+# bearer token, so it talks to a loopback proxy (scripts/mcp-conformance-proxy.mjs): for HTTP it
+# adds the token and forwards everything else, Host and Origin included; for stdio it runs
+# `pleach mcp` as a child per session, as a host does. The suite calls fixture tools that only its
+# reference server has; the proxy turns those into the pleach calls that test the same feature.
+# The suite needs Node 22: it is installed beside this machine's node as an npm package, with the
+# suite, at the exact versions below, in a cache folder.
 #
 #   bash scripts/mcp-conformance.sh [--pleach PATH] [--no-control]
 #     --pleach PATH  the pleach launcher to test (default: this checkout's packages/cli/bin/pleach.js)
 #     --no-control   skip the control run
 #
-# First a control run: a server started with --allow-host evil.example.com must fail the scenario's
-# rejection check and pass its acceptance check (else the scenario would not be telling us
-# anything). Then the real run, with the defaults, must pass both. Ends with a line
-# "mcp-conformance: N passed, N failed" (the control and the two checks) and exits non-zero when
-# anything failed.
+# First a control run: a server started with --allow-host evil.example.com must fail the
+# dns-rebinding-protection scenario's rejection check and pass its acceptance check (else the
+# scenario would not be telling us anything). Then every server scenario the suite lists, once over
+# each transport. Prints a table (scenario, stdio, HTTP: pass, FAIL, not offered, n/a) and exits
+# non-zero when a scenario about what pleach offers fails (or the control does not).
 set -euo pipefail
 CONFORMANCE_VERSION=0.1.16
 NODE22_VERSION=22.23.3
-SCENARIO=dns-rebinding-protection
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 pleach="$repo/packages/cli/bin/pleach.js"
@@ -57,7 +59,11 @@ stop_all() {
 }
 trap 'stop_all; rm -rf "$work"' EXIT
 mkdir -p "$work/workspace"
+# The file the proxy's stand-in for the suite's test_simple_text reads.
+echo "hello from the pleach workspace" >"$work/workspace/hello.txt"
 node -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("hex"))' >"$work/token"
+# Read-only, and a short progress interval so that a one-second call reports a few times.
+serve=(mcp --workspace "$work/workspace" --mode read-only --progress-interval 0.2)
 
 # Wait for the first line in FILE matching REGEX, and print its first capture group.
 wait_for() {
@@ -75,64 +81,142 @@ wait_for() {
   return 1
 }
 
-# run LABEL [pleach mcp flags...]: start the server and the proxy, run the scenario, print its
-# report and what our server answered to each check; sets `outcome` to the statuses of the checks
-# `localhost-host-rebinding-rejected` and `localhost-host-valid-accepted` (e.g. "SUCCESS SUCCESS"),
-# or "broken" when the scenario could not be run.
-outcome=""
-run() {
-  local label="$1"
-  shift
-  local log="$work/$label" server proxy
-  outcome=broken
-  node "$pleach" mcp --workspace "$work/workspace" --mode read-only --http 127.0.0.1:0 \
-    --token-file "$work/token" "$@" 2>"$log.server" &
+# start_proxy LABEL TRANSPORT [pleach mcp flags...]: start `pleach mcp` (for http) and the proxy
+# in front of it; sets `proxy` to the proxy's URL, or returns non-zero.
+proxy=""
+start_proxy() {
+  local label="$1" transport="$2"
+  shift 2
+  local log="$work/$label"
+  if [[ $transport == http ]]; then
+    node "$pleach" "${serve[@]}" --http 127.0.0.1:0 --token-file "$work/token" "$@" \
+      2>"$log.server" &
+    pids+=($!)
+    local server
+    server="$(wait_for "$log.server" 'at (http://[0-9.:]+)/mcp' "$!")" || return 1
+    node "$repo/scripts/mcp-conformance-proxy.mjs" --target "$server" --token-file "$work/token" \
+      >"$log.proxy" &
+  else
+    node "$repo/scripts/mcp-conformance-proxy.mjs" --stdio -- node "$pleach" "${serve[@]}" "$@" \
+      >"$log.proxy" 2>"$log.server" &
+  fi
   pids+=($!)
-  server="$(wait_for "$log.server" 'at (http://[0-9.:]+)/mcp' "$!")" || { stop_all; return 0; }
-  node "$repo/scripts/mcp-conformance-proxy.mjs" --target "$server" --token-file "$work/token" \
-    >"$log.proxy" &
-  pids+=($!)
-  proxy="$(wait_for "$log.proxy" '(http://[0-9.:]+)' "$!")" || { stop_all; return 0; }
-  echo "== $label: pleach mcp --http 127.0.0.1:0${*:+ $*} (reached through $proxy)"
-  "$node22" "$suite" server --url "$proxy/mcp" --scenario "$SCENARIO" -o "$log.out" || true
-  stop_all
-  local checks
-  checks="$(find "$log.out" -name checks.json 2>/dev/null | head -n 1)"
-  [[ -n "$checks" ]] || return 0
-  outcome="$(node -e '
-    const checks = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
-    const status = (id) => checks.find((check) => check.id === id)?.status ?? "MISSING";
-    for (const { id, status, details } of checks) {
-      const sent = details?.hostHeader === undefined ? "" : ` Host/Origin ${details.hostHeader}`;
-      const answer = details?.statusCode === undefined ? "" : ` -> HTTP ${details.statusCode}`;
-      process.stderr.write(`   ${id}: ${status}${sent}${answer}\n`);
-    }
-    process.stdout.write(`${status("localhost-host-rebinding-rejected")} ${status("localhost-host-valid-accepted")}`);
-  ' "$checks" 2>&1 >"$log.outcome")"
-  echo "$outcome"
-  outcome="$(cat "$log.outcome")"
+  proxy="$(wait_for "$log.proxy" '(http://[0-9.:]+)' "$!")"
 }
 
-passed=0
 failed=0
 if [[ $control == 1 ]]; then
-  run control --allow-host evil.example.com
+  start_proxy control http --allow-host evil.example.com
+  "$node22" "$suite" server --url "$proxy/mcp" --scenario dns-rebinding-protection \
+    -o "$work/control.out" >"$work/control.log" 2>&1 || true
+  stop_all
+  outcome="$(node -e '
+    const fs = require("node:fs"), path = require("node:path");
+    const [dir] = fs.readdirSync(process.argv[1]);
+    const checks = JSON.parse(fs.readFileSync(path.join(process.argv[1], dir, "checks.json"), "utf8"));
+    const status = (id) => checks.find((check) => check.id === id)?.status ?? "MISSING";
+    process.stdout.write(`${status("localhost-host-rebinding-rejected")} ${status("localhost-host-valid-accepted")}`);
+  ' "$work/control.out" 2>/dev/null || echo broken)"
   if [[ $outcome == "FAILURE SUCCESS" ]]; then
-    echo "== control: failed as it must (its server was told to accept evil.example.com)"
-    passed=$((passed + 1))
+    echo "== control: dns-rebinding-protection failed as it must (the server was told to accept evil.example.com)"
   else
     echo "mcp-conformance: the control run gave \"$outcome\", not \"FAILURE SUCCESS\": the scenario would not catch a server that accepts any Host" >&2
-    failed=$((failed + 1))
+    failed=1
   fi
 fi
-run default
-for status in $outcome; do
-  if [[ $status == SUCCESS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
+for transport in stdio http; do
+  flags="${serve[*]}"
+  [[ $transport == http ]] && flags+=" --http 127.0.0.1:0 --token-file FILE"
+  echo "== $transport: every server scenario against pleach $flags"
+  start_proxy "$transport" "$transport"
+  "$node22" "$suite" server --url "$proxy/mcp" --suite all -o "$work/$transport.out" \
+    >"$work/$transport.log" 2>&1 || true
+  stop_all
 done
-if [[ $outcome == "SUCCESS SUCCESS" ]]; then
-  echo "== default: $SCENARIO passed"
-else
-  echo "mcp-conformance: $SCENARIO gave \"$outcome\" against pleach mcp --http, not \"SUCCESS SUCCESS\"" >&2
+
+"$node22" "$suite" list --server >"$work/scenarios"
+node - "$work" <<'EOF' || failed=1
+const fs = require("node:fs");
+const path = require("node:path");
+const work = process.argv[2];
+// What pleach does not offer, and why; every other scenario must pass on both transports.
+const reasons = {
+  resources: "pleach offers tools only: no resources",
+  prompts: "pleach offers tools only: no prompts",
+  completion: "no prompts or resource templates to complete",
+  media: "results are text (a binary file is read as base64 text), one block beside structuredContent",
+  sampling: "pleach never asks the client's model",
+  elicitation: "pleach never asks the user",
+  schema: "the suite's fixture tool with $schema/$defs; pleach's input schemas are flat",
+  resume: "SSE resumption (event ids, Last-Event-ID) via the suite's test_reconnection fixture: no event store",
+  sessions: "needs an HTTP session id: pleach serves each HTTP request on its own (stdio: tests the bridge)",
+};
+const notOffered = {
+  "completion-complete": "completion",
+  "tools-call-image": "media",
+  "tools-call-audio": "media",
+  "tools-call-embedded-resource": "resources",
+  "tools-call-mixed-content": "media",
+  "tools-call-sampling": "sampling",
+  "tools-call-elicitation": "elicitation",
+  "elicitation-sep1034-defaults": "elicitation",
+  "elicitation-sep1330-enums": "elicitation",
+  "json-schema-2020-12": "schema",
+  "server-sse-polling": "resume",
+  "server-sse-multiple-streams": "sessions",
+};
+// Scenarios about one transport only.
+const httpOnly = new Set(["dns-rebinding-protection"]);
+
+const listed = fs.readFileSync(path.join(work, "scenarios"), "utf8");
+const scenarios = [...listed.split(/\n\s*\n/)[0].matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]);
+function outcome(transport, scenario) {
+  const dir = path.join(work, `${transport}.out`);
+  const match = fs
+    .readdirSync(dir)
+    .find((name) => name.startsWith(`server-${scenario}-`) && /^\d/.test(name.slice(scenario.length + 8)));
+  if (match === undefined) return "missing";
+  const checks = JSON.parse(fs.readFileSync(path.join(dir, match, "checks.json"), "utf8"));
+  const failed = checks.filter((check) => check.status === "FAILURE");
+  for (const check of failed) errors.push(`${scenario} over ${transport}: ${check.id}: ${check.errorMessage}`);
+  if (failed.length > 0) return "FAIL";
+  return checks.some((check) => check.status === "SUCCESS") ? "pass" : "no checks";
+}
+const rows = [];
+const errors = [];
+let failures = 0;
+for (const scenario of scenarios) {
+  const kind = notOffered[scenario] ?? (scenario.startsWith("resources-") ? "resources" : undefined);
+  const reason = reasons[kind ?? (scenario.startsWith("prompts-") ? "prompts" : "")];
+  const cells = ["stdio", "http"].map((transport) => {
+    if (transport === "stdio" && httpOnly.has(scenario)) return "n/a";
+    const errorsBefore = errors.length;
+    const result = outcome(transport, scenario);
+    if (reason !== undefined) {
+      errors.length = errorsBefore;
+      return "not offered";
+    }
+    if (result !== "pass") failures += 1;
+    return result;
+  });
+  rows.push([scenario, ...cells, reason ?? ""]);
+}
+const header = ["scenario", "stdio", "HTTP", "why not offered"];
+const widths = header.map((title, column) =>
+  Math.max(title.length, ...rows.map((row) => row[column].length)),
+);
+const line = (row) => row.map((cell, column) => cell.padEnd(widths[column])).join("  ").trimEnd();
+console.log(line(header));
+for (const row of rows) console.log(line(row));
+const offered = rows.filter((row) => row[3] === "").length;
+console.log(
+  `mcp-conformance: ${scenarios.length} scenarios, ${offered} about what pleach offers, ${failures} failed (stdio and HTTP)`,
+);
+for (const error of errors) console.error(`  ${error}`);
+process.exit(failures === 0 ? 0 : 1);
+EOF
+if [[ $failed != 0 ]]; then
+  echo "mcp-conformance: failed (rerun one scenario by hand with the suite's --scenario NAME)" >&2
 fi
-echo "mcp-conformance: $passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -23,7 +23,8 @@ beforeAll(async () => {
   const workspace = await makeTempDir("pleach-mcp-http-");
   cleanup = workspace.cleanup;
   await writeFile(path.join(workspace.dir, "hello.txt"), "hello over http\n");
-  server = spawn(process.execPath, [launcher, "mcp", "--workspace", workspace.dir, "--http", "0"], {
+  const args = ["mcp", "--workspace", workspace.dir, "--http", "0", "--progress-interval", "0.3"];
+  server = spawn(process.execPath, [launcher, ...args], {
     env: { ...process.env, PLEACH_MCP_TOKEN: token },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -77,6 +78,16 @@ describe("pleach mcp --http", () => {
       expect(tools).toHaveLength(10);
       const result = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
       expect(result.structuredContent).toMatchObject({ content: "hello over http\n" });
+      expect(result.content).toEqual([{ type: "text", text: "hello over http\n" }]);
+      // A long call's progress arrives on the request's own event stream.
+      const updates: Array<{ progress: number; message?: string }> = [];
+      const slept = await client.callTool(
+        { name: "bash", arguments: { command: "sleep 1.2" } },
+        { onprogress: (update) => updates.push(update) },
+      );
+      expect(slept.isError).toBe(false);
+      expect(updates.length).toBeGreaterThanOrEqual(2);
+      expect(updates[0]?.message).toBe("bash running… 0s");
       const refused = await client.callTool({ name: "read_file", arguments: { path: "../x" } });
       expect(refused.isError).toBe(true);
     } finally {

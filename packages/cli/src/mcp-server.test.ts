@@ -1,5 +1,5 @@
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
-import { defineTool, ToolError } from "@pleach/core";
+import { type AnyToolDefinition, defineTool, ToolError } from "@pleach/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createPleachMcpServer, MCP_ERROR_CODE_META_KEY } from "./mcp-server.js";
@@ -18,8 +18,21 @@ const run = defineTool({
   toModelOutput: (output) => ({ output: output.output, error: output.exitCode !== 0 }),
 });
 
-async function connect() {
-  const server = createPleachMcpServer({ tools: [run] });
+const slow = defineTool({
+  name: "slow",
+  description: "Wait, then answer; or fail as a bug would.",
+  inputSchema: z.strictObject({ ms: z.number().int(), crash: z.boolean().default(false) }),
+  outputSchema: z.object({ waited: z.number() }),
+  annotations: { title: "Slow" },
+  execute: async ({ ms, crash }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (crash) throw new TypeError("cannot read properties of undefined");
+    return { waited: ms };
+  },
+});
+
+async function connect(tools: readonly AnyToolDefinition[] = [run]) {
+  const server = createPleachMcpServer({ tools, progressIntervalMs: 50 });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
@@ -71,6 +84,67 @@ describe("createPleachMcpServer", () => {
     expect((result.structuredContent as { output: string }).output).toHaveLength(
       "signal:".length + 80_000,
     );
+    await client.close();
+  });
+
+  it("reports a long call's elapsed time when the request carries a progress token", async () => {
+    const client = await connect([run, slow]);
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = await client.callTool(
+      { name: "slow", arguments: { ms: 400 } },
+      { onprogress: (update) => progress.push(update) },
+    );
+    expect(result).toMatchObject({ isError: false, structuredContent: { waited: 400 } });
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    for (const [index, update] of progress.entries()) {
+      expect(update.message).toMatch(/^slow running… 0s$/);
+      if (index > 0) expect(update.progress).toBeGreaterThan(progress[index - 1]?.progress ?? 0);
+    }
+    // A quick call sends none.
+    progress.length = 0;
+    await client.callTool(
+      { name: "run", arguments: { exitCode: 0 } },
+      { onprogress: (update) => progress.push(update) },
+    );
+    expect(progress).toEqual([]);
+    await client.close();
+  });
+
+  it("logs server-side errors unasked, and a call's course once the client sets debug", async () => {
+    const client = await connect([run, slow]);
+    const messages: Array<{ level: string; data: unknown }> = [];
+    client.setNotificationHandler("notifications/message", (notification) => {
+      messages.push({ level: notification.params.level, data: notification.params.data });
+    });
+    const crashed = await client.callTool({ name: "slow", arguments: { ms: 0, crash: true } });
+    expect(crashed).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "internal error: cannot read properties of undefined" }],
+      _meta: { [MCP_ERROR_CODE_META_KEY]: "INTERNAL" },
+    });
+    // A tool's own refusal is no server-side error: nothing is sent at the default level.
+    await client.callTool({ name: "run", arguments: { exitCode: -1 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(messages).toEqual([
+      { level: "error", data: "slow failed: internal error: cannot read properties of undefined" },
+    ]);
+
+    messages.length = 0;
+    expect(await client.setLoggingLevel("debug")).toEqual({});
+    await client.callTool({ name: "slow", arguments: { ms: 200 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const logged = messages.map(({ data }) => data);
+    expect(logged[0]).toBe("slow started");
+    expect(logged.at(-1)).toMatch(/^slow done in 0\.[2-9]s$/);
+    expect(logged.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(logged.slice(1, -1))).toEqual(new Set(["slow running… 0s"]));
+    expect(new Set(messages.map(({ level }) => level))).toEqual(new Set(["debug"]));
+
+    messages.length = 0;
+    await client.setLoggingLevel("warning");
+    await client.callTool({ name: "slow", arguments: { ms: 120 } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(messages).toEqual([]);
     await client.close();
   });
 });

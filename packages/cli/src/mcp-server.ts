@@ -1,13 +1,20 @@
-import type { CallToolResult, ListToolsResult, Tool } from "@modelcontextprotocol/server";
+import { performance } from "node:perf_hooks";
+import type {
+  CallToolResult,
+  ListToolsResult,
+  ServerContext,
+  Tool,
+} from "@modelcontextprotocol/server";
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import {
   type AnyToolDefinition,
-  capText,
   type JSONSchema,
   renderToolResult,
   toolInputJSONSchema,
   toolOutputJSONSchema,
 } from "@pleach/core";
+import { createMcpLogging, type McpLogging } from "./mcp-logging.js";
+import { startTicker } from "./progress.js";
 
 /** The `_meta` key under which an error result carries its {@link ToolError} code. */
 export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
@@ -26,6 +33,13 @@ export interface CreatePleachMcpServerOptions {
    * it, then waits for {@link PleachMcpServerFactory.settled}.
    */
   abortSignal?: AbortSignal;
+  /**
+   * While a call runs, how often its elapsed time is reported: as `notifications/progress` when
+   * the request carries a `progressToken`, and as a `debug` log message. The first report comes
+   * after one interval, so quick calls send none.
+   * @default 2000
+   */
+  progressIntervalMs?: number;
 }
 
 /** Makes one server per connection (stdio) or per request (HTTP), over the same tools. */
@@ -76,9 +90,12 @@ function wrapSchema(schema: JSONSchema): JSONSchema {
 /**
  * Make an MCP server (the v2 SDK's low-level `Server`) that lists `tools` with their input and
  * output JSON Schemas and annotations, and answers `tools/call` by running the tool: a success
- * returns `structuredContent` plus the same JSON as text; a {@link ToolError} or any other failure
- * returns an `isError` result whose text is the model-readable message (code in `_meta`). Input is
- * validated by the tool itself, so a model gets pleach's field-by-field `INVALID_INPUT` message.
+ * returns `structuredContent` (the output as JSON) and, as text, what the runtime shows a model
+ * (the tool's `toModelOutput`, capped); a {@link ToolError} or any other failure returns an
+ * `isError` result whose text is the model-readable message (code in `_meta`). Input is validated
+ * by the tool itself, so a model gets pleach's field-by-field `INVALID_INPUT` message. Long calls
+ * report their elapsed time (progress notifications, log messages), and `logging/setLevel` is
+ * answered.
  *
  * The low-level server is used rather than `McpServer` because the tools already carry their
  * schemas and validation; `McpServer` would validate a second time with its own messages.
@@ -96,6 +113,7 @@ export function createPleachMcpServerFactory({
   tools,
   serverInfo = { name: "pleach", version: "0.1.0" },
   abortSignal,
+  progressIntervalMs = 2000,
 }: CreatePleachMcpServerOptions): PleachMcpServerFactory {
   const served = new Map<string, ServedTool>();
   for (const tool of tools) {
@@ -106,8 +124,10 @@ export function createPleachMcpServerFactory({
   const listResult: ListToolsResult = { tools: [...served.values()].map(({ listing }) => listing) };
 
   const running = new Set<Promise<unknown>>();
+  const logging = createMcpLogging();
   const factory = () => {
-    const server = new Server(serverInfo, { capabilities: { tools: {} } });
+    const server = new Server(serverInfo, { capabilities: { tools: {}, logging: {} } });
+    logging.handleSetLevel(server);
     server.setRequestHandler("tools/list", () => listResult);
     server.setRequestHandler("tools/call", async (request, handlerContext) => {
       const { name, arguments: args = {} } = request.params;
@@ -119,11 +139,15 @@ export function createPleachMcpServerFactory({
         );
       }
       const signals = [handlerContext.mcpReq.signal, ...(abortSignal ? [abortSignal] : [])];
+      const report = reportCall({ name, ctx: handlerContext, logging, progressIntervalMs });
       const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals) });
       running.add(call);
       try {
-        return server.projectCallToolResult(await call, entry.listing.outputSchema);
+        const result = await call;
+        report.finished(result);
+        return server.projectCallToolResult(result, entry.listing.outputSchema);
       } finally {
+        report.stop();
         running.delete(call);
       }
     });
@@ -136,6 +160,63 @@ export function createPleachMcpServerFactory({
   });
 }
 
+/**
+ * Report a running call to the client: its elapsed seconds every `progressIntervalMs` (progress
+ * notifications when the request asked for them, `debug` log messages), its start and end as
+ * `debug` messages, and a server-side failure (not a tool's own refusal) as an `error` message.
+ */
+function reportCall({
+  name,
+  ctx,
+  logging,
+  progressIntervalMs,
+}: {
+  name: string;
+  ctx: ServerContext;
+  logging: McpLogging;
+  progressIntervalMs: number;
+}): { finished(result: CallToolResult): void; stop(): void } {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  let lastProgress = 0;
+  logging.log(ctx, "debug", `${name} started`);
+  const ticker = startTicker({
+    delayMs: progressIntervalMs,
+    intervalMs: progressIntervalMs,
+    onTick: (elapsedMs) => {
+      const message = `${name} running… ${Math.floor(elapsedMs / 1000)}s`;
+      logging.log(ctx, "debug", message);
+      if (progressToken === undefined) return;
+      // Seconds to the millisecond, growing with every notification as MCP asks (even if the
+      // clock were set back).
+      const progress = Math.max(Math.round(elapsedMs) / 1000, lastProgress + 0.001);
+      lastProgress = progress;
+      ctx.mcpReq
+        .notify({ method: "notifications/progress", params: { progressToken, progress, message } })
+        .catch(() => {});
+    },
+  });
+  const started = performance.now();
+  return {
+    finished(result) {
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const code = result._meta?.[MCP_ERROR_CODE_META_KEY];
+      if (code === "INTERNAL") {
+        const [block] = result.content;
+        logging.log(ctx, "error", `${name} failed: ${block?.type === "text" ? block.text : code}`);
+      }
+      const outcome = result.isError ? `failed${code === undefined ? "" : ` (${code})`}` : "done";
+      logging.log(ctx, "debug", `${name} ${outcome} in ${seconds}s`);
+    },
+    stop: () => ticker.stop(),
+  };
+}
+
+/**
+ * Run a tool: `structuredContent` is its output (the JSON for programs), `content` the text the
+ * runtime gives a model, rendered and capped by the same `renderToolResult`: the tool's
+ * `toModelOutput` (hints such as read_file's "continue at offset N" kept, test failures first),
+ * with `isError` from it. A failure is the model-readable message, its code in `_meta`.
+ */
 async function callTool({
   entry: { tool, wrapped },
   args,
@@ -148,12 +229,12 @@ async function callTool({
   try {
     const output = await tool.execute(args, { abortSignal });
     const structuredContent = (wrapped ? { result: output } : output) as Record<string, unknown>;
-    // The text is the same JSON, for clients that only read `content`; capped like any result a
-    // model sees (only a diff of hundreds of kilobytes gets near the cap).
-    const text = capText(JSON.stringify(structuredContent)).text;
-    // A command that exits non-zero is data, but the model should see the failure flag.
-    const isError = tool.toModelOutput(output).error;
-    return { content: [{ type: "text", text }], structuredContent, isError };
+    const rendered = renderToolResult({ ok: true, result: tool.toModelOutput(output) });
+    return {
+      content: [{ type: "text", text: rendered.output }],
+      structuredContent,
+      isError: rendered.error,
+    };
   } catch (error) {
     const rendered = renderToolResult({ ok: false, error });
     return {

@@ -9,8 +9,10 @@ import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { renderToolResult } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detachedTools } from "./cli-support.js";
 
 const run = promisify(execFile);
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
@@ -138,7 +140,8 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
     });
   });
 
-  it("calls every tool and returns structuredContent plus the same JSON as text", async () => {
+  it("calls every tool and returns structuredContent plus the model-facing text", async () => {
+    const tools = new Map(detachedTools().map((tool) => [tool.name, tool]));
     const calls: Array<[string, Record<string, unknown>, (result: CallResult) => void]> = [
       [
         "read_file",
@@ -215,7 +218,15 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
         isError: false,
       });
       check(result);
-      expect(JSON.parse(text(result))).toEqual(result.structuredContent);
+      // The text is the output rendered for a model (array outputs travel wrapped).
+      const output = Array.isArray(result.structuredContent?.result)
+        ? result.structuredContent.result
+        : result.structuredContent;
+      const rendered = tools.get(name)?.toModelOutput(output as never);
+      expect(rendered).toBeDefined();
+      if (rendered !== undefined) {
+        expect(text(result)).toBe(renderToolResult({ ok: true, result: rendered }).output);
+      }
     }
     expect(await readFile(path.join(root, "vendor/up/README.md"), "utf8")).toBe("upstream\n");
   });

@@ -1,9 +1,41 @@
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import type { CliIo } from "./cli-support.js";
 
-/** A running progress line; `stop` clears it. */
+/** A running progress report; `stop` ends it. */
 export interface Progress {
   stop(): void;
+}
+
+/**
+ * Call `onTick` with the milliseconds elapsed since the start, first after `delayMs` and then
+ * every `intervalMs`, until stopped: the elapsed-time report of a long call, shown on a terminal
+ * ({@link startProgress}) or sent to an MCP client. Calls that finish within `delayMs` see no
+ * tick. The timers do not keep the process alive.
+ */
+export function startTicker({
+  delayMs,
+  intervalMs,
+  onTick,
+}: {
+  delayMs: number;
+  intervalMs: number;
+  onTick: (elapsedMs: number) => void;
+}): Progress {
+  const started = Date.now();
+  const tick = () => onTick(Date.now() - started);
+  let interval: NodeJS.Timeout | undefined;
+  const delay = setTimeout(() => {
+    tick();
+    interval = setInterval(tick, intervalMs);
+    interval.unref();
+  }, delayMs);
+  delay.unref();
+  return {
+    stop() {
+      clearTimeout(delay);
+      if (interval !== undefined) clearInterval(interval);
+    },
+  };
 }
 
 /**
@@ -22,24 +54,19 @@ export function startProgress({
   delayMs?: number;
 }): Progress {
   if (!io.stderrIsTTY) return { stop() {} };
-  const started = Date.now();
   let shown = false;
-  const draw = () => {
-    shown = true;
-    const seconds = Math.floor((Date.now() - started) / 1000);
-    io.stderr(`\r\x1b[2Kpleach: ${showControlCharacters(label)} running… ${seconds}s`);
-  };
-  let interval: NodeJS.Timeout | undefined;
-  const delay = setTimeout(() => {
-    draw();
-    interval = setInterval(draw, 1000);
-    interval.unref();
-  }, delayMs);
-  delay.unref();
+  const ticker = startTicker({
+    delayMs,
+    intervalMs: 1000,
+    onTick: (elapsedMs) => {
+      shown = true;
+      const seconds = Math.floor(elapsedMs / 1000);
+      io.stderr(`\r\x1b[2Kpleach: ${showControlCharacters(label)} running… ${seconds}s`);
+    },
+  });
   return {
     stop() {
-      clearTimeout(delay);
-      if (interval !== undefined) clearInterval(interval);
+      ticker.stop();
       if (shown) io.stderr("\r\x1b[2K");
     },
   };

@@ -25,6 +25,7 @@ import { onTermination, type Termination } from "../termination.js";
 export const MCP_OPTIONS = {
   ...WORKSPACE_OPTIONS,
   tools: { type: "string" },
+  "progress-interval": { type: "string" },
   http: { type: "string" },
   "token-file": { type: "string" },
   ...ALLOW_HOST_OPTION,
@@ -33,7 +34,8 @@ export const MCP_OPTIONS = {
 
 /** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
-    [--http [HOST:]PORT] [--token-file FILE] [--allow-host NAME]...`;
+    [--progress-interval SECONDS] [--http [HOST:]PORT] [--token-file FILE]
+    [--allow-host NAME]...`;
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: ${MCP_USAGE}
@@ -47,6 +49,9 @@ Options:
                       (default: workspace-write)
   --network           let sandboxed commands reach the network (git_clone of a remote URL)
   --tools a,b,...     serve only these tools (default: all)
+  --progress-interval SECONDS
+                      how often a running call reports its elapsed time to the client
+                      (progress notifications, debug log messages; default: 2)
   --http [HOST:]PORT  serve Streamable HTTP on /mcp instead of stdio; HOST defaults to
                       127.0.0.1 (give 0.0.0.0 or another address deliberately)
   --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
@@ -80,6 +85,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   }
   const mode = parseMode({ mode: values.mode, command: "mcp" });
   const only = values.tools === undefined ? undefined : parseToolList(values.tools);
+  const progressIntervalMs = parseProgressInterval(values["progress-interval"]);
   const listen = values.http === undefined ? undefined : parseListen(values.http);
   const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "mcp" });
   if (listen === undefined && allowedHosts.length > 0) {
@@ -114,6 +120,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     tools,
     serverInfo: { name: "pleach", version: VERSION },
     abortSignal: AbortSignal.any([termination.signal, stopping.signal]),
+    progressIntervalMs,
   });
   const onerror = (error: Error) =>
     io.stderr(`pleach mcp: ${showControlCharacters(error.message, { multiline: true })}\n`);
@@ -170,6 +177,18 @@ function parseToolList(text: string) {
     );
   }
   return [...new Set(names)].map((name) => parseToolName({ name, command: "mcp" }));
+}
+
+function parseProgressInterval(text: string | undefined): number {
+  if (text === undefined) return 2000;
+  const seconds = Number(text);
+  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0.1 || seconds > 3600) {
+    throw new UsageError(
+      `--progress-interval takes seconds from 0.1 to 3600 (e.g. --progress-interval 5), got ${JSON.stringify(text)}`,
+      { command: "mcp" },
+    );
+  }
+  return Math.round(seconds * 1000);
 }
 
 function parseListen(text: string): { host: string; port: number } {
