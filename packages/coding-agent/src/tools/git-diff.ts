@@ -140,7 +140,9 @@ export function createGitDiffTool(
           abortSignal,
         });
         // A relative pathspec goes to git as given; an absolute one relative to cwd.
-        paths.push(path.posix.isAbsolute(item) ? path.posix.relative(folder, resolved) || "." : item);
+        paths.push(
+          path.posix.isAbsolute(item) ? path.posix.relative(folder, resolved) || "." : item,
+        );
       }
       const base = ["git", ...DIFF_FLAGS, ...(staged ? ["--staged"] : [])];
       // Outside a work tree `git diff` silently turns into `git diff --no-index` between paths.

@@ -87,7 +87,8 @@ function rgPipeline({ recursive, glob, maxEntries }: ListCommandOptions): string
     ".",
   ]);
   // One level down without a glob: the first segment of each path (`./src` of `./src/a.ts`).
-  const children = !recursive && glob === undefined ? " | cut -z -d/ -f1-2 | LC_ALL=C sort -zu" : "";
+  const children =
+    !recursive && glob === undefined ? " | cut -z -d/ -f1-2 | LC_ALL=C sort -zu" : "";
   const records = shellJoin([
     "xargs",
     "-0r",

@@ -186,7 +186,11 @@ describe("list_files and search_files on a repository with ignored files", () =>
         "src/types/api.d.ts",
         "types/global.d.ts",
       ]);
-      const all = await search.execute({ pattern: "needle", includeIgnored: true, maxMatches: 10_000 });
+      const all = await search.execute({
+        pattern: "needle",
+        includeIgnored: true,
+        maxMatches: 10_000,
+      });
       expect(all).toHaveLength(PACKAGES * 3 + 11);
     }
     // grep knows no ignore files: it leaves out node_modules only, unless told not to.
@@ -226,7 +230,9 @@ describe("list_files and search_files on a repository with ignored files", () =>
     const savedPath = process.env.PATH;
     process.env.PATH = bin;
     try {
-      const list = createListFilesTool(await createLocalSandbox({ root, mode: "danger-full-access" }));
+      const list = createListFilesTool(
+        await createLocalSandbox({ root, mode: "danger-full-access" }),
+      );
       const paths = (await list.execute({ dir: ".", recursive: true })).map((entry) => entry.path);
       expect(paths).toContain("build/bundle.js");
       expect(paths.some((entry) => entry.startsWith("node_modules"))).toBe(false);

@@ -73,14 +73,20 @@ describe("list_files", () => {
       expect(await paths({ dir: ".", glob: "lib/*.ts" })).toEqual(["lib/c.ts"]);
       expect(await paths({ dir: ".", glob: "/lib/*.ts" })).toEqual(["lib/c.ts"]);
       expect(await paths({ dir: ".", glob: "lib/**/*.ts" })).toEqual(["lib/c.ts", "lib/x/e.ts"]);
-      expect(await paths({ dir: ".", glob: "**/*.ts" })).toEqual(["a.ts", "lib/c.ts", "lib/x/e.ts"]);
+      expect(await paths({ dir: ".", glob: "**/*.ts" })).toEqual([
+        "a.ts",
+        "lib/c.ts",
+        "lib/x/e.ts",
+      ]);
       expect(await paths({ dir: "lib", glob: "x/*.ts" })).toEqual(["lib/x/e.ts"]);
       expect(await paths({ dir: ".", glob: "**/*.ts", recursive: false })).toEqual(["a.ts"]);
       expect(await paths({ dir: ".", glob: "nothing/**/*.ts" })).toEqual([]);
     }
     // find matches folders by name too; ripgrep lists files only.
     expect(
-      (await tool.execute({ dir: ".", glob: "l*", includeIgnored: true })).map((entry) => entry.path),
+      (await tool.execute({ dir: ".", glob: "l*", includeIgnored: true })).map(
+        (entry) => entry.path,
+      ),
     ).toEqual(["lib"]);
     expect(await tool.execute({ dir: ".", glob: "l*" })).toEqual([]);
     // find cannot match a glob in a folder part; ripgrep can.
@@ -243,7 +249,7 @@ describe("list_files", () => {
     const tool = await listTool();
     const relative = await tool.execute({ dir: "src", recursive: true });
     expect(await tool.execute({ dir: path.join(root, "src"), recursive: true })).toEqual(relative);
-    expect(await tool.execute({ dir: `${root}/src/deep/..//` , recursive: true })).toEqual(relative);
+    expect(await tool.execute({ dir: `${root}/src/deep/..//`, recursive: true })).toEqual(relative);
     expect(await tool.execute({ dir: root })).toEqual(await tool.execute({ dir: "." }));
     // A workspace given through a symlink, and an absolute path spelled through it.
     const link = path.join(await useTempDir("pleach-link-"), "workspace");
@@ -350,9 +356,9 @@ describe.skipIf(noBubblewrap !== undefined)(
         await expect(list.execute({ dir: ".mcp.json" })).rejects.toMatchObject({
           code: "NOT_FOUND",
         });
-        await expect(list.execute({ dir: ".mcp.json", includeIgnored: true })).rejects.toMatchObject(
-          { code: "NOT_FOUND" },
-        );
+        await expect(
+          list.execute({ dir: ".mcp.json", includeIgnored: true }),
+        ).rejects.toMatchObject({ code: "NOT_FOUND" });
         expect(await list.execute({ dir: ".idea" })).toEqual([]);
         // ripgrep (and grep) never print a folder: no placeholder in a search either.
         const matches = await search.execute({ pattern: "." });

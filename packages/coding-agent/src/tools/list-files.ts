@@ -2,12 +2,7 @@ import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { displayPath } from "./control-characters.js";
-import {
-  FIND_FALLBACK,
-  FIND_RAN,
-  listCommand,
-  PLACEHOLDER_STATUS,
-} from "./list-files-command.js";
+import { FIND_FALLBACK, FIND_RAN, listCommand, PLACEHOLDER_STATUS } from "./list-files-command.js";
 import { comparePathBytes, compareTreePaths } from "./path-order.js";
 import { takeExitStatus } from "./piped-exit-status.js";
 import { GIT_DIR_GUARD_STATUS, isInsideGitDir, resolveWorkspacePath } from "./relative-path.js";
@@ -198,7 +193,11 @@ export function createListFilesTool(
       const prefix = folder === "" ? "" : `${folder}/`;
       // ripgrep's recursive listing of files gets their folders, and is cut after that.
       const ripgrepTree = !findRan && recursive;
-      const parsed = parseFindOutput(result.stdout, ripgrepTree ? maxEntries + 1 : maxEntries, prefix);
+      const parsed = parseFindOutput(
+        result.stdout,
+        ripgrepTree ? maxEntries + 1 : maxEntries,
+        prefix,
+      );
       const entries = parsed.entries;
       if (ripgrepTree) {
         if (glob === undefined) addFolders(entries, prefix);

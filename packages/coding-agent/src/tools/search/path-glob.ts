@@ -38,7 +38,8 @@ export function splitPathGlob(glob: string, tool: string, program: string): Path
     anyDepth = true;
   }
   const literal = segments.every(
-    (segment) => segment !== "" && segment !== "." && segment !== ".." && !GLOB_CHARACTERS.test(segment),
+    (segment) =>
+      segment !== "" && segment !== "." && segment !== ".." && !GLOB_CHARACTERS.test(segment),
   );
   if (name === "" || name.includes("**") || !literal) {
     throw new ToolError(
