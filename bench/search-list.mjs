@@ -221,6 +221,8 @@ const rgArgv = (pattern, { sorted = false } = {}) => [
   sorted ? "--no-heading" : "--heading",
   "--color=never",
   "--hidden",
+  "--no-require-git",
+  "--no-ignore-global",
   "--glob=!.git",
   // maxSnippetChars (500) × 4: the bytes of the longest snippet the tool returns.
   "--max-columns=2000",
