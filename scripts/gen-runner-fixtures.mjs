@@ -11,7 +11,7 @@
 // Usage: node scripts/gen-runner-fixtures.mjs [--force]
 //   --force  regenerate even when the manifest is current: same script, same Node version, and
 //            none of the runners it found missing has been installed since. (A failed npm
-//            install of jest and mocha is not retried without --force.)
+//            install of jest, mocha or uvu is not retried without --force.)
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 // Pinned so a fixture changes only when we bump these on purpose; both support Node 20.19+.
 const JEST_VERSION = "30.5.2";
 const MOCHA_VERSION = "12.0.3";
+const UVU_VERSION = "0.5.6";
 
 const scriptPath = fileURLToPath(import.meta.url);
 const repositoryRoot = path.resolve(path.dirname(scriptPath), "..");
@@ -291,11 +292,15 @@ async function vitestFixtures(workDirectory) {
 }
 
 /**
- * Installs jest and mocha once per version pair under node_modules/.cache, because the npm
+ * Installs npm packages once per set of versions under node_modules/.cache, because the npm
  * install is the slow part of this script and the versions are pinned anyway.
  */
-async function installNpmRunners() {
-  const directory = path.join(cacheRoot, `npm-jest-${JEST_VERSION}-mocha-${MOCHA_VERSION}`);
+async function installNpmPackages(packages) {
+  const specs = packages.map(([name, version]) => `${name}@${version}`);
+  const directory = path.join(
+    cacheRoot,
+    `npm-${packages.map(([name, version]) => `${name}-${version}`).join("-")}`,
+  );
   const marker = path.join(directory, ".installed");
   if (existsSync(marker)) return { directory };
   await rm(directory, { recursive: true, force: true });
@@ -315,14 +320,13 @@ async function installNpmRunners() {
       "--no-package-lock",
       "--prefix",
       directory,
-      `jest@${JEST_VERSION}`,
-      `mocha@${MOCHA_VERSION}`,
+      ...specs,
     ],
     { cwd: directory },
   );
   if (result.missing || result.exitCode !== 0) {
     const detail = result.missing ? "npm not found" : firstLine(result.stderr || result.stdout);
-    return { error: `npm install jest@${JEST_VERSION} mocha@${MOCHA_VERSION} failed: ${detail}` };
+    return { error: `npm install ${specs.join(" ")} failed: ${detail}` };
   }
   await writeFile(marker, `${new Date().toISOString()}\n`);
   return { directory };
@@ -389,6 +393,60 @@ describe("math", () => {
     variants: [
       { name: "default", command: mochaBinary, args: [], environment: { NO_COLOR: "1" } },
       { name: "color", command: mochaBinary, args: [], environment: { FORCE_COLOR: "1" } },
+    ],
+  });
+}
+
+async function uvuFixtures(workDirectory, installation) {
+  if (installation.error) {
+    return { fixtures: [], skipped: [{ runner: "uvu", reason: installation.error }] };
+  }
+  const cwd = path.join(workDirectory, "uvu");
+  // uvu has no nesting and no todo: a suite per file part, and a test outside any suite.
+  await writeTree(cwd, {
+    "package.json": '{ "name": "uvu-fixture", "private": true }\n',
+    "tests/math.js": `const { suite } = require("uvu");
+const assert = require("uvu/assert");
+
+const math = suite("math");
+math("adds", () => assert.is(1 + 1, 2));
+math("subtracts", () => assert.is(3 - 1, 2));
+math("multiplies", () => assert.is(2 * 3, 6));
+math.skip("rounds", () => assert.is(Math.round(2.5), 3));
+math.run();
+
+const division = suite("division");
+division("divides", () => assert.is(6 / 3, 3));
+division.run();
+`,
+    "tests/strings.js": `const { test } = require("uvu");
+const assert = require("uvu/assert");
+
+test("concatenates", () => assert.is("a" + "b", "ab"));
+test.run();
+`,
+  });
+  const uvuBinary = path.join(installation.directory, "node_modules/.bin/uvu");
+  // The tests `require("uvu")`, which is installed in the cache, not beside them.
+  const NODE_PATH = path.join(installation.directory, "node_modules");
+  return runVariants({
+    runner: "uvu",
+    version: UVU_VERSION,
+    cwd,
+    expected: { passed: 4, failed: 1, skipped: 1, failures: ["division > divides"] },
+    variants: [
+      {
+        name: "default",
+        command: uvuBinary,
+        args: ["tests"],
+        environment: { NODE_PATH, NO_COLOR: "1" },
+      },
+      {
+        name: "color",
+        command: uvuBinary,
+        args: ["tests"],
+        environment: { NODE_PATH, FORCE_COLOR: "1" },
+      },
     ],
   });
 }
@@ -672,12 +730,17 @@ async function main() {
   const workDirectory = await mkdtemp(path.join(tmpdir(), "pleach-runner-fixtures-"));
   try {
     // Groups run in parallel; variants inside a group share a project and run one after another.
-    const npmInstallation = installNpmRunners();
+    const npmInstallation = installNpmPackages([
+      ["jest", JEST_VERSION],
+      ["mocha", MOCHA_VERSION],
+    ]);
+    const uvuInstallation = installNpmPackages([["uvu", UVU_VERSION]]);
     const groups = await Promise.all([
       nodeFixtures(workDirectory),
       vitestFixtures(workDirectory),
       npmInstallation.then((installation) => jestFixtures(workDirectory, installation)),
       npmInstallation.then((installation) => mochaFixtures(workDirectory, installation)),
+      uvuInstallation.then((installation) => uvuFixtures(workDirectory, installation)),
       pytestFixtures(workDirectory),
       cargoFixtures(workDirectory),
       goFixtures(workDirectory),

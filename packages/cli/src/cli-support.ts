@@ -37,6 +37,14 @@ export interface CommandInput {
 /** The version `pleach --version` prints and the MCP server reports. */
 export const VERSION = "0.1.0";
 
+/**
+ * A count with its noun in agreement, as printed: `1 step`, `2 steps`, `1,024 tool calls`.
+ * `plural` is for nouns that do not just take an `s`.
+ */
+export function counted(count: number, noun: string, plural = `${noun}s`): string {
+  return `${count.toLocaleString("en-US")} ${count === 1 ? noun : plural}`;
+}
+
 /** The sandbox modes `--mode` accepts. */
 const MODES: readonly SandboxMode[] = ["read-only", "workspace-write", "danger-full-access"];
 

@@ -1,11 +1,21 @@
-import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { createCodingAgentTools } from "@pleach/coding-agent/tools";
+import { defineTool, runToolCall, ToolError } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
+import { createLocalSandbox } from "@pleach/sandbox";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { counted } from "./cli-support.js";
+import { callCommand } from "./commands/call.js";
+import { COMMANDS } from "./main.js";
 import { startProgress } from "./progress.js";
 import { runCli } from "./test-support/run-cli.js";
+
+const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -99,6 +109,58 @@ describe("pleach call", () => {
     expect(result.stdout).toContain("# note");
   });
 
+  it("prints with --text what a model sees of a result over 50,000 characters, capped the same", async () => {
+    const root = await workspace();
+    await mkdir(path.join(root, "many"));
+    for (let index = 0; index < 3_000; index += 1) {
+      await writeFile(path.join(root, "many", `file-number-${index}.txt`), "");
+    }
+    const input = { dir: "many" };
+    const json = await run(["call", "list_files", JSON.stringify(input)], { cwd: root });
+    expect(JSON.parse(json.stdout)).toHaveLength(3_000);
+    const text = await run(["call", "list_files", JSON.stringify(input), "--text"], { cwd: root });
+    expect(text.code).toBe(0);
+    // The runtime's rendering of the same call: the one cap every face applies.
+    const tools = createCodingAgentTools(await createLocalSandbox({ root }));
+    const seen = await runToolCall({ tools, name: "list_files", input });
+    expect(seen.output.length).toBeLessThanOrEqual(50_000);
+    expect(seen.output).toMatch(
+      /\[\.\.\. [\d,]+ characters cut from the middle of this output \.\.\.\]/,
+    );
+    expect(text.stdout).toBe(`${seen.output}\n`);
+  });
+
+  it("caps an error's text with --text too", async () => {
+    const root = await workspace();
+    const huge = defineTool({
+      name: "huge_error",
+      description: "Fails with a long message.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({}),
+      execute: async () => {
+        throw new ToolError("COMMAND_FAILED", `start ${"x".repeat(80_000)} end`);
+      },
+    });
+    let stdout = "";
+    const code = await callCommand({
+      args: ["huge_error", "{}", "--text"],
+      io: {
+        stdout: (text) => {
+          stdout += text;
+        },
+        stderr() {},
+        readStdin: async () => undefined,
+        cwd: root,
+      },
+      extraTools: [{ name: "huge_error", create: () => huge }],
+    });
+    expect(code).toBe(1);
+    const seen = await runToolCall({ tools: [huge], name: "huge_error", input: {} });
+    expect(seen.output.length).toBeLessThanOrEqual(50_000);
+    expect(stdout).toBe(`${seen.output}\n`);
+    expect(stdout).toMatch(/^start x+\n\n\[\.\.\. [\d,]+ characters cut/);
+  });
+
   it("has help for every command", async () => {
     for (const argv of [
       ["--help"],
@@ -131,6 +193,22 @@ describe("pleach mcp", () => {
       code: 2,
       stderr: expect.stringContaining("--mode must be one of"),
     });
+  });
+
+  it("says how many tools it serves, in agreement: 1 tool", async () => {
+    const root = await workspace();
+    // stdin is /dev/null: it ends at once, which ends the server.
+    const child = spawn(
+      process.execPath,
+      [launcher, "mcp", "--tools", "read_file", "--workspace", root],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    expect(await new Promise((resolve) => child.once("close", resolve))).toBe(0);
+    expect(stderr).toContain(`pleach mcp: serving 1 tool on ${root} (workspace-write) over stdio`);
   });
 
   it("refuses to serve HTTP without a bearer token and says how to give one", async () => {
@@ -190,6 +268,125 @@ describe("progress on stderr", () => {
   });
 });
 
+describe("help", () => {
+  it("lists every option each command parses, in its help, its usage, pleach help and the README", async () => {
+    const overview = (await run(["help"])).stdout;
+    const readme = await readFile(path.resolve(import.meta.dirname, "../../../README.md"), "utf8");
+    for (const [name, { usage, help, options }] of Object.entries(COMMANDS)) {
+      const flags = Object.keys(options).map((option) => `--${option}`);
+      // The Options section: one line per option, starting with it.
+      const listed = help
+        .split("\n")
+        .filter((line) => /^ {2}-/.test(line))
+        .map((line) => /--[\w-]+/.exec(line)?.[0]);
+      expect(listed.sort(), `pleach ${name} --help`).toEqual([...flags].sort());
+      for (const [option, { short }] of Object.entries(options)) {
+        if (short !== undefined) expect(help).toContain(`-${short}, --${option}`);
+      }
+      const inUsage = new Set([...usage.matchAll(/--[\w-]+/g)].map((match) => match[0]));
+      expect(inUsage, `the usage of ${name}`).toEqual(
+        new Set(flags.filter((flag) => flag !== "--help")),
+      );
+      expect(help.startsWith(`Usage: ${usage}\n`)).toBe(true);
+      expect(overview).toContain(`  ${usage.replaceAll("\n", "\n  ")}\n`);
+      expect(readme).toContain(`${usage}\n`);
+      expect((await run([name, "--help"])).stdout).toBe(help);
+      expect((await run(["help", name])).stdout).toBe(help);
+    }
+    expect(overview).toContain(
+      "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network]",
+    );
+    expect(await run(["help", "constructor"])).toMatchObject({ code: 2 });
+  });
+});
+
+describe("counts", () => {
+  it("agree in number with their noun", () => {
+    expect(counted(1, "step")).toBe("1 step");
+    expect(counted(0, "tool call")).toBe("0 tool calls");
+    expect(counted(2, "tool call")).toBe("2 tool calls");
+    expect(counted(12_345, "token")).toBe("12,345 tokens");
+    expect(counted(1, "match", "matches")).toBe("1 match");
+    expect(counted(3, "match", "matches")).toBe("3 matches");
+  });
+});
+
+/**
+ * Run the built CLI with one of its output streams read until `lines` lines have come (0: closed
+ * at once, before it writes), then closed, as `| head -n` does; the exit code and the rest.
+ */
+function runWithClosedOutput(
+  args: readonly string[],
+  {
+    stream = "stdout",
+    lines = 0,
+    cwd = process.cwd(),
+  }: { stream?: "stdout" | "stderr"; lines?: number; cwd?: string } = {},
+): Promise<{ code: number | null; read: string; other: string }> {
+  const child = spawn(process.execPath, [launcher, ...args], {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const closing = child[stream];
+  const other = stream === "stdout" ? child.stderr : child.stdout;
+  let read = "";
+  let rest = "";
+  if (lines === 0) closing.destroy();
+  else {
+    closing.on("data", (chunk: Buffer) => {
+      read += chunk.toString();
+      if (read.split("\n").length > lines) closing.destroy();
+    });
+  }
+  other.on("data", (chunk: Buffer) => {
+    rest += chunk.toString();
+  });
+  return new Promise((resolve) =>
+    child.once("close", (code) => resolve({ code, read, other: rest })),
+  );
+}
+
+describe("a closed pipe", () => {
+  it("ends every command quietly with 141, as SIGPIPE would", async () => {
+    for (const args of [
+      ["tools"],
+      ["tools", "--json"],
+      ["help"],
+      ["call", "--help"],
+      ["--version"],
+    ]) {
+      const { code, other } = await runWithClosedOutput(args);
+      expect({ args, code, stderr: other }).toEqual({ args, code: 141, stderr: "" });
+    }
+    // stderr closed: a usage error has nowhere to go, and ends the same way.
+    const usage = await runWithClosedOutput(["call", "nope"], { stream: "stderr" });
+    expect(usage).toMatchObject({ code: 141, other: "" });
+  });
+
+  it("ends a call whose output is larger than the pipe once the reader has its first line", async () => {
+    const root = await workspace();
+    await mkdir(path.join(root, "many"));
+    for (let index = 0; index < 3_000; index += 1) {
+      await writeFile(path.join(root, "many", `file-number-${index}.txt`), "");
+    }
+    // About 200 KB of JSON, more than a pipe holds, so the write meets the closed end.
+    const { code, read, other } = await runWithClosedOutput(
+      ["call", "list_files", '{"dir": "many"}'],
+      { lines: 1, cwd: root },
+    );
+    expect(read.startsWith("[\n")).toBe(true);
+    expect({ code, stderr: other }).toEqual({ code: 141, stderr: "" });
+  });
+
+  it("stops the demo mid-run and removes its temporary copy", async () => {
+    const { code, read, other } = await runWithClosedOutput(["demo"], { lines: 2 });
+    expect({ code, stderr: other }).toEqual({ code: 141, stderr: "" });
+    const copy = /^workspace: (\S+) /m.exec(read)?.[1];
+    expect(copy).toMatch(/pleach-demo-/);
+    expect(existsSync(copy as string)).toBe(false);
+  }, 30_000);
+});
+
 describe("pleach tools", () => {
   it("lists the ten tools with their input schemas", async () => {
     const result = await run(["tools", "--json"]);
@@ -216,7 +413,6 @@ describe("pleach tools", () => {
 
 describe("the pleach bin", () => {
   it("runs through the committed launcher after a build", async () => {
-    const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
     const { stdout } = await promisify(execFile)(process.execPath, [launcher, "--version"]);
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });

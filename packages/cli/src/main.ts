@@ -1,26 +1,47 @@
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import { type CliIo, UsageError, VERSION } from "./cli-support.js";
-import { CALL_HELP, callCommand } from "./commands/call.js";
-import { DEMO_HELP, demoCommand } from "./commands/demo.js";
-import { EVAL_HELP, evalCommand } from "./commands/eval.js";
-import { MCP_HELP, mcpCommand } from "./commands/mcp.js";
-import { RUN_HELP, runCommand } from "./commands/run.js";
-import { SANDBOX_HELP, sandboxCommand } from "./commands/sandbox.js";
-import { TOOLS_HELP, toolsCommand } from "./commands/tools.js";
+import { CALL_HELP, CALL_OPTIONS, CALL_USAGE, callCommand } from "./commands/call.js";
+import { DEMO_HELP, DEMO_OPTIONS, DEMO_USAGE, demoCommand } from "./commands/demo.js";
+import { EVAL_HELP, EVAL_OPTIONS, EVAL_USAGE, evalCommand } from "./commands/eval.js";
+import { MCP_HELP, MCP_OPTIONS, MCP_USAGE, mcpCommand } from "./commands/mcp.js";
+import { RUN_HELP, RUN_OPTIONS, RUN_USAGE, runCommand } from "./commands/run.js";
+import {
+  SANDBOX_HELP,
+  SANDBOX_OPTIONS,
+  SANDBOX_USAGE,
+  sandboxCommand,
+} from "./commands/sandbox.js";
+import { TOOLS_HELP, TOOLS_OPTIONS, TOOLS_USAGE, toolsCommand } from "./commands/tools.js";
 
 export type { CliIo } from "./cli-support.js";
+
+/** What `pleach help` says of a command: its usage line, its help and the options it parses. */
+interface CommandHelp {
+  usage: string;
+  help: string;
+  options: Readonly<Record<string, { type: "string" | "boolean"; short?: string }>>;
+}
+
+/** Every command's usage, help and options, kept in step by a test. */
+export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
+  call: { usage: CALL_USAGE, help: CALL_HELP, options: CALL_OPTIONS },
+  tools: { usage: TOOLS_USAGE, help: TOOLS_HELP, options: TOOLS_OPTIONS },
+  mcp: { usage: MCP_USAGE, help: MCP_HELP, options: MCP_OPTIONS },
+  demo: { usage: DEMO_USAGE, help: DEMO_HELP, options: DEMO_OPTIONS },
+  run: { usage: RUN_USAGE, help: RUN_HELP, options: RUN_OPTIONS },
+  eval: { usage: EVAL_USAGE, help: EVAL_HELP, options: EVAL_OPTIONS },
+  sandbox: { usage: SANDBOX_USAGE, help: SANDBOX_HELP, options: SANDBOX_OPTIONS },
+};
+
+const USAGES = Object.values(COMMANDS)
+  .map(({ usage }) => `  ${usage.replaceAll("\n", "\n  ")}`)
+  .join("\n");
 
 const HELP = `pleach — tools for LLM coding agents: run, see, change, safely and exactly.
 
 Usage:
-  pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--text]
-  pleach tools [--json]
-  pleach mcp [--workspace DIR] [--mode MODE] [--tools a,b] [--http [HOST:]PORT]
-  pleach demo [--keep] [--json]
-  pleach run "<task>" [--workspace DIR] [--model SPEC] [--mode MODE]
-  pleach eval <instances.jsonl> | --dataset mini [--model SPEC] [--concurrency N]
-  pleach sandbox serve --root DIR --token-file FILE [--listen HOST:PORT] [--mode MODE]
+${USAGES}
   pleach help [command]
   pleach --version
 
@@ -33,22 +54,33 @@ Commands:
   eval    Evaluate an agent on SWE-bench-style instances (a bundled mini dataset included).
   sandbox Host many sandboxes over HTTP for remote agents (pleach sandbox serve).
 
+Output closed early (pleach tools | head -1) ends any command quietly, with exit code 141
+as after SIGPIPE.
+
 Run 'pleach <command> --help' for a command's options.
 `;
 
-const COMMAND_HELP: Record<string, string> = {
-  call: CALL_HELP,
-  tools: TOOLS_HELP,
-  mcp: MCP_HELP,
-  demo: DEMO_HELP,
-  run: RUN_HELP,
-  eval: EVAL_HELP,
-  sandbox: SANDBOX_HELP,
-};
+const COMMAND_NAMES = Object.keys(COMMANDS).join(", ");
 
-const COMMAND_NAMES = Object.keys(COMMAND_HELP).join(", ");
+/** The exit status of a process that wrote to a closed pipe, as a shell shows SIGPIPE: 128 + 13. */
+const CLOSED_PIPE_STATUS = 141;
+
+/**
+ * End the process quietly when the reader of stdout or stderr goes away (`pleach tools | head -1`):
+ * Node ignores SIGPIPE, so such a write fails with EPIPE, which would otherwise be thrown with its
+ * stack. The process exits as SIGPIPE would end it, at once; exit handlers still run (the sandbox's
+ * placeholder folders are removed, and a sandboxed command dies with pleach).
+ */
+function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(CLOSED_PIPE_STATUS);
+    throw error;
+  });
+}
 
 function defaultIo(): CliIo {
+  endQuietlyOnClosedPipe(process.stdout);
+  endQuietlyOnClosedPipe(process.stderr);
   return {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
@@ -81,12 +113,18 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo()): Pr
         return 0;
       case "help": {
         const [topic] = args;
-        if (topic !== undefined && COMMAND_HELP[topic] === undefined) {
+        const help =
+          topic === undefined
+            ? HELP
+            : Object.hasOwn(COMMANDS, topic)
+              ? COMMANDS[topic]?.help
+              : undefined;
+        if (help === undefined) {
           throw new UsageError(
             `no help for ${JSON.stringify(topic)}: the commands are ${COMMAND_NAMES}`,
           );
         }
-        io.stdout(topic === undefined ? HELP : (COMMAND_HELP[topic] ?? HELP));
+        io.stdout(help);
         return 0;
       }
       case "--version":

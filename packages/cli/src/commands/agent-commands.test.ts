@@ -106,7 +106,8 @@ describe("pleach eval", () => {
         test_command: "true",
       })}\n`,
     );
-    const { code, stdout } = await run(["eval", file, "--model", "empty"]);
+    const { code, stdout, stderr } = await run(["eval", file, "--model", "empty"]);
+    expect(stderr).toContain("pleach eval: 1 instance, model empty, 1 at a time");
     expect(code).toBe(1);
     expect(stdout).toMatch(/missing\s+error/);
     expect(stdout).toContain("COMMAND_FAILED");
@@ -120,12 +121,63 @@ describe("pleach eval", () => {
   });
 });
 
+/** A reply of the fake OpenAI-compatible server: text, or tool calls. */
+interface FakeReply {
+  content?: string;
+  tool_calls?: Array<{ name: string; arguments: unknown }>;
+}
+
+/**
+ * An OpenAI-compatible Chat Completions server on loopback answering `replies` in turn (then
+ * "done"), each with 10 prompt and 5 completion tokens; what it received, request by request.
+ */
+async function fakeChatServer(replies: FakeReply[]): Promise<{
+  port: number;
+  received: Array<{ messages: Array<{ role: string; content: unknown }> }>;
+}> {
+  const received: Array<{ messages: Array<{ role: string; content: unknown }> }> = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      received.push(JSON.parse(body));
+      const reply = replies.shift() ?? { content: "done" };
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          choices: [
+            {
+              message: {
+                role: "assistant",
+                content: reply.content ?? null,
+                tool_calls: reply.tool_calls?.map((call, index) => ({
+                  id: `call_${received.length}_${index}`,
+                  type: "function",
+                  function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+                })),
+              },
+              finish_reason: reply.tool_calls === undefined ? "stop" : "tool_calls",
+            },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 5 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { port, received };
+}
+
 describe("pleach run", () => {
   it("drives an OpenAI-compatible server through the tools until its final answer", async () => {
     const temp = await makeTempDir("pleach-run-");
     cleanups.push(temp.cleanup);
     await writeFile(path.join(temp.dir, "greeting.txt"), "hello world\n");
-    const replies = [
+    const replies: FakeReply[] = [
       { tool_calls: [{ name: "read_file", arguments: { path: "greeting.txt" } }] },
       {
         tool_calls: [
@@ -134,40 +186,7 @@ describe("pleach run", () => {
       },
       { content: "Changed the greeting." },
     ];
-    const received: Array<{ messages: Array<{ role: string; content: unknown }> }> = [];
-    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-      let body = "";
-      request.on("data", (chunk) => {
-        body += chunk;
-      });
-      request.on("end", () => {
-        received.push(JSON.parse(body));
-        const reply = replies.shift() ?? { content: "done" };
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(
-          JSON.stringify({
-            choices: [
-              {
-                message: {
-                  role: "assistant",
-                  content: reply.content ?? null,
-                  tool_calls: reply.tool_calls?.map((call, index) => ({
-                    id: `call_${received.length}_${index}`,
-                    type: "function",
-                    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
-                  })),
-                },
-                finish_reason: reply.tool_calls === undefined ? "stop" : "tool_calls",
-              },
-            ],
-            usage: { prompt_tokens: 10, completion_tokens: 5 },
-          }),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-    const { port } = server.address() as AddressInfo;
+    const { port, received } = await fakeChatServer(replies);
 
     const { code, stdout } = await run([
       "run",
@@ -182,12 +201,34 @@ describe("pleach run", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("→ edit_file");
     expect(stdout).toContain("Changed the greeting.");
+    expect(stdout).toContain("done (final-answer) after 3 steps and 2 tool calls; 45 tokens");
     expect(await readFile(path.join(temp.dir, "greeting.txt"), "utf8")).toBe("hello pleach\n");
     expect(received).toHaveLength(3);
     expect(received[2]?.messages.at(-1)).toMatchObject({
       role: "tool",
       content: expect.stringMatching(/^<tool_output tool="edit_file">\nedited greeting\.txt/),
     });
+  });
+
+  it("says 1 step, not 1 steps", async () => {
+    const temp = await makeTempDir("pleach-run-one-");
+    cleanups.push(temp.cleanup);
+    const { port } = await fakeChatServer([{ content: "Nothing to do." }]);
+    const { code, stdout } = await run([
+      ...["run", "Look", "--workspace", temp.dir],
+      ...["--model", `http://127.0.0.1:${port}/v1`],
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("done (final-answer) after 1 step and 0 tool calls; 15 tokens");
+    const oneCall = await fakeChatServer([
+      { tool_calls: [{ name: "list_files", arguments: { dir: "." } }] },
+      { content: "Looked." },
+    ]);
+    const { stdout: twoSteps } = await run([
+      ...["run", "Look", "--workspace", temp.dir],
+      ...["--model", `http://127.0.0.1:${oneCall.port}/v1`],
+    ]);
+    expect(twoSteps).toContain("done (final-answer) after 2 steps and 1 tool call; 30 tokens");
   });
 
   it("needs a model and the provider's key", async () => {

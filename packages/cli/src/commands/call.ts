@@ -4,7 +4,7 @@ import {
   showControlCharacters,
   type ToolRegistration,
 } from "@pleach/coding-agent/tools";
-import { isToolError } from "@pleach/core";
+import { isToolError, renderToolResult } from "@pleach/core";
 import {
   type CliIo,
   type CommandInput,
@@ -18,8 +18,19 @@ import {
 import { startProgress } from "../progress.js";
 import { onTermination } from "../termination.js";
 
+/** The options `pleach call` takes. */
+export const CALL_OPTIONS = {
+  ...WORKSPACE_OPTIONS,
+  text: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach call` is used: the first line of its help and its line in `pleach help`. */
+export const CALL_USAGE =
+  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]";
+
 /** `pleach call --help`. */
-export const CALL_HELP = `Usage: pleach call <tool> ['<json>'] [options]
+export const CALL_HELP = `Usage: ${CALL_USAGE}
 
 Run one tool on a workspace. The input is a JSON object, given as an argument or on
 standard input; without either it is {}. The result is printed as JSON on stdout.
@@ -29,12 +40,14 @@ Options:
   --mode MODE       read-only | workspace-write | danger-full-access
                     (default: workspace-write)
   --network         let sandboxed commands reach the network (git_clone of a remote URL)
-  --text            print what a model would see ({ output, error } text) instead of JSON
+  --text            print what a model would see instead of JSON: the tool's model-facing
+                    text, cut in the middle past 50,000 characters as a model gets it
   -h, --help        show this help
 
 Exit codes: 0 the tool succeeded; 1 the tool reported an error (a refused path, a failed
 edit, a command that exited non-zero); 2 the command line was wrong; 130 or 143 stopped by
-SIGINT (Ctrl-C) or SIGTERM, after stopping the tool's command.
+SIGINT (Ctrl-C) or SIGTERM, after stopping the tool's command; 141 when stdout or stderr is closed early
+(pleach call ... | head -1), which ends the call quietly, as SIGPIPE would.
 
 While a call runs for more than a second, its elapsed time is shown on stderr when stderr
 is a terminal.
@@ -61,11 +74,7 @@ export async function callCommand({
   const { values, positionals } = parseCommandLine({
     args,
     command: "call",
-    options: {
-      ...WORKSPACE_OPTIONS,
-      text: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: CALL_OPTIONS,
   });
   if (values.help) {
     io.stdout(CALL_HELP);
@@ -104,7 +113,8 @@ export async function callCommand({
     const output = await tool.execute(input, { abortSignal: termination.signal });
     progress.stop();
     if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
-    const rendered = tool.toModelOutput(output);
+    // --text is what a model reads: the model-facing text, capped as every face caps it.
+    const rendered = renderToolResult({ ok: true, result: tool.toModelOutput(output) });
     // What the tool read or ran is printed with its control characters made visible.
     const text = values.text ? rendered.output : JSON.stringify(output, null, 2);
     io.stdout(`${showControlCharacters(text, { multiline: true })}\n`);
@@ -114,7 +124,7 @@ export async function callCommand({
     if (termination.exitStatus !== undefined) return stopped(io, name, termination.exitStatus);
     if (!isToolError(error)) throw error;
     const text = values.text
-      ? error.message
+      ? renderToolResult({ ok: false, error }).output
       : JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2);
     io.stdout(`${showControlCharacters(text, { multiline: true })}\n`);
     return 1;

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { cp, mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -12,10 +13,27 @@ import {
 } from "@pleach/coding-agent/runtime";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
-import { type CliIo, type CommandInput, parseCommandLine, parseMode } from "../cli-support.js";
+import {
+  type CliIo,
+  type CommandInput,
+  counted,
+  parseCommandLine,
+  parseMode,
+} from "../cli-support.js";
+
+/** The options `pleach demo` takes. */
+export const DEMO_OPTIONS = {
+  mode: { type: "string" },
+  keep: { type: "boolean" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach demo` is used: the first line of its help and its line in `pleach help`. */
+export const DEMO_USAGE = "pleach demo [--mode MODE] [--keep] [--json]";
 
 /** `pleach demo --help`. */
-export const DEMO_HELP = `Usage: pleach demo [options]
+export const DEMO_HELP = `Usage: ${DEMO_USAGE}
 
 Watch an agent fix a bug, with no API key: a scripted model works on a small sample project
 (a shop cart whose tests fail) in a sandboxed temporary copy. It lists and searches the
@@ -115,7 +133,7 @@ function formatAgentEvent(event: AgentEvent): string | undefined {
       return undefined;
     case "done": {
       const { stopReason, steps, toolCalls, usage } = event.result;
-      return `\ndone (${stopReason}) after ${steps} steps and ${toolCalls} tool calls; ${usage.totalTokens.toLocaleString("en-US")} tokens`;
+      return `\ndone (${stopReason}) after ${counted(steps, "step")} and ${counted(toolCalls, "tool call")}; ${counted(usage.totalTokens, "token")}`;
     }
   }
 }
@@ -131,7 +149,7 @@ function summarize(output: string, maxLines = 4): string {
   const shown = lines.slice(0, maxLines).map((line) => oneLine(line, 120));
   const more = lines.length - shown.length;
   const body = shown.join("\n      ");
-  return more > 0 ? `${body}\n      … ${more} more line${more === 1 ? "" : "s"}` : body;
+  return more > 0 ? `${body}\n      … ${counted(more, "more line")}` : body;
 }
 
 /** Print a run's events as they come (a transcript, or JSON lines), and return its result. */
@@ -168,12 +186,7 @@ export async function demoCommand({ args, io }: CommandInput): Promise<number> {
   const { values } = parseCommandLine({
     args,
     command: "demo",
-    options: {
-      mode: { type: "string" },
-      keep: { type: "boolean" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: DEMO_OPTIONS,
   });
   if (values.help) {
     io.stdout(DEMO_HELP);
@@ -181,6 +194,9 @@ export async function demoCommand({ args, io }: CommandInput): Promise<number> {
   }
   const mode = parseMode({ mode: values.mode, command: "demo" });
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-demo-")));
+  // Output closed early (pleach demo | head) ends the process at once: the copy goes with it.
+  const removeAtExit = () => rmSync(workspace, { recursive: true, force: true });
+  if (!values.keep) process.once("exit", removeAtExit);
   try {
     await cp(demoProjectPath(), workspace, { recursive: true });
     if (!values.json) {
@@ -228,6 +244,7 @@ export async function demoCommand({ args, io }: CommandInput): Promise<number> {
     }
     return wentGreen ? 0 : 1;
   } finally {
+    process.off("exit", removeAtExit);
     if (!values.keep) await rm(workspace, { recursive: true, force: true });
   }
 }

@@ -2,7 +2,13 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ModelAdapter } from "@pleach/coding-agent/runtime";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
-import { type CommandInput, parseCommandLine, parseMode, UsageError } from "../cli-support.js";
+import {
+  type CommandInput,
+  counted,
+  parseCommandLine,
+  parseMode,
+  UsageError,
+} from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
 import { type EvalInstance, readInstances } from "../eval/instances.js";
 import { buildMiniDataset, sandboxVisibleTempParent } from "../eval/mini-dataset.js";
@@ -10,9 +16,29 @@ import { isPseudoModel, type PseudoModelName, pseudoModel } from "../eval/pseudo
 import { formatEvalTable } from "../eval/report.js";
 import { modelFromSpec, parseCount } from "./run.js";
 
+/** The options `pleach eval` takes. */
+export const EVAL_OPTIONS = {
+  model: { type: "string" },
+  "model-name": { type: "string" },
+  dataset: { type: "string" },
+  "dataset-dir": { type: "string" },
+  "test-command": { type: "string" },
+  concurrency: { type: "string" },
+  "max-steps": { type: "string" },
+  mode: { type: "string" },
+  network: { type: "boolean" },
+  output: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
+export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
+    [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
+    [--mode MODE] [--network] [--output FILE] [--json]`;
+
 /** `pleach eval --help`. */
-export const EVAL_HELP = `Usage: pleach eval <instances.jsonl> [options]
-       pleach eval --dataset mini [options]
+export const EVAL_HELP = `Usage: ${EVAL_USAGE}
 
 Evaluate an agent the way SWE-bench does. For each instance (one JSON object per line:
 instance_id, repo, base_commit, problem_statement, test_patch, FAIL_TO_PASS, PASS_TO_PASS,
@@ -52,20 +78,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "eval",
-    options: {
-      model: { type: "string" },
-      "model-name": { type: "string" },
-      dataset: { type: "string" },
-      "dataset-dir": { type: "string" },
-      "test-command": { type: "string" },
-      concurrency: { type: "string" },
-      "max-steps": { type: "string" },
-      mode: { type: "string" },
-      network: { type: "boolean" },
-      output: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: EVAL_OPTIONS,
   });
   if (values.help) {
     io.stdout(EVAL_HELP);
@@ -124,7 +137,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     const instances = await readInstances(file);
     const modelName = realModel?.name ?? (spec as string);
     io.stderr(
-      `pleach eval: ${instances.length} instance(s), model ${modelName}, ${Math.min(concurrency, instances.length)} at a time\n`,
+      `pleach eval: ${counted(instances.length, "instance")}, model ${modelName}, ${Math.min(concurrency, instances.length)} at a time\n`,
     );
     const report = await evaluateAll({
       instances,

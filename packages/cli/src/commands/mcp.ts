@@ -7,6 +7,7 @@ import {
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CommandInput,
+  counted,
   openWorkspace,
   parseCommandLine,
   parseMode,
@@ -20,8 +21,22 @@ import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
 import { onTermination, type Termination } from "../termination.js";
 
+/** The options `pleach mcp` takes. */
+export const MCP_OPTIONS = {
+  ...WORKSPACE_OPTIONS,
+  tools: { type: "string" },
+  http: { type: "string" },
+  "token-file": { type: "string" },
+  ...ALLOW_HOST_OPTION,
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
+export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
+    [--http [HOST:]PORT] [--token-file FILE] [--allow-host NAME]...`;
+
 /** `pleach mcp --help`. */
-export const MCP_HELP = `Usage: pleach mcp [options]
+export const MCP_HELP = `Usage: ${MCP_USAGE}
 
 Serve the tools to an MCP client (Claude Code, Claude Desktop, Cursor, VS Code, ...) over
 stdio, or over Streamable HTTP with --http. The workspace is fixed when the server starts.
@@ -35,7 +50,8 @@ Options:
   --http [HOST:]PORT  serve Streamable HTTP on /mcp instead of stdio; HOST defaults to
                       127.0.0.1 (give 0.0.0.0 or another address deliberately)
   --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
-                      --http refuses to start without one
+                      --http refuses to start without one. A request body over 4 MiB
+                      gets 413 with a JSON-RPC error naming the limit
 ${allowHostHelp(22)}
   -h, --help          show this help
 
@@ -51,14 +67,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "mcp",
-    options: {
-      ...WORKSPACE_OPTIONS,
-      tools: { type: "string" },
-      http: { type: "string" },
-      "token-file": { type: "string" },
-      ...ALLOW_HOST_OPTION,
-      help: { type: "boolean", short: "h" },
-    },
+    options: MCP_OPTIONS,
   });
   if (values.help) {
     io.stdout(MCP_HELP);
@@ -108,7 +117,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   });
   const onerror = (error: Error) =>
     io.stderr(`pleach mcp: ${showControlCharacters(error.message, { multiline: true })}\n`);
-  const served = `${tools.length} tools on ${client.root} (${client.mode})`;
+  const served = `${counted(tools.length, "tool")} on ${client.root} (${client.mode})`;
 
   if (listen === undefined || token === undefined) {
     // stdout belongs to the protocol from here on: everything human goes to stderr.

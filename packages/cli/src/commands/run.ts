@@ -17,8 +17,22 @@ import {
 import { onTermination } from "../termination.js";
 import { printAgentRun } from "./demo.js";
 
+/** The options `pleach run` takes. */
+export const RUN_OPTIONS = {
+  ...WORKSPACE_OPTIONS,
+  model: { type: "string" },
+  "model-name": { type: "string" },
+  "max-steps": { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach run` is used: the first line of its help and its line in `pleach help`. */
+export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
+    [--mode MODE] [--network] [--max-steps N] [--json]`;
+
 /** `pleach run --help`. */
-export const RUN_HELP = `Usage: pleach run "<task>" [options]
+export const RUN_HELP = `Usage: ${RUN_USAGE}
 
 Run the agent on a workspace: the model gets the task and the tools, and works until it
 gives a final answer or a limit is reached. Every tool call and a short result is printed.
@@ -42,7 +56,8 @@ Options:
 
 Exit codes: 0 the model gave a final answer; 1 the run stopped otherwise (step limit,
 model error); 2 the command line was wrong; 130 or 143 stopped by SIGINT (Ctrl-C) or
-SIGTERM, after stopping the command that was running.
+SIGTERM, after stopping the command that was running; 141 stdout or stderr was closed
+early (pleach run ... | head), which ends the run at once, as SIGPIPE would.
 
 Example:
   OPENAI_API_KEY=... pleach run "make the failing test in test/cart.test.js pass" --model openai:gpt-4.1
@@ -153,14 +168,7 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     command: "run",
-    options: {
-      ...WORKSPACE_OPTIONS,
-      model: { type: "string" },
-      "model-name": { type: "string" },
-      "max-steps": { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: RUN_OPTIONS,
   });
   if (values.help) {
     io.stdout(RUN_HELP);

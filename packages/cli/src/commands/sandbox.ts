@@ -10,8 +10,34 @@ import {
   UsageError,
 } from "../cli-support.js";
 
+/** The options `pleach sandbox serve` takes. */
+export const SANDBOX_OPTIONS = {
+  root: { type: "string" },
+  listen: { type: "string" },
+  ...ALLOW_HOST_OPTION,
+  "token-file": { type: "string" },
+  mode: { type: "string" },
+  network: { type: "boolean" },
+  "max-sandboxes": { type: "string" },
+  "max-request-bytes": { type: "string" },
+  "max-file-bytes": { type: "string" },
+  "max-output-bytes": { type: "string" },
+  "max-exec-timeout-ms": { type: "string" },
+  "idle-timeout-ms": { type: "string" },
+  "template-root": { type: "string" },
+  "git-protocols": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach sandbox serve` is used: the first line of its help and its line in `pleach help`. */
+export const SANDBOX_USAGE = `pleach sandbox serve --root DIR --token-file FILE [--listen [HOST:]PORT]
+    [--allow-host NAME]... [--mode MODE] [--network] [--max-sandboxes N]
+    [--max-request-bytes N] [--max-file-bytes N] [--max-output-bytes N]
+    [--max-exec-timeout-ms N] [--idle-timeout-ms N] [--template-root DIR]
+    [--git-protocols a,b]`;
+
 /** `pleach sandbox --help`. */
-export const SANDBOX_HELP = `Usage: pleach sandbox serve --root DIR --token-file FILE [options]
+export const SANDBOX_HELP = `Usage: ${SANDBOX_USAGE}
 
 Host many sandboxes over HTTP for createHttpStreamSandboxProvider: each is a fresh workspace
 folder under --root (empty, a copy of a template folder, or a git clone), confined by the same
@@ -28,7 +54,9 @@ ${allowHostHelp(29)}
                              (default: workspace-write)
   --network                  let commands reach the network
   --max-sandboxes N          sandboxes alive at once (default: 64)
-  --max-request-bytes N      largest request body (default: 33554432)
+  --max-request-bytes N      largest request body (default: 33554432, 32 MiB); a larger
+                             one gets 413 TOO_LARGE naming this limit
+  --max-file-bytes N         largest file a read returns (default: 33554432, 32 MiB)
   --max-output-bytes N       bytes kept of each of stdout and stderr (default: 10485760)
   --max-exec-timeout-ms N    longest time limit a command may ask (default: 3600000)
   --idle-timeout-ms N        destroy a sandbox unused this long (default: 1800000)
@@ -57,22 +85,7 @@ export async function sandboxCommand({
   const { values, positionals } = parseCommandLine({
     args,
     command: "sandbox",
-    options: {
-      root: { type: "string" },
-      listen: { type: "string" },
-      ...ALLOW_HOST_OPTION,
-      "token-file": { type: "string" },
-      mode: { type: "string" },
-      network: { type: "boolean" },
-      "max-sandboxes": { type: "string" },
-      "max-request-bytes": { type: "string" },
-      "max-output-bytes": { type: "string" },
-      "max-exec-timeout-ms": { type: "string" },
-      "idle-timeout-ms": { type: "string" },
-      "template-root": { type: "string" },
-      "git-protocols": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: SANDBOX_OPTIONS,
   });
   if (values.help || positionals.length === 0) {
     io.stdout(SANDBOX_HELP);
@@ -116,6 +129,7 @@ export async function sandboxCommand({
   const limits = {
     maxSandboxes: number("max-sandboxes", values["max-sandboxes"]),
     maxRequestBytes: number("max-request-bytes", values["max-request-bytes"]),
+    maxFileBytes: number("max-file-bytes", values["max-file-bytes"]),
     maxOutputBytes: number("max-output-bytes", values["max-output-bytes"]),
     maxExecTimeoutMs: number("max-exec-timeout-ms", values["max-exec-timeout-ms"]),
     idleTimeoutMs: number("idle-timeout-ms", values["idle-timeout-ms"]),

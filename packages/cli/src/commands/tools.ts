@@ -2,8 +2,17 @@ import type { ToolRegistration } from "@pleach/coding-agent/tools";
 import { toolInputJSONSchema } from "@pleach/core";
 import { type CommandInput, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
 
+/** The options `pleach tools` takes. */
+export const TOOLS_OPTIONS = {
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** How `pleach tools` is used: the first line of its help and its line in `pleach help`. */
+export const TOOLS_USAGE = "pleach tools [--json]";
+
 /** `pleach tools --help`. */
-export const TOOLS_HELP = `Usage: pleach tools [--json]
+export const TOOLS_HELP = `Usage: ${TOOLS_USAGE}
 
 List the tools: name, description and input JSON Schema.
 
@@ -27,10 +36,7 @@ export async function toolsCommand({
   const { values, positionals } = parseCommandLine({
     args,
     command: "tools",
-    options: {
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: TOOLS_OPTIONS,
   });
   if (values.help) {
     io.stdout(TOOLS_HELP);

@@ -3,6 +3,7 @@ import { isToolError, ToolError } from "@pleach/core";
 import type { ExecResult, SandboxClient } from "../sandbox/index.js";
 import { NO_HUNKS_MESSAGE } from "./apply-diff-pleach-engine.js";
 import type { ApplyDiffOutput } from "./apply-diff-schema.js";
+import { tooLargeToChange } from "./read-text-file.js";
 import { shellQuote } from "./shell-quote.js";
 
 /** The workspace file the diff is written to before `patch` reads it (the specification's wire protocol). */
@@ -132,6 +133,8 @@ async function readTarget(client: SandboxClient, target: string): Promise<string
         { cause: error, details: error.details },
       );
     }
+    if (isToolError(error) && error.code === "TOO_LARGE")
+      throw tooLargeToChange("apply_diff", error);
     throw error;
   }
 }

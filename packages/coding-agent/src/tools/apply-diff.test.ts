@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
@@ -383,6 +384,25 @@ describe('apply_diff with engine: "patch" (the original patch protocol)', () => 
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
   });
 
+  it('explains itself in one paragraph: path ".", all or nothing, failures, engines', async () => {
+    const { client } = await workspace();
+    const { description } = createApplyDiffTool(client);
+    // `pleach tools` and many MCP hosts show only the first line.
+    expect(description).not.toContain("\n");
+    for (const point of [
+      'pass path "."',
+      "git diff -R",
+      "All or nothing",
+      "nothing is written",
+      "Hunk #N FAILED",
+      "partial: true",
+      "is refused",
+      'engine: "patch"',
+    ]) {
+      expect(description).toContain(point);
+    }
+  });
+
   it("describes itself as destructive with a strict input schema", async () => {
     const { client } = await workspace();
     expect(createApplyDiffTool(client).annotations).toEqual({
@@ -614,6 +634,47 @@ describe("apply_diff with the pleach engine (default)", () => {
     expect(await files(root)).toEqual(["numbers.txt", "src"]);
   });
 
+  it("applies a reversed diff (git diff -R, git show -R) to the files it names", async () => {
+    const { root, client } = await workspace();
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+        cwd: root,
+        encoding: "utf8",
+      });
+    git("init", "-q");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    await writeFile(path.join(root, "old.txt"), "gone\n");
+    git("add", ".");
+    git("commit", "-qm", "before");
+    await writeFile(path.join(root, "numbers.txt"), PATCHED);
+    await mkdir(path.join(root, "src"));
+    await writeFile(path.join(root, "src/new.txt"), "hello\n");
+    git("rm", "-q", "old.txt");
+    git("add", ".");
+    git("commit", "-qm", "after");
+    // Undoes the last commit: `--- b/x` / `+++ a/x` headers, the created file deleted and back.
+    const reversed = git("diff", "-R", "HEAD~1", "HEAD");
+    expect(reversed).toContain("--- b/numbers.txt\n+++ a/numbers.txt");
+    const tool = createApplyDiffTool(client);
+    const output = await tool.execute({ path: ".", diff: reversed });
+    expect(output.files).toEqual([
+      { path: "numbers.txt", action: "modified" },
+      { path: "old.txt", action: "created" },
+      { path: "src/new.txt", action: "deleted" },
+    ]);
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+    expect(await readFile(path.join(root, "old.txt"), "utf8")).toBe("gone\n");
+    expect(await files(root)).toEqual([".git", "numbers.txt", "old.txt", "src"]);
+    expect(await readdir(path.join(root, "src"))).toEqual([]);
+
+    // `git show -R` of one file, given that file's path, on the tree of the last commit.
+    git("checkout", "-qf", "HEAD");
+    const shown = git("show", "-R", "HEAD", "--", "numbers.txt");
+    expect(shown).toContain("--- b/numbers.txt\n+++ a/numbers.txt");
+    await tool.execute({ path: "numbers.txt", diff: shown });
+    expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+  });
+
   it("refuses diffs without hunks, missing files and escaping paths", async () => {
     const { root, client } = await workspace();
     await writeFile(path.join(root, "numbers.txt"), THIRTY);
@@ -645,5 +706,20 @@ describe("apply_diff with the pleach engine (default)", () => {
       createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS }),
     ).rejects.toMatchObject({ code: "READ_ONLY" });
     expect(await readFile(path.join(root, "numbers.txt"), "utf8")).toBe(THIRTY);
+  });
+  it("says which limit refused a large file and how to change it anyway", async () => {
+    const root = await useTempDir("pleach-apply-diff-");
+    await writeFile(path.join(root, "numbers.txt"), THIRTY);
+    const client = await createLocalSandbox({ root, mode: "workspace-write", maxFileBytes: 16 });
+    for (const engine of ["pleach", "patch"] as const) {
+      await expect(
+        createApplyDiffTool(client).execute({ path: "numbers.txt", diff: TWO_HUNKS, engine }),
+      ).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(
+          /^numbers\.txt has 81 bytes, more than the 16 this sandbox reads\. apply_diff cannot change a file over that limit: .*`patch <file> < fix\.diff`/,
+        ),
+      });
+    }
   });
 });

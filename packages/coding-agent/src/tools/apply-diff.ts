@@ -19,11 +19,14 @@ export interface ApplyDiffToolOptions {
   timeoutMs?: number;
 }
 
-const DESCRIPTION = `Apply a unified diff to workspace files.
-
-Give the file's path and a diff of it (\`--- a/file\`/\`+++ b/file\` lines optional; hunks starting \`@@ -start,count +start,count @@\`; wrong or missing line numbers and counts are tolerated). Each hunk is found by its content: the line numbers only choose between several equally good places. Small differences in the context are tolerated and reported (line endings, trailing whitespace, curly quotes, indentation, an outer context line that no longer matches). A hunk whose text matches several places is refused rather than guessed; add context lines that occur only where you mean. A hunk already present is reported, not applied twice. The file keeps its line endings, byte order mark and final newline.
-
-All or nothing: if any hunk conflicts nothing is written (pass partial: true to apply the others). For a diff of several files, or one that creates (--- /dev/null) or deletes (+++ /dev/null) files, pass path ".". On conflicts, read the file again and send a corrected diff, or use edit_file. engine: "patch" runs GNU patch instead.`;
+const DESCRIPTION = [
+  "Apply a unified diff (as `git diff` or `diff -u` print it: `@@ -start,count +start,count @@` hunks of context, `-` and `+` lines) to a workspace file: give that file's `path`.",
+  'For a diff of several files, or one that creates (`--- /dev/null`) or deletes (`+++ /dev/null`) a file, pass path "." and the files named in its `---`/`+++` lines are changed (`a/` and `b/` prefixes stripped, either way round, so `git diff -R` output works too).',
+  "Each hunk is found by its content: wrong or missing line numbers and counts are tolerated and only choose between equally good places; small differences in the context (line endings, trailing whitespace, curly quotes, indentation, an outer context line that no longer matches) are tolerated and reported.",
+  "A hunk whose text matches several places is refused rather than guessed (add context lines that occur only where you mean), and a hunk already present is reported, not applied twice. The file keeps its line endings, byte order mark and final newline.",
+  "All or nothing: if any hunk conflicts, nothing is written and the result is an error listing each failed hunk (`Hunk #N FAILED ...`) with the closest region of the file and the line that differs; read the file again and send a corrected diff, or use edit_file (`partial: true` applies the hunks that fit and reports the rest).",
+  'A diff without hunks, or of several files without path ".", is refused with what to send instead. `engine: "patch"` runs GNU `patch -p0` on the one file instead (with its fuzz, it may apply some hunks and not others).',
+].join(" ");
 
 /**
  * Create the specification's `apply_diff` tool.

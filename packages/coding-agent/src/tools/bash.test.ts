@@ -58,6 +58,22 @@ describe("bash", () => {
     expect((await tool.execute({ command: "exit 1" })).output).toBe("[exit 1]");
   });
 
+  it("adds a hint on the network switch when a failed command could not resolve a host", async () => {
+    const root = await workspace();
+    const tool = createBashTool(await createLocalSandbox({ root, mode: "workspace-write" }));
+    // `.invalid` never resolves, network or not.
+    const output = await tool.execute({ command: "git ls-remote https://example.invalid/x.git" });
+    expect(output.exitCode).not.toBe(0);
+    expect(output.output).toMatch(
+      /Could not resolve host: example\.invalid\n\[exit 128\]\n\[hint: /,
+    );
+    expect(tool.toModelOutput(output).output).toContain("`--network`");
+    // The same words in a command that succeeds, or a failure of another kind, add nothing.
+    const fine = await tool.execute({ command: "echo 'Could not resolve host: x'" });
+    expect(fine.output).toBe("Could not resolve host: x\n");
+    expect((await tool.execute({ command: "ls /no-such-folder" })).output).not.toContain("hint");
+  });
+
   it("reports a command ended by a signal", async () => {
     const { tool } = await setup();
     const output = await tool.execute({ command: "echo before; kill -KILL $$" });

@@ -1,6 +1,7 @@
 import { capText, defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
+import { looksOffline, NETWORK_OFF_HINT } from "./sandbox-hints.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (ten minutes). */
 const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -36,7 +37,7 @@ export const bashOutputSchema = z.object({
   output: z
     .string()
     .describe(
-      "stdout, then stderr, capped at 50,000 characters (head and tail kept), with `[exit N]` appended on a non-zero exit and a note on a timeout.",
+      "stdout, then stderr, capped at 50,000 characters (head and tail kept), with `[exit N]` appended on a non-zero exit, a note on a timeout, and a `[hint: ...]` when a failure looks like the sandbox's network being off.",
     ),
   exitCode: z
     .number()
@@ -124,8 +125,9 @@ export function createBashTool(
           `[timed out after ${timeoutMs} ms and was killed; pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make the command finish sooner]`,
         );
       }
-      const trailer = notes.join("\n");
       const merged = mergeStreams(result.stdout, result.stderr);
+      if (result.exitCode !== 0 && looksOffline(merged)) notes.push(`[hint: ${NETWORK_OFF_HINT}]`);
+      const trailer = notes.join("\n");
       const room = Math.max(0, maxOutputChars - trailer.length - 1);
       const body = capText(merged, { maxChars: room });
       const separator = trailer === "" || body.text === "" || body.text.endsWith("\n") ? "" : "\n";

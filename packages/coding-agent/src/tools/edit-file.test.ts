@@ -46,6 +46,21 @@ const SOURCE = [
 ].join("\n");
 
 describe("edit_file", () => {
+  it("says which limit refused a large file and how to change it anyway", async () => {
+    const root = await useTempDir("pleach-edit-");
+    await writeFile(path.join(root, "big.txt"), "x".repeat(100));
+    const client = await createLocalSandbox({ root, mode: "workspace-write", maxFileBytes: 16 });
+    await expect(
+      createEditFileTool(client).execute({ path: "big.txt", old: "x", new: "y" }),
+    ).rejects.toMatchObject({
+      code: "TOO_LARGE",
+      message: expect.stringMatching(
+        /^big\.txt has 100 bytes, more than the 16 this sandbox reads\. edit_file cannot change a file over that limit: change it with a command through bash instead/,
+      ),
+      details: { bytes: 100, maxBytes: 16 },
+    });
+  });
+
   it("replaces the one match and keeps every other byte: BOM, CRLF, no final newline", async () => {
     const { tool, put, bytes } = await setup();
     const original = "\uFEFFalpha\r\nbeta\r\ngamma ✓\r\ndelta";

@@ -92,6 +92,36 @@ describe("git_clone", () => {
     );
   });
 
+  it("says the sandbox's /tmp is private when a repository under /tmp does not exist for it", async () => {
+    // The origin is under the host's /tmp; sandboxed commands get a /tmp of their own.
+    expect(origin.startsWith("/tmp/")).toBe(true);
+    const tool = createGitCloneTool(await createLocalSandbox({ root, mode: "workspace-write" }));
+    for (const url of [origin, `file://${origin}`]) {
+      await expect(tool.execute({ url, dest: "copy" })).rejects.toMatchObject({
+        code: "COMMAND_FAILED",
+        message: expect.stringContaining(
+          "Sandboxed commands see a private, empty /tmp of their own",
+        ),
+      });
+    }
+    // A missing repository elsewhere is just missing.
+    const elsewhere = tool.execute({ url: "/var/empty/no-such-repository", dest: "copy" });
+    await expect(elsewhere).rejects.toMatchObject({ code: "COMMAND_FAILED" });
+    await expect(elsewhere).rejects.not.toMatchObject({ message: expect.stringContaining("/tmp") });
+  });
+
+  it("says how to turn the network on when a host cannot be resolved", async () => {
+    const tool = createGitCloneTool(await createLocalSandbox({ root, mode: "workspace-write" }));
+    // `.invalid` never resolves, network or not.
+    const error = await tool
+      .execute({ url: "https://example.invalid/owner/repo.git", timeout: 60_000 })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "COMMAND_FAILED" });
+    expect(String((error as Error).message)).toMatch(/Could not resolve host/);
+    expect(String((error as Error).message)).toContain("`--network`");
+    expect(String((error as Error).message)).toContain("`network: true`");
+  });
+
   it("reports an empty repository, whose HEAD does not resolve", async () => {
     const dir = await useTempDir("pleach-empty-");
     git(dir, "init", "-q", "--bare", "empty.git");

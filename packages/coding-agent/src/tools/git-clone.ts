@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { hasControlCharacter } from "./control-characters.js";
 import { isInsideGitDir, workspaceRelativePath } from "./relative-path.js";
+import { isUnderTmp, looksOffline, NETWORK_OFF_HINT, PRIVATE_TMP_HINT } from "./sandbox-hints.js";
 import { shellJoin } from "./shell-quote.js";
 
 /** The input of `git_clone`. */
@@ -104,6 +105,7 @@ export function createGitCloneTool(
       "Full history unless `depth` is given; the remote's default branch unless `branch` is given.",
       "`dest` defaults to the repository's name and must not exist yet (or be an empty folder).",
       "git never prompts: a repository that needs credentials the sandbox does not have fails with git's message. The `ext::` and `fd::` transports are refused.",
+      "A remote URL needs the sandbox's network, which is off unless pleach was started with it; a local repository must be somewhere the sandbox can read, not under /tmp (its /tmp is private).",
     ].join(" "),
     inputSchema: gitCloneInputSchema,
     outputSchema: gitCloneOutputSchema,
@@ -150,7 +152,9 @@ export function createGitCloneTool(
           `git clone ran past ${timeoutMs} ms and was stopped. Retry with a larger timeout, or a shallow clone (depth: 1).`,
         );
       }
-      if (clone.exitCode !== 0) throw commandFailed("git clone", clone);
+      if (clone.exitCode !== 0) {
+        throw commandFailed("git clone", clone, { hint: cloneFailureHint(url, clone) });
+      }
 
       const head = await client.exec(
         `${shellJoin(["git", "rev-parse", "HEAD"])} && ${shellJoin(["git", "rev-parse", "--abbrev-ref", "HEAD"])}`,
@@ -218,10 +222,30 @@ async function refuseEscapingDestination(
   }
 }
 
+/** git's words for a repository path that is not there. */
+const MISSING_REPOSITORY =
+  /does not exist|does not appear to be a git repository|not a git repository/;
+
+/**
+ * What to do about a failed clone whose cause lies in the sandbox rather than the URL: a local
+ * repository under `/tmp` (the sandbox's `/tmp` is its own), or a remote one while the network is
+ * off. `undefined` when git's message points at neither.
+ */
+function cloneFailureHint(
+  url: string,
+  result: { stderr: string; stdout: string },
+): string | undefined {
+  const said = `${result.stderr}\n${result.stdout}`;
+  const localPath = url.startsWith("file://") ? url.slice("file://".length) : url;
+  if (isUnderTmp(localPath) && MISSING_REPOSITORY.test(said)) return PRIVATE_TMP_HINT;
+  if (looksOffline(said)) return NETWORK_OFF_HINT;
+  return undefined;
+}
+
 function commandFailed(
   what: string,
   result: { exitCode: number | null; stderr: string; stdout: string },
-  { hint }: { hint?: string } = {},
+  { hint }: { hint?: string | undefined } = {},
 ): ToolError {
   const message = (result.stderr.trim() || result.stdout.trim() || "no message").slice(-4_000);
   return new ToolError(

@@ -46,6 +46,8 @@ const generatedFixtureNames = [
   "jest-verbose",
   "mocha-default",
   "mocha-color",
+  "uvu-default",
+  "uvu-color",
   "pytest-default",
   "pytest-quiet",
   "pytest-verbose",
@@ -509,6 +511,47 @@ describe("parseTestRunnerOutput grammars", () => {
         failed: 0,
         skipped: 0,
       });
+    });
+  });
+
+  describe("uvu", () => {
+    it("takes failed as total minus passed, and names failures suite > name", () => {
+      const output = [
+        "math.test.js",
+        " math  • • ✘   (2 / 3)",
+        "",
+        '   FAIL  math  "divides"',
+        "    Expected values to be strictly equal:  (is)",
+        "",
+        "strings.test.js",
+        "✘   (0 / 1)",
+        "",
+        '   FAIL  "concatenates"',
+        "",
+        "  Total:     4",
+        "  Passed:    2",
+        "  Skipped:   1",
+        "  Duration:  2.90ms",
+        "",
+      ].join("\n");
+      expect(parseTestRunnerOutput(output)).toEqual({
+        runner: "uvu",
+        passed: 2,
+        failed: 2,
+        skipped: 1,
+        failures: ["math > divides", "concatenates"],
+      });
+    });
+
+    it("needs the four summary lines in a row", () => {
+      const broken = ["  Total:     4", "  Passed:    2", "", "  Skipped:   1", "  Duration:  1ms"];
+      expect(parseTestRunnerOutput(broken.join("\n"))).toEqual({});
+      expect(
+        parseTestRunnerOutput(
+          "  Total:     4\n  Passed:    5\n  Skipped:   0\n  Duration:  1.00ms",
+        ),
+      ).toEqual({});
+      expect(parseTestRunnerOutput('   FAIL  math  "divides"\n')).toEqual({});
     });
   });
 

@@ -11,6 +11,7 @@ import type { OutputLine, RunnerReport, RunnerScanner } from "./test-output/runn
 import { COUNT_CATEGORIES } from "./test-output/tally.js";
 import { TapScanner } from "./test-output/tap.js";
 import type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
+import { UvuScanner } from "./test-output/uvu.js";
 import { VitestScanner } from "./test-output/vitest.js";
 
 export type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
@@ -28,6 +29,8 @@ function createScanners(): RunnerScanner[] {
     new GoScanner(),
     new MochaScanner(),
     new NextestScanner(),
+    // Before jest and vitest, which read `FAIL ` lines too; uvu's shape is narrower.
+    new UvuScanner(),
     new JestScanner(),
     new VitestScanner(),
     new PytestScanner(),
@@ -70,7 +73,7 @@ function combine(found: RunnerReport[]): TestRunnerCounts {
 /**
  * Reads the counts and failing test names out of a test run's stdout and stderr. Best effort
  * over the summaries of jest, vitest, pytest, cargo test, cargo nextest, go test, node --test
- * (spec and TAP reporters), mocha and any TAP producer; colour codes are ignored, and the work is
+ * (spec and TAP reporters), mocha, uvu and any TAP producer; colour codes are ignored, and the work is
  * one pass that stays linear in the size of the output.
  *
  * Counts are never invented: when no summary is recognised, `passed`, `failed` and `skipped` are
@@ -83,7 +86,8 @@ function combine(found: RunnerReport[]): TestRunnerCounts {
  * naming a test (a build error) is listed in `failures` by its import path.
  *
  * Categories map as: skipped, ignored, pending, todo and pytest's xfailed count as `skipped`;
- * errors, cancelled, timed-out and exec-failed tests as `failed`; xpassed as `passed`. Tests
+ * errors, cancelled, timed-out and exec-failed tests as `failed`; xpassed as `passed`; uvu's
+ * failed tests are its `Total` (tests run) minus its `Passed`. Tests
  * deselected or filtered out by the caller are not counted. Several summaries (cargo prints one
  * per test binary, doc-tests included; a workspace may run a runner per package) are summed.
  * go's counts are its `--- PASS`, `--- FAIL` and `--- SKIP` lines, subtests and their parents

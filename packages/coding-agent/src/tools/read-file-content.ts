@@ -80,12 +80,25 @@ async function readWithin(
   } catch (error) {
     const bytes =
       isToolError(error) && error.code === "TOO_LARGE" ? error.details?.bytes : undefined;
-    // A refusal under a lower limit of the client's own says what that limit is: kept as is.
     if (typeof bytes === "number" && bytes > maxBytes)
       throw tooLarge(path, bytes, limitOf, limits, error);
+    // A refusal under a lower limit of the client's own says what that limit is; the way past
+    // it is added.
+    if (isToolError(error) && error.code === "TOO_LARGE") {
+      throw new ToolError("TOO_LARGE", `${error.message}. ${WAY_PAST[limitOf]}`, {
+        cause: error,
+        details: error.details,
+      });
+    }
     throw error;
   }
 }
+
+/** What to do instead of reading a file too large for `read_file`, by mode. */
+const WAY_PAST = {
+  base64: "Inspect part of it with a command instead (e.g. `head -c 4096 <file> | xxd`).",
+  utf8: "Search it or read part of it with a command instead (e.g. `grep -n PATTERN <file>`, `sed -n '1,200p' <file>` or `tail -n 200 <file>`).",
+} as const;
 
 /** The `TOO_LARGE` refusal of a file of `bytes` bytes in `mode`, saying what to do instead. */
 function tooLarge(
@@ -99,13 +112,13 @@ function tooLarge(
   if (mode === "base64") {
     return new ToolError(
       "TOO_LARGE",
-      `${size}; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. Inspect part of it with a command instead (e.g. \`head -c 4096 <file> | xxd\`).`,
+      `${size}; read_file returns at most ${maxBase64Bytes.toLocaleString("en-US")} bytes as base64. ${WAY_PAST.base64}`,
       { cause, details: { bytes, maxBase64Bytes } },
     );
   }
   return new ToolError(
     "TOO_LARGE",
-    `${size}; read_file reads text files of at most ${maxTextBytes.toLocaleString("en-US")} bytes. Search it or read part of it with a command instead (e.g. \`grep -n PATTERN <file>\`, \`sed -n '1,200p' <file>\` or \`tail -n 200 <file>\`).`,
+    `${size}; read_file reads text files of at most ${maxTextBytes.toLocaleString("en-US")} bytes. ${WAY_PAST.utf8}`,
     { cause, details: { bytes, maxTextBytes } },
   );
 }

@@ -362,7 +362,7 @@ describe("read_file", () => {
     }
   });
 
-  it("passes on a refusal under a lower limit of the client's own as it is", async () => {
+  it("passes on a refusal under a lower limit of the client's own, adding the way past it", async () => {
     const client = recordingClient(
       { "a.bin": Buffer.alloc(50) },
       { honoursMaxBytes: true, maxFileBytes: 10 },
@@ -372,7 +372,12 @@ describe("read_file", () => {
         createReadFileTool(client).execute({ path: "a.bin", encoding }),
       ).rejects.toMatchObject({
         code: "TOO_LARGE",
-        message: "a.bin has 50 bytes, more than the 10 this client reads",
+        message: expect.stringMatching(
+          encoding === "base64"
+            ? /^a\.bin has 50 bytes, more than the 10 this client reads\. Inspect part of it with a command instead \(e\.g\. `head -c 4096 <file> \| xxd`\)\.$/
+            : /^a\.bin has 50 bytes, more than the 10 this client reads\. Search it or read part of it with a command instead \(e\.g\. `grep -n PATTERN <file>`/,
+        ),
+        details: { bytes: 50, maxBytes: 10 },
       });
     }
   });

@@ -31,6 +31,7 @@ export async function readTextFile(
         details: error.details,
       });
     }
+    if (isToolError(error) && error.code === "TOO_LARGE") throw tooLargeToChange(toolName, error);
     throw error;
   }
   const bytes = Buffer.from(encoded, "base64");
@@ -43,4 +44,16 @@ export async function readTextFile(
     );
   }
   return decodeUtf8(bytes);
+}
+
+/**
+ * A client's refusal to read a file over its size limit, with the way past it for a tool that
+ * changes files: the limit is the sandbox's file reads, and a command changes the file in place.
+ */
+export function tooLargeToChange(toolName: string, error: ToolError): ToolError {
+  return new ToolError(
+    "TOO_LARGE",
+    `${error.message}. ${toolName} cannot change a file over that limit: change it with a command through bash instead (e.g. \`sed -i 's/old/new/' <file>\`, or \`patch <file> < fix.diff\` with the diff written to fix.diff first).`,
+    { cause: error, details: error.details },
+  );
 }

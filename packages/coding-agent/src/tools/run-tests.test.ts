@@ -178,7 +178,14 @@ describe("run_tests", () => {
     expect(output).toMatchObject({ exitCode: 0, passed: 1, failed: 0 });
     const text = tool.toModelOutput(output);
     expect(text.output.length).toBeLessThanOrEqual(MODEL_OUTPUT_LIMIT);
-    expect(text.output).toMatch(/^exit code 0 .*\n\(the output was longer than the bound/);
+    // The cut in plain words: what is shown, and that the command printed more than was kept.
+    expect(text.output).toMatch(
+      /^exit code 0 .*\n\[output cut: the command printed more than the 200,000 bytes kept of stdout or stderr; /,
+    );
+    expect(text.output).toMatch(
+      /\n--- stdout \[output cut: showing the last \d{2},\d{3} characters; the command printed more than 200,000 bytes to stdout\] ---\n/,
+    );
+    expect(text.output).not.toMatch(/ of 2\d\d,\d{3} characters/);
     expect(text.output).toContain("# pass 1");
     // Rendering does not cut it again.
     expect(renderToolResult({ ok: true, result: text }).output).toBe(text.output);
@@ -192,7 +199,10 @@ describe("run_tests", () => {
     });
     const text = tool.toModelOutput(output).output;
     expect(text.length).toBeLessThanOrEqual(MODEL_OUTPUT_LIMIT);
-    expect(text).toContain("--- stdout (last ");
+    // Cut here, not by the client: the text says how much of what was printed it shows.
+    expect(text).toMatch(
+      /--- stdout \[output cut: showing the last \d{2},\d{3} of 300,000 characters\] ---/,
+    );
     expect(text.endsWith("--- stderr ---\nthe real error")).toBe(true);
   });
 

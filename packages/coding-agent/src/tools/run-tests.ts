@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
@@ -88,7 +89,7 @@ export interface RunTestsToolOptions {
   maxOutputBytes?: number;
 }
 
-const DESCRIPTION = `Run the project's tests with a shell command (default \`npm test\`) and report the exit code, the passed/failed/skipped counts and the names of failing tests, parsed from the output of jest, vitest, pytest, cargo test, nextest, go test, node --test, mocha and TAP.
+const DESCRIPTION = `Run the project's tests with a shell command (default \`npm test\`) and report the exit code, the passed/failed/skipped counts and the names of failing tests, parsed from the output of jest, vitest, pytest, cargo test, nextest, go test, node --test, mocha, uvu and TAP.
 
 Counts are absent when no runner summary was recognised (that means "unknown", not "no tests"). A non-zero exit is reported, not thrown. The text shows the summary first, then the END of stdout and stderr (where failures usually are), at most 50,000 characters; stdout and stderr each keep at most about 1 MB (head and tail).
 
@@ -148,7 +149,10 @@ export function createRunTestsTool(
       return output;
     },
     toModelOutput(output) {
-      const summary = summarize(output);
+      // A stream that fills the bound was cut by the client: the command printed more than that.
+      const printedMore = (text: string) =>
+        output.truncated && Buffer.byteLength(text, "utf8") >= maxOutputBytes;
+      const summary = summarize(output, maxOutputBytes);
       // Reserve room for the section labels and cut markers below.
       const budget = Math.max(0, MODEL_OUTPUT_LIMIT - summary.length - 400);
       const { stdout, stderr } = output;
@@ -158,8 +162,14 @@ export function createRunTestsTool(
         Math.max(Math.floor(budget / 4), budget - stdout.length),
       );
       const sections = [summary];
-      if (stdout !== "") sections.push(section("stdout", stdout, budget - stderrBudget));
-      if (stderr !== "") sections.push(section("stderr", stderr, stderrBudget));
+      for (const [label, text, maxChars] of [
+        ["stdout", stdout, budget - stderrBudget],
+        ["stderr", stderr, stderrBudget],
+      ] as const) {
+        if (text === "") continue;
+        const bound = printedMore(text) ? maxOutputBytes : undefined;
+        sections.push(section({ label, fullText: text, maxChars, bound }));
+      }
       return {
         output: sections.join("\n"),
         error: output.exitCode !== 0 || output.timedOut,
@@ -168,7 +178,7 @@ export function createRunTestsTool(
   });
 }
 
-function summarize(output: RunTestsOutput): string {
+function summarize(output: RunTestsOutput, maxOutputBytes: number): string {
   const seconds = (output.durationMs / 1000).toFixed(1);
   const status = output.timedOut
     ? `timed out after ${seconds} s; the command was killed`
@@ -185,7 +195,7 @@ function summarize(output: RunTestsOutput): string {
   const lines = [`${status} · ${tally}`];
   if (output.truncated) {
     lines.push(
-      "(the output was longer than the bound and its middle was cut; counts come from what was kept)",
+      `[output cut: the command printed more than the ${bytes(maxOutputBytes)} kept of stdout or stderr; the middle was dropped and the counts come from the start and end that were kept]`,
     );
   }
   const failures = output.failures ?? [];
@@ -199,14 +209,39 @@ function summarize(output: RunTestsOutput): string {
   return lines.join("\n");
 }
 
-/** A labelled section holding the last `maxChars` characters of `text`. */
-function section(label: string, fullText: string, maxChars: number): string {
+/** What {@link section} shows. */
+interface SectionRequest {
+  label: "stdout" | "stderr";
+  fullText: string;
+  /** The most characters of the stream shown: its last ones. */
+  maxChars: number;
+  /** Set when the client cut the stream at this many bytes: the command printed more. */
+  bound: number | undefined;
+}
+
+/**
+ * A labelled section holding the last `maxChars` characters of `fullText`; a cut says in its
+ * label what is shown and, when the client had cut the stream already, that the command printed
+ * more than the bound (the client does not say how much more).
+ */
+function section({ label, fullText, maxChars, bound }: SectionRequest): string {
   // The next label starts a line of its own anyway.
   const text = fullText.endsWith("\n") ? fullText.slice(0, -1) : fullText;
-  if (text.length <= maxChars) return `--- ${label} ---\n${text}`;
+  const printed =
+    bound === undefined ? "" : `; the command printed more than ${bytes(bound)} to ${label}`;
+  if (text.length <= maxChars) {
+    const note = bound === undefined ? "" : ` [output cut: its middle was dropped${printed}]`;
+    return `--- ${label}${note} ---\n${text}`;
+  }
   let start = text.length - maxChars;
   // Never start on the second half of a surrogate pair.
   const code = text.charCodeAt(start);
   if (code >= 0xdc00 && code <= 0xdfff) start++;
-  return `--- ${label} (last ${text.length - start} of ${text.length} characters) ---\n${text.slice(start)}`;
+  const shown = (text.length - start).toLocaleString("en-US");
+  const of = bound === undefined ? ` of ${text.length.toLocaleString("en-US")}` : "";
+  return `--- ${label} [output cut: showing the last ${shown}${of} characters${printed}] ---\n${text.slice(start)}`;
+}
+
+function bytes(count: number): string {
+  return `${count.toLocaleString("en-US")} bytes`;
 }

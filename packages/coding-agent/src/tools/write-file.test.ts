@@ -2,7 +2,12 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
 import { useTempDir } from "@pleach/core/testing";
-import { createLocalSandbox } from "@pleach/sandbox";
+import {
+  createCommandWrapper,
+  createHttpStreamSandboxProvider,
+  createLocalSandbox,
+  createSandboxServer,
+} from "@pleach/sandbox";
 import { describe, expect, it } from "vitest";
 import { createWriteFileTool, type WriteFileToolOptions } from "./write-file.js";
 
@@ -99,6 +104,40 @@ describe("write_file", () => {
     await expect(tool.execute({ path: "folder", content: "x" })).rejects.toMatchObject({
       code: "NOT_A_FILE",
     });
+  });
+
+  it("says which limit refused a large file and how to write it in parts", async () => {
+    const token = "t".repeat(32);
+    const server = await createSandboxServer({
+      root: await useTempDir("pleach-write-server-"),
+      token,
+      maxRequestBytes: 1_000,
+      commandWrapper: createCommandWrapper({ backend: "none" }),
+      mode: "danger-full-access",
+    });
+    const provider = createHttpStreamSandboxProvider({
+      baseURL: server.url,
+      auth: () => ({ headers: { Authorization: `Bearer ${token}` } }),
+    });
+    try {
+      const { client } = await provider.acquire();
+      const tool = createWriteFileTool(client);
+      await expect(
+        tool.execute({ path: "big.txt", content: "x".repeat(5_000) }),
+      ).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(
+          /^write_file could not write big\.txt \(5,000 bytes\): .*limit of 1000 bytes.*Write it in parts under that limit: .*`cat part2\.txt >> big\.txt && rm part2\.txt`/,
+        ),
+        details: { bytes: 5_000 },
+      });
+      expect(await tool.execute({ path: "small.txt", content: "ok\n" })).toMatchObject({
+        bytesWritten: 3,
+      });
+    } finally {
+      provider.close();
+      await server.close();
+    }
   });
 
   it("leaves `created` out when asked not to probe", async () => {

@@ -92,7 +92,13 @@ export function createWriteFileTool(
         bytesWritten = Buffer.byteLength(content, "utf8");
       }
       const created = detectCreated ? await isNewFile(client, path) : undefined;
-      await client.writeFile(path, content, { encoding });
+      try {
+        await client.writeFile(path, content, { encoding });
+      } catch (error) {
+        throw isToolError(error) && error.code === "TOO_LARGE"
+          ? tooLargeToWrite(path, bytesWritten, error)
+          : error;
+      }
       return created === undefined ? { bytesWritten, path } : { bytesWritten, path, created };
     },
     toModelOutput({ path, bytesWritten, created }) {
@@ -117,4 +123,16 @@ async function isNewFile(client: SandboxClient, path: string): Promise<boolean |
     // The write that follows reports whatever is wrong with the path in its own words.
     return undefined;
   }
+}
+
+/**
+ * A client's refusal of content over its size limit (a sandbox server's request limit), with the
+ * way past it: the limit is the sandbox's, so the file is written in parts.
+ */
+function tooLargeToWrite(path: string, bytes: number, error: ToolError): ToolError {
+  return new ToolError(
+    "TOO_LARGE",
+    `write_file could not write ${path} (${bytes.toLocaleString("en-US")} bytes): ${error.message}. Write it in parts under that limit: write_file the first part to ${path} and each other part to a file of its own, then append those with bash (\`cat part2.txt >> ${path} && rm part2.txt\`); or ask the user to raise the sandbox's limit.`,
+    { cause: error, details: { ...error.details, bytes } },
+  );
 }

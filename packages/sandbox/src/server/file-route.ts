@@ -1,6 +1,6 @@
 import type http from "node:http";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
-import { readRequestBody } from "./read-body.js";
+import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
 import type { HostedSandbox } from "./sandbox-registry.js";
 
 /** Options of {@link serveFile}. */
@@ -43,6 +43,7 @@ export async function serveFile({
     checkRawBody(request);
     const body = await readRequestBody(request, {
       maxBytes: maxRequestBytes,
+      setting: MAX_REQUEST_BYTES_SETTING,
       whatToDo: "write big files in parts or raise --max-request-bytes",
     });
     await files.write(filePath, body);

@@ -87,35 +87,72 @@ export function readBody(
   });
 }
 
+/** How the sandbox server's request body limit is set, as its 413 names it. */
+export const MAX_REQUEST_BYTES_SETTING = "--max-request-bytes (maxRequestBytes)";
+
 /** Options of {@link readRequestBody}. */
 export interface ReadRequestBodyOptions {
   /** The most bytes taken; a larger body is refused with a 413. */
   maxBytes: number;
-  /** What the 413's message tells the sender to do, e.g. "write big files in parts". */
+  /** How the limit is set, named in the 413, e.g. `"--max-request-bytes"`; none for a fixed limit. */
+  setting?: string;
+  /**
+   * What the 413's message tells the sender to do, e.g. "write big files in parts".
+   * @default "send less in one request (large content in several smaller writes)"
+   */
   whatToDo?: string;
 }
 
 /**
  * Read a request's body whole, for both HTTP servers ({@link readBody}): a body over `maxBytes`
- * is an `HttpError` 413 `TOO_LARGE`, one cut short by its sender a 400. The rest of a refused body
+ * is an `HttpError` 413 `TOO_LARGE` whose message names the limit passed (the request body
+ * limit), its size and the body's declared size, with `details: { limit: "request-body",
+ * maxBytes, bytes?, setting? }`; one cut short by its sender a 400. The rest of a refused body
  * is left unread: the caller answers, then drains or closes the connection.
  */
 export async function readRequestBody(
   request: http.IncomingMessage,
-  { maxBytes, whatToDo = "send less" }: ReadRequestBodyOptions,
+  {
+    maxBytes,
+    setting,
+    whatToDo = "send less in one request (large content in several smaller writes)",
+  }: ReadRequestBodyOptions,
 ): Promise<Buffer> {
   try {
     return await readBody(request, { maxBytes });
   } catch (error) {
     if ((error as BodyReadError).reason === "too-large") {
+      // Node's parser has already refused a Content-Length that is not a number.
+      const declared = request.headers["content-length"];
+      const bytes = declared === undefined ? undefined : Number(declared);
+      const body =
+        bytes === undefined ? "the request body" : `the request body (${bytesText(bytes)})`;
+      const setBy = setting === undefined ? "" : `, set by ${setting}`;
       throw new HttpError(413, {
         code: "TOO_LARGE",
-        message: `the request body is larger than this server's limit of ${maxBytes} bytes; ${whatToDo}`,
+        message: `${body} is larger than this server's limit of ${maxBytes} bytes (${bytesText(maxBytes)}) on request bodies${setBy}; ${whatToDo}`,
+        details: {
+          limit: "request-body",
+          maxBytes,
+          ...(bytes === undefined ? {} : { bytes }),
+          ...(setting === undefined ? {} : { setting }),
+        },
       });
     }
     // The peer went away before the end of its body: nobody is left to answer.
     throw badRequest("the connection closed before the end of the body");
   }
+}
+
+/** A byte count as a person reads it: `4 MiB`, `512 KiB`, `1,000 bytes`. */
+function bytesText(count: number): string {
+  for (const [unit, size] of [
+    ["MiB", 1024 * 1024],
+    ["KiB", 1024],
+  ] as const) {
+    if (count >= size && count % size === 0) return `${count / size} ${unit}`;
+  }
+  return `${count.toLocaleString("en-US")} bytes`;
 }
 
 /** Options of {@link readJsonBody}. */
@@ -124,6 +161,8 @@ export interface ReadJsonBodyOptions<Schema extends z.ZodType> {
   schema: Schema;
   /** The most bytes taken; a larger body is refused with a 413. */
   maxBytes: number;
+  /** How the limit is set, named in the 413 (see {@link ReadRequestBodyOptions.setting}). */
+  setting?: string;
   /** The form of a good body, named in a 400, e.g. `{ "command": STRING, "cwd"?: STRING }`. */
   expected: string;
 }
@@ -134,9 +173,12 @@ export interface ReadJsonBodyOptions<Schema extends z.ZodType> {
  */
 export async function readJsonBody<Schema extends z.ZodType>(
   request: http.IncomingMessage,
-  { schema, maxBytes, expected }: ReadJsonBodyOptions<Schema>,
+  { schema, maxBytes, setting, expected }: ReadJsonBodyOptions<Schema>,
 ): Promise<z.infer<Schema>> {
-  const body = await readRequestBody(request, { maxBytes });
+  const body = await readRequestBody(request, {
+    maxBytes,
+    ...(setting === undefined ? {} : { setting }),
+  });
   let value: unknown = {};
   if (body.length > 0) {
     try {

@@ -2,7 +2,7 @@ import type http from "node:http";
 import { serveFile } from "./file-route.js";
 import { HttpError, methodNotAllowed, sendJson } from "./http-errors.js";
 import { createSandboxRequestSchema, execRequestSchema, PROTOCOL_PREFIX } from "./protocol.js";
-import { readJsonBody } from "./read-body.js";
+import { MAX_REQUEST_BYTES_SETTING, readJsonBody } from "./read-body.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
 import { serveExec } from "./stream-exec.js";
 
@@ -61,6 +61,7 @@ export function createRoutes({
       const { template } = await readJsonBody(request, {
         schema: createSandboxRequestSchema,
         maxBytes: maxRequestBytes,
+        setting: MAX_REQUEST_BYTES_SETTING,
         expected: CREATE_BODY,
       });
       sendJson(response, 201, await registry.create(template));
@@ -89,6 +90,7 @@ export function createRoutes({
     const body = await readJsonBody(request, {
       schema: execRequestSchema,
       maxBytes: maxRequestBytes,
+      setting: MAX_REQUEST_BYTES_SETTING,
       expected: EXEC_BODY,
     });
     const running = serveExec({ sandbox, body, request, response, heartbeatMs });

@@ -2,6 +2,10 @@ import { describe, expect, it } from "vitest";
 import { applyFilePatch } from "./apply.js";
 import { parseUnifiedDiff } from "./parse.js";
 
+/** Each file's old path, new path and operation. */
+const sides = (diff: string) =>
+  parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [oldPath, newPath, operation]);
+
 describe("parseUnifiedDiff", () => {
   it("reads git headers, a/ b/ prefixes, timestamps, quoted paths, /dev/null", () => {
     const diff = [
@@ -21,16 +25,44 @@ describe("parseUnifiedDiff", () => {
       "@@ -1 +0,0 @@",
       "-old",
     ].join("\n");
-    expect(
-      parseUnifiedDiff(diff).map(({ oldPath, newPath, operation }) => [
-        oldPath,
-        newPath,
-        operation,
-      ]),
-    ).toEqual([
+    expect(sides(diff)).toEqual([
       ["src/x.ts", "src/x.ts", "modify"],
       [undefined, "sp ace/é.txt", "create"],
       ["gone.txt", undefined, "delete"],
+    ]);
+  });
+
+  it("strips b/ a/ prefixes of a reversed diff (git diff -R), /dev/null sides by its git line", () => {
+    const diff = [
+      "diff --git b/src/x.ts a/src/x.ts",
+      "--- b/src/x.ts",
+      "+++ a/src/x.ts",
+      "@@ -1 +1 @@",
+      "-b",
+      "+a",
+      "diff --git b/added.txt a/added.txt",
+      "deleted file mode 100644",
+      "--- b/added.txt",
+      "+++ /dev/null",
+      "@@ -1 +0,0 @@",
+      "-new",
+      "diff --git b/gone.txt a/gone.txt",
+      "new file mode 100644",
+      "--- /dev/null",
+      "+++ a/gone.txt",
+      "@@ -0,0 +1 @@",
+      "+old",
+      // Without a reversed git line, `a/` after /dev/null is a folder named a.
+      "--- /dev/null",
+      "+++ a/kept.txt",
+      "@@ -0,0 +1 @@",
+      "+x",
+    ].join("\n");
+    expect(sides(diff)).toEqual([
+      ["src/x.ts", "src/x.ts", "modify"],
+      ["added.txt", undefined, "delete"],
+      [undefined, "gone.txt", "create"],
+      [undefined, "a/kept.txt", "create"],
     ]);
   });
 

@@ -42,7 +42,7 @@ const TIMESTAMP =
 
 /**
  * Read a unified diff the way a model sends one: `diff --git` and `---`/`+++` headers (optional,
- * `a/`/`b/` prefixes and timestamps stripped), Markdown fences and prose around the diff (ignored),
+ * `a/`/`b/` prefixes stripped either way round, as `git diff -R` writes them, and timestamps too), Markdown fences and prose around the diff (ignored),
  * `@@` headers whose numbers or counts are wrong or missing (the body is recounted up to the next
  * header), blank context lines that lost their leading space, and a diff sent with CRLF line ends.
  * Files without hunks (renames, mode changes, binary files) are left out.
@@ -52,6 +52,7 @@ export function parseUnifiedDiff(diff: string): FilePatch[] {
   const files: FilePatch[] = [];
   let current: FilePatch | undefined;
   let headed = false;
+  let reversed = false;
   const startFile = (): FilePatch => {
     if (current !== undefined && current.hunks.length > 0) files.push(current);
     current = { oldPath: undefined, newPath: undefined, operation: "modify", hunks: [] };
@@ -63,12 +64,14 @@ export function parseUnifiedDiff(diff: string): FilePatch[] {
     const line = lines[index] ?? "";
     if (line.startsWith("diff --git ")) {
       startFile();
+      reversed = isReversedGitLine(line);
       index += 1;
     } else if (isFileHeaderAt(lines, index)) {
       // A second ---/+++ pair, or one after hunks, starts another file even without `diff --git`.
       const file =
         current === undefined || headed || current.hunks.length > 0 ? startFile() : current;
-      setPaths(file, line.slice(4), (lines[index + 1] ?? "").slice(4));
+      setPaths(file, line.slice(4), (lines[index + 1] ?? "").slice(4), reversed);
+      reversed = false;
       headed = true;
       index += 2;
     } else if (line.startsWith("@@")) {
@@ -103,12 +106,29 @@ function isFileHeaderAt(lines: readonly string[], index: number): boolean {
   return (lines[index] ?? "").startsWith("--- ") && (lines[index + 1] ?? "").startsWith("+++ ");
 }
 
-function setPaths(file: FilePatch, oldRaw: string, newRaw: string): void {
+/**
+ * Whether a `diff --git` line names its sides the other way round, `b/` then `a/`, as
+ * `git diff -R` and `git show -R` write them.
+ */
+function isReversedGitLine(line: string): boolean {
+  return line.startsWith("diff --git b/") && line.includes(" a/");
+}
+
+/**
+ * Set the file's paths from its `---`/`+++` lines, with git's `a/` and `b/` prefixes stripped:
+ * `--- a/x` / `+++ b/x`, or reversed, `--- b/x` / `+++ a/x`. A side that is `/dev/null` takes
+ * the prefix the other side leaves; for a reversed diff that creates or deletes a file, only when
+ * its `diff --git` line is reversed too, so that `+++ a/x` alone still names the file `a/x`.
+ */
+function setPaths(file: FilePatch, oldRaw: string, newRaw: string, reversed: boolean): void {
   let oldPath = headerPath(oldRaw);
   let newPath = headerPath(newRaw);
   const prefixed = (value: string | null, prefix: string) =>
     value === null || value.startsWith(prefix);
-  if (oldPath !== newPath && prefixed(oldPath, "a/") && prefixed(newPath, "b/")) {
+  const both = oldPath !== null && newPath !== null;
+  const forward = prefixed(oldPath, "a/") && prefixed(newPath, "b/");
+  const backward = prefixed(oldPath, "b/") && prefixed(newPath, "a/") && (both || reversed);
+  if (oldPath !== newPath && (forward || backward)) {
     oldPath = oldPath?.slice(2) ?? null;
     newPath = newPath?.slice(2) ?? null;
   }

@@ -8,6 +8,7 @@ export type TestRunnerName =
   | "go"
   | "node"
   | "mocha"
+  | "uvu"
   | "tap";
 
 /**
