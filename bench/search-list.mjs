@@ -1,4 +1,5 @@
-// Benchmark: search_files against raw `rg`, and list_files against raw `find`, on real trees.
+// Benchmark: search_files against raw `rg`, and list_files against raw `rg --files` (leaving
+// ignored files out, its default) and raw `find` (with includeIgnored), on real trees.
 //
 //   npx tsc -b && node bench/search-list.mjs [--runs 15] [--warmups 3] [--only <text in a case name>]
 //     [--before <a copy of an older packages/coding-agent/dist, to time it in the same rounds>]
@@ -151,12 +152,29 @@ function rgKeys(stdout, folder) {
   }
   return keys;
 }
-/** The path of each `path\tkind\tsize\0` record (find prints it workspace-relative). */
-const findKeys = (stdout) =>
+/** The workspace-relative path of each `./path\tkind\tsize\0` record find printed in `folder`. */
+const findKeys = (folder) => (stdout) =>
   stdout
     .split("\0")
     .filter(Boolean)
-    .map((record) => record.slice(0, record.lastIndexOf("\t") - 2));
+    .map((record) => `${folder}/${record.slice(2, record.lastIndexOf("\t") - 2)}`);
+/**
+ * The entries list_files makes of `rg --files` output in `folder`: the files and the folders
+ * between them and `folder` (with `children`, only their first path segments), sorted.
+ */
+const rgFilesKeys =
+  (folder, { children = false } = {}) =>
+  (stdout) => {
+    const keys = new Set();
+    for (const file of stdout.split("\0").filter(Boolean)) {
+      const parts = file.slice(2).split("/");
+      const kept = children ? 1 : parts.length;
+      for (let depth = 1; depth <= kept; depth++) {
+        keys.add(`${folder}/${parts.slice(0, depth).join("/")}`);
+      }
+    }
+    return [...keys].sort((left, right) => Buffer.compare(Buffer.from(left), Buffer.from(right)));
+  };
 
 const quantile = (values, fraction) => {
   const sorted = [...values].sort((left, right) => left - right);
@@ -178,9 +196,15 @@ const client = {
 async function toolsFrom(folder) {
   const { createSearchFilesTool } = await load(folder, "tools/search-files.js");
   const { createListFilesTool } = await load(folder, "tools/list-files.js");
+  const list = createListFilesTool(client);
+  // An older build knows no includeIgnored, and always listed everything with find.
+  const knowsIgnored = "includeIgnored" in list.inputSchema.shape;
   return {
     search: createSearchFilesTool(client, { searchBackend: "rg" }),
-    list: createListFilesTool(client),
+    list: {
+      execute: ({ includeIgnored, ...input }) =>
+        list.execute(knowsIgnored ? { ...input, includeIgnored } : input),
+    },
   };
 }
 const toolsets = [await toolsFrom(dist)];
@@ -197,6 +221,8 @@ const rgArgv = (pattern, { sorted = false } = {}) => [
   sorted ? "--no-heading" : "--heading",
   "--color=never",
   "--hidden",
+  "--no-require-git",
+  "--no-ignore-global",
   "--glob=!.git",
   // maxSnippetChars (500) × 4: the bytes of the longest snippet the tool returns.
   "--max-columns=2000",
@@ -206,8 +232,8 @@ const rgArgv = (pattern, { sorted = false } = {}) => [
   "--",
   ".",
 ];
-// The find argv list_files builds for the workspace folder `folder` (see list-files.ts).
-const findArgv = (folder, { children = false } = {}) => [
+// The find argv list_files builds with includeIgnored (see list-files-command.ts).
+const findArgv = ({ children = false } = {}) => [
   "find",
   ".",
   "-mindepth",
@@ -225,7 +251,22 @@ const findArgv = (folder, { children = false } = {}) => [
   "d",
   ")",
   "-printf",
-  `${folder}/%P\\t%y\\t%s\\0`,
+  "%p\\t%y\\t%s\\0",
+];
+// The ripgrep argv list_files builds by default (see list-files-command.ts): in path order when
+// recursive, in parallel for a folder's children (whose first path segments it keeps).
+const rgFilesArgv = ({ children = false } = {}) => [
+  "rg",
+  "--no-config",
+  "--files",
+  "--null",
+  "--hidden",
+  "--no-require-git",
+  "--no-ignore-global",
+  "--glob=!.git",
+  ...(children ? [] : ["--sort=path"]),
+  "--",
+  ".",
 ];
 
 const problems = [];
@@ -402,48 +443,50 @@ for (const pattern of [selective, broad, sparse]) {
   });
 }
 
+const oneFolder = "list/copy-0/typescript/lib";
+const onePackage = "list/copy-0/lodash";
+// Leaving ignored files out (the default): ripgrep lists the files, find prints each one's record.
 await measure("list_files list/, recursive, maxEntries 1M", {
   tool: ({ list }) => list.execute({ dir: "list", recursive: true, maxEntries: 1_000_000 }),
   keysOf: listKeys,
   baselines: [
     {
-      label: "find",
-      argvs: [findArgv("list")],
+      label: "rg --files --sort=path",
+      argvs: [rgFilesArgv()],
       check: "same",
-      run: () => runRaw(findArgv("list"), trees.list, { separator: "\0" }),
-      keys: findKeys,
+      order: "sorted",
+      run: () => runRaw(rgFilesArgv(), trees.list, { separator: "\0" }),
+      keys: rgFilesKeys("list"),
     },
   ],
 });
-const oneFolder = "list/copy-0/typescript/lib";
 await measure(`list_files ${oneFolder}/ (its children)`, {
   tool: ({ list }) => list.execute({ dir: oneFolder }),
   keysOf: listKeys,
   baselines: [
     {
-      label: "find -maxdepth 1",
-      argvs: [findArgv(oneFolder, { children: true })],
+      label: "rg --files",
+      argvs: [rgFilesArgv({ children: true })],
       check: "same",
       run: () =>
-        runRaw(findArgv(oneFolder, { children: true }), path.join(trees.work, oneFolder), {
+        runRaw(rgFilesArgv({ children: true }), path.join(trees.work, oneFolder), {
           separator: "\0",
         }),
-      keys: findKeys,
+      keys: rgFilesKeys(oneFolder, { children: true }),
     },
   ],
 });
-const onePackage = "list/copy-0/lodash";
 await measure(`list_files ${onePackage}/, recursive, default (not cut)`, {
   tool: ({ list }) => list.execute({ dir: onePackage, recursive: true }),
   keysOf: listKeys,
   baselines: [
     {
-      label: "find",
-      argvs: [findArgv(onePackage)],
+      label: "rg --files --sort=path",
+      argvs: [rgFilesArgv()],
       check: "same",
-      run: () =>
-        runRaw(findArgv(onePackage), path.join(trees.work, onePackage), { separator: "\0" }),
-      keys: findKeys,
+      order: "sorted",
+      run: () => runRaw(rgFilesArgv(), path.join(trees.work, onePackage), { separator: "\0" }),
+      keys: rgFilesKeys(onePackage),
     },
   ],
 });
@@ -452,11 +495,68 @@ await measure("list_files list/, recursive, default (cut at 5,000)", {
   keysOf: listKeys,
   baselines: [
     {
+      label: "rg --files --sort=path, first 5,001",
+      argvs: [rgFilesArgv()],
+      check: "atLeast",
+      run: () => runRaw(rgFilesArgv(), trees.list, { separator: "\0", limit: 5_001 }),
+      keys: rgFilesKeys("list"),
+    },
+  ],
+});
+// With includeIgnored: find lists every file and folder.
+await measure("list_files list/, recursive, includeIgnored, maxEntries 1M", {
+  tool: ({ list }) =>
+    list.execute({ dir: "list", recursive: true, includeIgnored: true, maxEntries: 1_000_000 }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find",
+      argvs: [findArgv()],
+      check: "same",
+      run: () => runRaw(findArgv(), trees.list, { separator: "\0" }),
+      keys: findKeys("list"),
+    },
+  ],
+});
+await measure(`list_files ${oneFolder}/ (its children), includeIgnored`, {
+  tool: ({ list }) => list.execute({ dir: oneFolder, includeIgnored: true }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find -maxdepth 1",
+      argvs: [findArgv({ children: true })],
+      check: "same",
+      run: () =>
+        runRaw(findArgv({ children: true }), path.join(trees.work, oneFolder), {
+          separator: "\0",
+        }),
+      keys: findKeys(oneFolder),
+    },
+  ],
+});
+await measure(`list_files ${onePackage}/, recursive, includeIgnored (not cut)`, {
+  tool: ({ list }) => list.execute({ dir: onePackage, recursive: true, includeIgnored: true }),
+  keysOf: listKeys,
+  baselines: [
+    {
+      label: "find",
+      argvs: [findArgv()],
+      check: "same",
+      run: () => runRaw(findArgv(), path.join(trees.work, onePackage), { separator: "\0" }),
+      keys: findKeys(onePackage),
+    },
+  ],
+});
+await measure("list_files list/, recursive, includeIgnored (cut at 5,000)", {
+  tool: ({ list }) => list.execute({ dir: "list", recursive: true, includeIgnored: true }),
+  keysOf: listKeys,
+  baselines: [
+    {
       label: "find, first 5,000 records",
-      argvs: [findArgv("list")],
+      argvs: [findArgv()],
       check: "count",
-      run: () => runRaw(findArgv("list"), trees.list, { separator: "\0", limit: 5_000 }),
-      keys: findKeys,
+      run: () => runRaw(findArgv(), trees.list, { separator: "\0", limit: 5_000 }),
+      keys: findKeys("list"),
     },
   ],
 });

@@ -306,7 +306,15 @@ describe.skipIf(noBubblewrap !== undefined)(
       const run = promisify(execFile);
       const listing = await run(
         process.execPath,
-        [launcher, "call", "list_files", JSON.stringify({ dir: "." }), "--workspace", workspace],
+        [
+          launcher,
+          "call",
+          "list_files",
+          // Empty folders are listed when ignored files are too.
+          JSON.stringify({ dir: ".", includeIgnored: true }),
+          "--workspace",
+          workspace,
+        ],
         { env: environment() },
       );
       // That first start removed the other leftovers, and lists the user's folders, not ours.

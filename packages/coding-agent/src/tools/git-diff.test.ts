@@ -115,7 +115,7 @@ describe("git_diff", () => {
       code: "PATH_ESCAPE",
     });
     await expect(tool.execute({ cwd: "repo", paths: ["/etc/passwd"] })).rejects.toMatchObject({
-      code: "INVALID_PATH",
+      code: "PATH_ESCAPE",
     });
     await expect(tool.execute({ cwd: "repo", paths: ["a\0b"] })).rejects.toMatchObject({
       code: "INVALID_INPUT",
@@ -124,6 +124,27 @@ describe("git_diff", () => {
     await expect(tool.execute({ cwd: "repo/.git" })).rejects.toMatchObject({
       code: "INVALID_INPUT",
     });
+  });
+
+  it("takes an absolute cwd and absolute paths inside the workspace, refusing those outside", async () => {
+    await plant({ "src/a.ts": "changed\n", "docs/guide.md": "changed\n" });
+    const tool = await diffTool();
+    const relative = await tool.execute({ cwd: "repo/src", paths: ["a.ts"] });
+    expect(relative.files.map((file) => file.path)).toEqual(["src/a.ts"]);
+    expect(
+      await tool.execute({ cwd: path.join(repo, "src"), paths: [path.join(repo, "src/a.ts")] }),
+    ).toEqual(relative);
+    // An absolute path in paths is the file it names, whatever cwd is.
+    expect(await tool.execute({ cwd: "repo/docs", paths: [path.join(repo, "src")] })).toEqual(
+      relative,
+    );
+    expect((await tool.execute({ cwd: repo })).files).toHaveLength(2);
+    await expect(tool.execute({ cwd: path.dirname(root) })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(
+      tool.execute({ cwd: repo, paths: [path.join(path.dirname(root), "x")] }),
+    ).rejects.toMatchObject({ code: "PATH_ESCAPE" });
   });
 
   it("passes hostile paths to git as pathspecs, never to the shell", async () => {

@@ -1,8 +1,9 @@
 import { Buffer } from "node:buffer";
+import path from "node:path";
 import { capText, defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { ExecResult, SandboxClient } from "../sandbox/index.js";
-import { isInsideGitDir, workspaceRelativePath } from "./relative-path.js";
+import { isInsideGitDir, resolveWorkspacePath } from "./relative-path.js";
 import { shellJoin } from "./shell-quote.js";
 
 /** The input of `git_diff`. */
@@ -11,7 +12,7 @@ export const gitDiffInputSchema = z
     cwd: z
       .string()
       .describe(
-        'The repository folder (or a folder inside it), relative to the workspace root; "." for the root.',
+        'The repository folder (or a folder inside it), relative to the workspace root; "." for the root. An absolute path inside the workspace works too.',
       ),
     paths: z
       .array(
@@ -22,7 +23,7 @@ export const gitDiffInputSchema = z
       )
       .optional()
       .describe(
-        "Limit the diff to these files or folders (git pathspecs, relative to `cwd`). Default: every changed file.",
+        "Limit the diff to these files or folders (git pathspecs, relative to `cwd`, or absolute paths inside the workspace). Default: every changed file.",
       ),
     staged: z
       .boolean()
@@ -118,17 +119,31 @@ export function createGitDiffTool(
     inputSchema: gitDiffInputSchema,
     outputSchema: gitDiffOutputSchema,
     annotations: { title: "Git diff", readOnlyHint: true, idempotentHint: true },
-    async execute({ cwd, paths = [], staged = false }, { abortSignal }) {
-      const folder = workspaceRelativePath(cwd, { field: "cwd" });
+    async execute({ cwd, paths: given = [], staged = false }, { abortSignal }) {
+      const folder = await resolveWorkspacePath(client, cwd, {
+        field: "cwd",
+        kind: "folder",
+        abortSignal,
+      });
       if (isInsideGitDir(folder)) {
         throw new ToolError(
           "INVALID_INPUT",
           `cwd ${JSON.stringify(cwd)} lies inside a .git folder. Give the repository's working-tree folder.`,
         );
       }
-      paths.forEach((item, index) => {
-        workspaceRelativePath(item, { field: `paths[${index}]`, base: folder });
-      });
+      const paths: string[] = [];
+      for (const [index, item] of given.entries()) {
+        const resolved = await resolveWorkspacePath(client, item, {
+          field: `paths[${index}]`,
+          base: folder,
+          kind: "file",
+          abortSignal,
+        });
+        // A relative pathspec goes to git as given; an absolute one relative to cwd.
+        paths.push(
+          path.posix.isAbsolute(item) ? path.posix.relative(folder, resolved) || "." : item,
+        );
+      }
       const base = ["git", ...DIFF_FLAGS, ...(staged ? ["--staged"] : [])];
       // Outside a work tree `git diff` silently turns into `git diff --no-index` between paths.
       const requireWorkTree = "git rev-parse --show-toplevel >/dev/null && ";

@@ -61,20 +61,54 @@ describe("list_files", () => {
     ]);
   });
 
-  it("matches glob against the name only, still descending into other folders", async () => {
-    await plant({ "a.ts": "", "b.js": "", "lib/c.ts": "", "lib/d.md": "" });
+  it("matches a name glob at any depth, and a glob with a slash against the path below dir", async () => {
+    await plant({ "a.ts": "", "b.js": "", "lib/c.ts": "", "lib/d.md": "", "lib/x/e.ts": "" });
     const tool = await listTool();
-    const entries = await tool.execute({ dir: ".", recursive: true, glob: "*.ts" });
-    expect(entries.map((entry) => entry.path)).toEqual(["a.ts", "lib/c.ts"]);
-    expect(await tool.execute({ dir: ".", glob: "lib/*.ts", recursive: true })).toEqual([]);
+    for (const includeIgnored of [false, true]) {
+      const paths = async (input: { dir: string; glob: string; recursive?: boolean }) =>
+        (await tool.execute({ recursive: true, includeIgnored, ...input })).map(
+          (entry) => entry.path,
+        );
+      expect(await paths({ dir: ".", glob: "*.ts" })).toEqual(["a.ts", "lib/c.ts", "lib/x/e.ts"]);
+      expect(await paths({ dir: ".", glob: "lib/*.ts" })).toEqual(["lib/c.ts"]);
+      expect(await paths({ dir: ".", glob: "/lib/*.ts" })).toEqual(["lib/c.ts"]);
+      expect(await paths({ dir: ".", glob: "lib/**/*.ts" })).toEqual(["lib/c.ts", "lib/x/e.ts"]);
+      expect(await paths({ dir: ".", glob: "**/*.ts" })).toEqual([
+        "a.ts",
+        "lib/c.ts",
+        "lib/x/e.ts",
+      ]);
+      expect(await paths({ dir: "lib", glob: "x/*.ts" })).toEqual(["lib/x/e.ts"]);
+      expect(await paths({ dir: ".", glob: "**/*.ts", recursive: false })).toEqual(["a.ts"]);
+      expect(await paths({ dir: ".", glob: "nothing/**/*.ts" })).toEqual([]);
+    }
+    // find matches folders by name too; ripgrep lists files only.
+    expect(
+      (await tool.execute({ dir: ".", glob: "l*", includeIgnored: true })).map(
+        (entry) => entry.path,
+      ),
+    ).toEqual(["lib"]);
+    expect(await tool.execute({ dir: ".", glob: "l*" })).toEqual([]);
+    // find cannot match a glob in a folder part; ripgrep can.
+    expect(
+      (await tool.execute({ dir: ".", recursive: true, glob: "*/x/*.ts" })).map(
+        (entry) => entry.path,
+      ),
+    ).toEqual(["lib/x/e.ts"]);
+    await expect(
+      tool.execute({ dir: ".", recursive: true, glob: "*/x/*.ts", includeIgnored: true }),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("find") });
   });
 
   it("never lists or enters .git, also through a symlink", async () => {
     git(root, "init", "-q");
     await plant({ "src/a.ts": "", "vendor/x/.git": "gitdir: elsewhere\n" });
     const tool = await listTool();
-    const entries = await tool.execute({ dir: ".", recursive: true });
+    const entries = await tool.execute({ dir: ".", recursive: true, includeIgnored: true });
     expect(entries.map((entry) => entry.path)).toEqual(["src", "src/a.ts", "vendor", "vendor/x"]);
+    // vendor/x holds no file but its .git: a folder of no listed file.
+    const kept = await tool.execute({ dir: ".", recursive: true });
+    expect(kept.map((entry) => entry.path)).toEqual(["src", "src/a.ts"]);
     await expect(tool.execute({ dir: ".git" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
     await expect(tool.execute({ dir: "src/../.git/refs" })).rejects.toMatchObject({
       code: "INVALID_INPUT",
@@ -192,7 +226,7 @@ describe("list_files", () => {
     const entries = await tool.execute({ dir: "empty", recursive: true });
     expect(entries).toEqual([]);
     expect(tool.toModelOutput(entries).output).toMatchInlineSnapshot(
-      `"No entries. (Symlinks, devices and .git are not listed.)"`,
+      `"No entries. (Nothing here matches the glob, if one was given. Files left out by .gitignore or .ignore are listed with includeIgnored: true; symlinks, devices and .git never are.)"`,
     );
   });
 
@@ -210,14 +244,41 @@ describe("list_files", () => {
     ]);
   });
 
-  it("refuses folders outside the workspace, absolute paths, files and missing folders", async () => {
+  it("takes an absolute path inside the workspace, as read_file does", async () => {
+    await plant({ "src/a.ts": "a", "src/deep/b.ts": "bb" });
+    const tool = await listTool();
+    const relative = await tool.execute({ dir: "src", recursive: true });
+    expect(await tool.execute({ dir: path.join(root, "src"), recursive: true })).toEqual(relative);
+    expect(await tool.execute({ dir: `${root}/src/deep/..//`, recursive: true })).toEqual(relative);
+    expect(await tool.execute({ dir: root })).toEqual(await tool.execute({ dir: "." }));
+    // A workspace given through a symlink, and an absolute path spelled through it.
+    const link = path.join(await useTempDir("pleach-link-"), "workspace");
+    await symlink(root, link);
+    const throughLink = createListFilesTool(
+      await createLocalSandbox({ root: link, mode: "danger-full-access" }),
+    );
+    expect(await throughLink.execute({ dir: path.join(link, "src"), recursive: true })).toEqual(
+      relative,
+    );
+    expect(await throughLink.execute({ dir: path.join(root, "src"), recursive: true })).toEqual(
+      relative,
+    );
+  });
+
+  it("refuses folders outside the workspace, absolute or relative, files and missing folders", async () => {
     await plant({ "a.txt": "" });
     const tool = await listTool();
     await expect(tool.execute({ dir: ".." })).rejects.toMatchObject({ code: "PATH_ESCAPE" });
     await expect(tool.execute({ dir: "a/../../x" })).rejects.toMatchObject({
       code: "PATH_ESCAPE",
     });
-    await expect(tool.execute({ dir: "/" })).rejects.toMatchObject({ code: "INVALID_PATH" });
+    await expect(tool.execute({ dir: "/" })).rejects.toMatchObject({ code: "PATH_ESCAPE" });
+    await expect(tool.execute({ dir: path.dirname(root) })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ dir: `${root}/../x` })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
+    });
     await expect(tool.execute({ dir: "a.txt" })).rejects.toMatchObject({
       code: "NOT_A_DIRECTORY",
     });
@@ -270,22 +331,34 @@ describe.skipIf(noBubblewrap !== undefined)(
           { path: ".vscode", kind: "dir" },
           { path: "src", kind: "dir" },
         ];
-        expect(await list.execute({ dir: "." })).toEqual(own);
-        expect(await list.execute({ dir: ".", recursive: true })).toEqual([
+        const all = { includeIgnored: true };
+        expect(await list.execute({ dir: ".", ...all })).toEqual(own);
+        expect(await list.execute({ dir: ".", recursive: true, ...all })).toEqual([
           ...own.slice(0, 2),
           { path: ".vscode/settings.json", kind: "file", size: 3 },
           own[2],
           { path: "src/a.ts", kind: "file", size: 7 },
         ]);
         // The cut counts only what is listed: exactly three entries, not cut.
-        expect(await list.execute({ dir: ".", maxEntries: 3 })).toEqual(own);
-        expect(await list.execute({ dir: ".", glob: ".*", recursive: true })).toEqual(
+        expect(await list.execute({ dir: ".", maxEntries: 3, ...all })).toEqual(own);
+        expect(await list.execute({ dir: ".", glob: ".*", recursive: true, ...all })).toEqual(
           own.slice(0, 2),
         );
+        // ripgrep lists files, and a placeholder holds none (nor does the empty .idea).
+        expect(await list.execute({ dir: "." })).toEqual(own.slice(1));
+        expect(await list.execute({ dir: ".", recursive: true })).toEqual([
+          own[1],
+          { path: ".vscode/settings.json", kind: "file", size: 3 },
+          own[2],
+          { path: "src/a.ts", kind: "file", size: 7 },
+        ]);
         // A placeholder stands for a path that does not exist.
         await expect(list.execute({ dir: ".mcp.json" })).rejects.toMatchObject({
           code: "NOT_FOUND",
         });
+        await expect(
+          list.execute({ dir: ".mcp.json", includeIgnored: true }),
+        ).rejects.toMatchObject({ code: "NOT_FOUND" });
         expect(await list.execute({ dir: ".idea" })).toEqual([]);
         // ripgrep (and grep) never print a folder: no placeholder in a search either.
         const matches = await search.execute({ pattern: "." });
@@ -297,9 +370,9 @@ describe.skipIf(noBubblewrap !== undefined)(
         const unconfined = createListFilesTool(
           await createLocalSandbox({ root, mode: "danger-full-access" }),
         );
-        expect((await unconfined.execute({ dir: "." })).map((entry) => entry.path)).toContain(
-          ".mcp.json",
-        );
+        expect(
+          (await unconfined.execute({ dir: ".", ...all })).map((entry) => entry.path),
+        ).toContain(".mcp.json");
       } finally {
         stop.abort();
         await running;

@@ -2,15 +2,11 @@ import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { displayPath } from "./control-characters.js";
-import { compareTreePaths } from "./path-order.js";
-import { reportExitStatus, takeExitStatus } from "./piped-exit-status.js";
-import {
-  GIT_DIR_GUARD,
-  GIT_DIR_GUARD_STATUS,
-  isInsideGitDir,
-  workspaceRelativePath,
-} from "./relative-path.js";
-import { shellJoin } from "./shell-quote.js";
+import { FIND_FALLBACK, FIND_RAN, listCommand, PLACEHOLDER_STATUS } from "./list-files-command.js";
+import { comparePathBytes, compareTreePaths } from "./path-order.js";
+import { takeExitStatus } from "./piped-exit-status.js";
+import { GIT_DIR_GUARD_STATUS, isInsideGitDir, resolveWorkspacePath } from "./relative-path.js";
+import { splitPathGlob } from "./search/path-glob.js";
 
 /** The input of `list_files`. */
 export const listFilesInputSchema = z
@@ -18,7 +14,7 @@ export const listFilesInputSchema = z
     dir: z
       .string()
       .describe(
-        'The folder to list, relative to the workspace root: "." (or "") for the root, "src" for a subfolder.',
+        'The folder to list, relative to the workspace root: "." (or "") for the root, "src" for a subfolder. An absolute path inside the workspace works too.',
       ),
     recursive: z
       .boolean()
@@ -32,7 +28,13 @@ export const listFilesInputSchema = z
       .refine((glob) => !glob.includes("\0"), { message: "the glob cannot contain a NUL byte" })
       .optional()
       .describe(
-        "Only list entries whose name (the last path segment, not the whole path) matches this glob, e.g. `*.ts`. Folders whose name does not match are still descended into when recursive.",
+        "Only list files matching this glob: a name glob such as `*.ts` matches the last path segment at any depth; a glob with a `/` matches the path below `dir`, e.g. `src/**/*.ts` or `**/*.d.ts` (as in search_files). With a glob, folders are not listed (with includeIgnored, folders whose name matches are). Folders are still descended into when recursive.",
+      ),
+    includeIgnored: z
+      .boolean()
+      .optional()
+      .describe(
+        "Also list what .gitignore, .ignore and .git/info/exclude leave out, such as node_modules or build output (default false).",
       ),
     maxEntries: z
       .number()
@@ -93,40 +95,20 @@ const DEFAULT_MAX_ENTRIES = 5_000;
 const RECORD_BYTES = 4_096 + 32;
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
 
-/** The exit status of {@link PLACEHOLDER_PRUNE} when the folder to list is a placeholder. */
-const PLACEHOLDER_STATUS = 96;
-
 /**
- * Shell text that leaves the sandbox's placeholders out of the listing. Where a sandbox keeps a
- * missing protected path uncreatable with an empty read-only folder of its own (the local
- * bubblewrap sandbox in workspace-write mode), it names those folders in `PLEACH_PLACEHOLDERS`,
- * absolute paths one a line. This sets the positional parameters to a find expression that prunes
- * each of them by identity (`-samefile`: the very folder, never another one of the same name, and
- * nothing below it), and stops with {@link PLACEHOLDER_STATUS} when the folder to list is one.
- * Without the variable (other sandboxes, danger-full-access) it leaves the parameters empty and
- * nothing changes. Run by bash (`-ef` is not POSIX): `set -f` because the paths are split
- * unquoted, on newlines only.
- */
-const PLACEHOLDER_PRUNE = [
-  "set --",
-  `if [ -n "\${PLEACH_PLACEHOLDERS-}" ]; then set -f; IFS='\n'`,
-  `for pleach_placeholder in $PLEACH_PLACEHOLDERS; do if [ . -ef "$pleach_placeholder" ]; then exit ${PLACEHOLDER_STATUS}; fi; if [ -d "$pleach_placeholder" ]; then set -- "$@" -samefile "$pleach_placeholder" -o; fi; done`,
-  "unset IFS; set +f",
-  'if [ "$#" -gt 0 ]; then set -- "(" "$@" -false ")" -prune -o; fi; fi; ',
-].join("; ");
-
-/**
- * `list_files`: list a workspace folder with `find -printf '<dir>/%P\t%y\t%s\0'` (the
- * workspace-relative path, kind and size; each record NUL-terminated so any file name parses), its
- * immediate children or, with `recursive`, everything below it. Only regular files and folders are listed: symlinks, devices, sockets and pipes are
- * dropped, and `.git` is neither listed nor entered. Nor are the sandbox's placeholder folders
- * (`PLEACH_PLACEHOLDERS`, see {@link PLACEHOLDER_PRUNE}): a missing `.envrc` is not listed as a
- * folder; a folder of the user's of that name is.
+ * `list_files`: list a workspace folder, its immediate children or, with `recursive`, everything
+ * below it, as `./path\tkind\tsize\0` records that `find -printf` prints (each NUL-terminated so
+ * any file name parses; see `list-files-command.ts` for the commands). By default what the ignore
+ * files (`.gitignore`, nested ones too, `.ignore`, `.git/info/exclude`) leave out is not listed:
+ * ripgrep picks the files, and a folder is listed when it holds a listed file. Only regular files
+ * and folders are listed: symlinks, devices, sockets and pipes are dropped, and `.git` is neither
+ * listed nor entered. Nor are the sandbox's placeholder folders (`PLEACH_PLACEHOLDERS`): a missing
+ * `.envrc` is not listed as a folder; a folder of the user's of that name is.
  *
- * Order and cuts: entries come sorted by path bytes. A listing longer than maxEntries is cut before
- * it is sorted, so `find` stops early rather than walking a whole `node_modules` to sort it: a cut
- * listing holds entries `find` reached first (depth first, in the file system's directory order),
- * which is the same from call to call on an unchanged tree, but is not the first paths by name.
+ * Order and cuts: entries come sorted by path bytes. A recursive listing of ripgrep's is cut in
+ * path order, at maxEntries files and folders; one of `find`'s (`includeIgnored`) is cut before it
+ * is sorted, and holds the entries `find` reached first, the same from call to call on an
+ * unchanged tree, but not the first paths by name.
  */
 export function createListFilesTool(
   client: SandboxClient,
@@ -137,7 +119,8 @@ export function createListFilesTool(
     description: [
       "List the files and folders in a workspace folder: its immediate children, or everything below it with `recursive: true`.",
       "Paths come back relative to the workspace root, sorted, with file sizes in bytes.",
-      `Returns at most maxEntries entries (default ${DEFAULT_MAX_ENTRIES.toLocaleString("en-US")}); a cut listing says so, and holds the entries found first rather than the first by name. Filter by name with \`glob\` (e.g. \`*.ts\`).`,
+      "Files that .gitignore, .ignore or .git/info/exclude leave out (node_modules, build output) are not listed, and a folder is listed when it holds a listed file; `includeIgnored: true` lists everything, empty folders too.",
+      `Returns at most maxEntries entries (default ${DEFAULT_MAX_ENTRIES.toLocaleString("en-US")}); a cut listing says so. Filter with \`glob\`: \`*.ts\` by name, \`src/**/*.ts\` or \`**/*.d.ts\` by path.`,
       "Symlinks, devices and the .git folder are not listed. To find text inside files, use search_files.",
     ].join(" "),
     inputSchema: listFilesInputSchema,
@@ -147,43 +130,16 @@ export function createListFilesTool(
     // return them as built rather than a copy.
     outputValidation: "check",
     async execute(
-      { dir, recursive = false, glob, maxEntries = DEFAULT_MAX_ENTRIES },
+      { dir, recursive = false, glob, includeIgnored = false, maxEntries = DEFAULT_MAX_ENTRIES },
       { abortSignal },
     ): Promise<ListFilesOutput> {
-      const folder = workspaceRelativePath(dir, { field: "dir" });
+      const folder = await resolveWorkspacePath(client, dir, {
+        field: "dir",
+        kind: "folder",
+        abortSignal,
+      });
       if (isInsideGitDir(folder)) throw insideGitDir(dir);
-      // `"$@"`: the prune of the placeholders (see PLACEHOLDER_PRUNE), before anything else.
-      const find = `${shellJoin([
-        "find",
-        ".",
-        "-mindepth",
-        "1",
-        ...(recursive ? [] : ["-maxdepth", "1"]),
-      ])} "$@" ${shellJoin([
-        "-name",
-        ".git",
-        "-prune",
-        "-o",
-        "(",
-        "-type",
-        "f",
-        "-o",
-        "-type",
-        "d",
-        ")",
-        ...(glob === undefined ? [] : ["-name", glob]),
-        "-printf",
-        // The path as reported (`%P` is the path below `.`, without `./`), so each is one slice
-        // of the output; `%` and a backslash in the folder's name are escaped for -printf.
-        `${printfLiteral(folder === "" ? "" : `${folder}/`)}%P\\t%y\\t%s\\0`,
-      ])}`;
-      // `head` before sorting: find stops once it has printed maxEntries + 1 records (one more
-      // than asked for tells "exactly maxEntries" from "more"), and only those are sorted. A tree
-      // can hold tens of thousands of entries, which `sort -z` orders in about a third of the time
-      // Array.prototype.sort takes (records start with the path, so byte order is path order); one
-      // folder's children are few, and sorting them here saves starting `sort` (about a millisecond).
-      const cut = `${GIT_DIR_GUARD}${PLACEHOLDER_PRUNE}${reportExitStatus(find)} | head -z -n ${maxEntries + 1}`;
-      const command = recursive ? `${cut} | LC_ALL=C sort -z` : cut;
+      const command = listCommand({ recursive, glob, includeIgnored, maxEntries });
       let result: Awaited<ReturnType<SandboxClient["exec"]>>;
       try {
         result = await client.exec(command, {
@@ -207,7 +163,16 @@ export function createListFilesTool(
           `list_files ran past ${timeoutMs} ms and was stopped. List a smaller folder, or without recursive.`,
         );
       }
-      const { status, stderr } = takeExitStatus(result.stderr);
+      const taken = takeExitStatus(result.stderr);
+      const { status } = taken;
+      const findRan = includeIgnored || taken.stderr.startsWith(FIND_RAN);
+      const stderr = taken.stderr.startsWith(FIND_RAN)
+        ? taken.stderr.slice(FIND_RAN.length).trim()
+        : taken.stderr;
+      // Without ripgrep, a path glob that find cannot match is refused with the reason.
+      if (findRan && !includeIgnored && glob !== undefined) {
+        splitPathGlob(glob, "list_files", FIND_FALLBACK);
+      }
       if (status === undefined) {
         if (result.exitCode === GIT_DIR_GUARD_STATUS) throw insideGitDir(dir);
         // A placeholder stands for a path that does not exist.
@@ -216,7 +181,7 @@ export function createListFilesTool(
         }
         throw new ToolError(
           "COMMAND_FAILED",
-          `list_files could not run find (exit ${result.exitCode}): ${stderr || "no message"}`,
+          `list_files could not run its listing (exit ${result.exitCode}): ${stderr || "no message"}`,
         );
       }
       if (result.truncated) {
@@ -225,14 +190,32 @@ export function createListFilesTool(
           "list_files got more output than it can hold. Lower maxEntries or list a smaller folder.",
         );
       }
-      const { entries, truncated } = parseFindOutput(result.stdout, maxEntries);
+      const prefix = folder === "" ? "" : `${folder}/`;
+      // ripgrep's recursive listing of files gets their folders, and is cut after that.
+      const ripgrepTree = !findRan && recursive;
+      const parsed = parseFindOutput(
+        result.stdout,
+        ripgrepTree ? maxEntries + 1 : maxEntries,
+        prefix,
+      );
+      const entries = parsed.entries;
+      if (ripgrepTree) {
+        if (glob === undefined) addFolders(entries, prefix);
+        entries.sort((left, right) => comparePathBytes(left.path, right.path));
+      }
+      let truncated = parsed.truncated;
+      if (entries.length > maxEntries) {
+        entries.length = maxEntries;
+        truncated = true;
+      }
       // Within one folder, this order is the byte order `sort -z` gives.
       if (!recursive) entries.sort((left, right) => compareTreePaths(left.path, right.path));
-      // find exits 1 when some folder could not be read; what it did list is still worth returning.
-      if (entries.length === 0 && status !== 0) {
+      // find exits 1 when some folder could not be read, ripgrep 2; what they did list is still
+      // worth returning. ripgrep exits 1 when it found no file.
+      if (entries.length === 0 && status !== 0 && (findRan || status !== 1)) {
         throw new ToolError(
-          "COMMAND_FAILED",
-          `find failed (exit ${status}): ${stderr || "no message"}`,
+          glob !== undefined && !findRan ? "INVALID_INPUT" : "COMMAND_FAILED",
+          `list_files failed (exit ${status}): ${stderr || "no message"}${glob !== undefined && !findRan ? "\nIf the glob is at fault, fix it and list again." : ""}`,
           { details: { exitCode: status, stderr } },
         );
       }
@@ -245,7 +228,8 @@ export function createListFilesTool(
     toModelOutput(output) {
       if (output.length === 0) {
         return {
-          output: "No entries. (Symlinks, devices and .git are not listed.)",
+          output:
+            "No entries. (Nothing here matches the glob, if one was given. Files left out by .gitignore or .ignore are listed with includeIgnored: true; symlinks, devices and .git never are.)",
           error: false,
         };
       }
@@ -266,14 +250,37 @@ export function createListFilesTool(
 }
 
 /**
- * Parse `path\tkind\tsize\0` records (the path as reported) in one pass over the text, keeping the
- * first maxEntries; kinds other than file and folder are dropped. Each record is read from its end:
+ * Add to `entries` (files below the listed folder, whose paths start with `prefix`) every folder
+ * between them and it.
+ */
+function addFolders(entries: ListEntry[], prefix: string): void {
+  const seen = new Set<string>();
+  const files = entries.length;
+  for (let index = 0; index < files; index++) {
+    const file = entries[index] as ListEntry;
+    for (
+      let slash = file.path.lastIndexOf("/");
+      slash >= prefix.length;
+      slash = file.path.lastIndexOf("/", slash - 1)
+    ) {
+      const folder = file.path.slice(0, slash);
+      if (seen.has(folder)) break;
+      seen.add(folder);
+      entries.push({ path: folder, kind: "dir" });
+    }
+  }
+}
+
+/**
+ * Parse `./path\tkind\tsize\0` records in one pass over the text, the path below the listed folder
+ * (whose workspace-relative path and a `/` are `prefix`), keeping the first maxEntries; kinds other than file and folder are dropped. Each record is read from its end:
  * the size's digits, a tab, the kind and a tab, so a tab in a file name cannot confuse the parse.
  * (This walk is about twice as fast as `lastIndexOf("\t")` from the end of each record.)
  */
 function parseFindOutput(
   stdout: string,
   maxEntries: number,
+  prefix: string,
 ): { entries: ListEntry[]; truncated: boolean } {
   const entries: ListEntry[] = [];
   // `head -z -n` counts records, kept or dropped.
@@ -299,18 +306,15 @@ function parseFindOutput(
     const kindTab = cursor - 2;
     if (code !== 0x09 /* \t */ || kindTab <= recordStart) continue;
     const kind = stdout.charCodeAt(kindTab + 1);
+    // Past the `./` that find and ripgrep print before each path.
+    const pathStart = stdout.startsWith("./", recordStart) ? recordStart + 2 : recordStart;
     if (kind === 0x66 /* f */) {
-      entries.push({ path: stdout.slice(recordStart, kindTab), kind: "file", size });
+      entries.push({ path: prefix + stdout.slice(pathStart, kindTab), kind: "file", size });
     } else if (kind === 0x64 /* d */) {
-      entries.push({ path: stdout.slice(recordStart, kindTab), kind: "dir" });
+      entries.push({ path: prefix + stdout.slice(pathStart, kindTab), kind: "dir" });
     }
   }
   return { entries, truncated: position < length };
-}
-
-/** `text` as a literal part of a find `-printf` format: `\\` and `%` escaped. */
-function printfLiteral(text: string): string {
-  return text.replaceAll("\\", "\\\\").replaceAll("%", "%%");
 }
 
 function insideGitDir(dir: string): ToolError {

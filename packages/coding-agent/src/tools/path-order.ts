@@ -5,13 +5,25 @@
  * `LC_ALL=C sort`.
  */
 export function compareTreePaths(left: string, right: string): number {
+  return comparePaths(left, right, true);
+}
+
+/**
+ * Compare two paths by the bytes of their UTF-8 forms, the order of `LC_ALL=C sort` (`a.b` and
+ * `a-b` before `a/b`).
+ */
+export function comparePathBytes(left: string, right: string): number {
+  return comparePaths(left, right, false);
+}
+
+function comparePaths(left: string, right: string, slashFirst: boolean): number {
   const length = Math.min(left.length, right.length);
   for (let index = 0; index < length; index++) {
     let leftCode = left.charCodeAt(index);
     let rightCode = right.charCodeAt(index);
     if (leftCode === rightCode) continue;
-    if (leftCode === 0x2f) return -1;
-    if (rightCode === 0x2f) return 1;
+    if (slashFirst && leftCode === 0x2f) return -1;
+    if (slashFirst && rightCode === 0x2f) return 1;
     if (leftCode >= 0xd800 && rightCode >= 0xd800) {
       // UTF-16 puts U+E000..U+FFFF after the surrogates of U+10000 and up; UTF-8 (and so the
       // file system's byte order) puts them before.

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
+import type { SandboxClient } from "../sandbox/index.js";
 
 /** Options of {@link workspaceRelativePath}. */
 export interface WorkspaceRelativePathOptions {
@@ -45,6 +46,68 @@ export function workspaceRelativePath(
   }
   if (normalized === "." || normalized === "./") return "";
   return normalized.endsWith("/") ? normalized.slice(0, -1) : normalized;
+}
+
+/** Options of {@link resolveWorkspacePath}. */
+export interface ResolveWorkspacePathOptions extends WorkspaceRelativePathOptions {
+  /** Whether the path must name a folder (an exec `cwd`) or may name a file (a git pathspec). */
+  kind: "folder" | "file";
+  abortSignal?: AbortSignal;
+}
+
+/**
+ * {@link workspaceRelativePath}, that also takes an absolute path inside the workspace, as the
+ * sandbox client does for `read_file`, `write_file` and `run_tests`: the one rule for absolute
+ * paths. A relative path is normalized as there (against `base`), with no command run. An absolute
+ * one is made workspace-relative against the root's real path as the sandbox's commands see it
+ * (`pwd -P` in the root); one that is not below it lexically (written through a symlink, say) is
+ * handed to the client as a `cwd` (its folder, for a file), which converts a path inside the
+ * workspace and refuses any other with `PATH_ESCAPE`. The result is still lexical: the client
+ * confines it by realpath again when the tool passes it on.
+ */
+export async function resolveWorkspacePath(
+  client: SandboxClient,
+  value: string,
+  { kind, abortSignal, ...options }: ResolveWorkspacePathOptions,
+): Promise<string> {
+  if (value.includes("\0") || !path.posix.isAbsolute(value)) {
+    return workspaceRelativePath(value, options);
+  }
+  const root = await physicalFolder(client, "", abortSignal);
+  const normalized = path.posix.normalize(value);
+  let relative = path.posix.relative(root, normalized);
+  if (relative === ".." || relative.startsWith("../") || path.posix.isAbsolute(relative)) {
+    const folder = kind === "folder" ? value : path.posix.dirname(normalized);
+    const physical = await physicalFolder(client, folder, abortSignal);
+    relative = path.posix.relative(
+      root,
+      kind === "folder" ? physical : path.posix.join(physical, path.posix.basename(normalized)),
+    );
+  }
+  if (relative === ".." || relative.startsWith("../") || path.posix.isAbsolute(relative)) {
+    throw new ToolError(
+      "PATH_ESCAPE",
+      `${options.field} ${JSON.stringify(value)} is outside the workspace (${root}). Use a path inside it, or one relative to it.`,
+    );
+  }
+  return workspaceRelativePath(relative, { field: options.field });
+}
+
+/** The real path of the workspace folder `cwd` as the sandbox's commands see it. */
+async function physicalFolder(
+  client: SandboxClient,
+  cwd: string,
+  abortSignal: AbortSignal | undefined,
+): Promise<string> {
+  const result = await client.exec("pwd -P", { cwd, timeoutMs: 30_000, abortSignal });
+  const printed = result.stdout.trim();
+  if (result.exitCode !== 0 || !path.posix.isAbsolute(printed)) {
+    throw new ToolError(
+      "COMMAND_FAILED",
+      `could not learn where the workspace folder ${JSON.stringify(cwd || ".")} is (pwd -P exited ${result.exitCode}): ${result.stderr.trim() || "no message"}`,
+    );
+  }
+  return printed;
 }
 
 /** Whether a normalized workspace-relative path names a `.git` folder or something inside one. */

@@ -112,7 +112,7 @@ describe.each(["rg", "grep"] as const)("search_files with %s", (backend) => {
     const found = await tool.execute({ pattern: "needle" });
     expect(found).toEqual([]);
     expect(tool.toModelOutput(found).output).toMatchInlineSnapshot(
-      `"No matches. (.gitignore'd files under ripgrep, node_modules under grep, binary files and .git are not searched.)"`,
+      `"No matches. (Files left out by .gitignore or .ignore are searched with includeIgnored: true; binary files and .git never are.)"`,
     );
   });
 
@@ -511,14 +511,30 @@ describe("search_files", () => {
     });
   });
 
-  it("refuses a path outside the workspace, an absolute path, a file, a missing folder", async () => {
+  it("takes an absolute path inside the workspace, as read_file does", async () => {
+    await plant({ "a.txt": "needle\n", "sub/b.txt": "needle\n" });
+    const tool = await searchTool();
+    const relative = await tool.execute({ pattern: "needle", path: "sub" });
+    expect(relative.map((match) => match.path)).toEqual(["sub/b.txt"]);
+    expect(await tool.execute({ pattern: "needle", path: path.join(root, "sub") })).toEqual(
+      relative,
+    );
+    expect(await tool.execute({ pattern: "needle", path: `${root}/` })).toEqual(
+      await tool.execute({ pattern: "needle" }),
+    );
+  });
+
+  it("refuses a path outside the workspace (relative or absolute), a file, a missing folder", async () => {
     await plant({ "a.txt": "needle\n" });
     const tool = await searchTool();
     await expect(tool.execute({ pattern: "x", path: "../" })).rejects.toMatchObject({
       code: "PATH_ESCAPE",
     });
     await expect(tool.execute({ pattern: "x", path: "/etc" })).rejects.toMatchObject({
-      code: "INVALID_PATH",
+      code: "PATH_ESCAPE",
+    });
+    await expect(tool.execute({ pattern: "x", path: `${root}/..` })).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
     });
     await expect(tool.execute({ pattern: "x", path: "a.txt" })).rejects.toMatchObject({
       code: "NOT_A_DIRECTORY",

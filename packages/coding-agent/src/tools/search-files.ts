@@ -1,9 +1,10 @@
-import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
+import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { displayPath } from "./control-characters.js";
 import { reportExitStatus } from "./piped-exit-status.js";
-import { isInsideGitDir, workspaceRelativePath } from "./relative-path.js";
+import { isInsideGitDir, resolveWorkspacePath } from "./relative-path.js";
+import { type PathGlob, splitPathGlob } from "./search/path-glob.js";
 import { GREP_RAN, runSearch } from "./search/run-search.js";
 import { searchMatchSchema } from "./search/search-match.js";
 import { shellJoin } from "./shell-quote.js";
@@ -27,13 +28,19 @@ export const searchFilesInputSchema = z
       .refine((glob) => !glob.includes("\0"), { message: "the glob cannot contain a NUL byte" })
       .optional()
       .describe(
-        "Only search files whose name matches this glob, e.g. `*.ts` or `*.{js,mjs}`. Name globs work everywhere; path globs such as `src/**/*.ts` only when ripgrep runs (use `path` to pick a folder instead).",
+        "Only search files matching this glob: a name glob such as `*.ts` or `*.{js,mjs}` matches the last path segment at any depth; a glob with a `/` matches the path below `path`, e.g. `src/**/*.ts` or `**/*.d.ts` (as in list_files).",
+      ),
+    includeIgnored: z
+      .boolean()
+      .optional()
+      .describe(
+        "Also search what .gitignore, .ignore and .git/info/exclude leave out, such as node_modules or build output (default false).",
       ),
     path: z
       .string()
       .optional()
       .describe(
-        'The folder to search in, relative to the workspace root (default: the whole workspace, "."). To search one file, give its folder here and its name as `glob`.',
+        'The folder to search in, relative to the workspace root (default: the whole workspace, "."); an absolute path inside the workspace works too. To search one file, give its folder here and its name as `glob`.',
       ),
     maxMatches: z
       .number()
@@ -103,9 +110,12 @@ const COALESCE = " | { dd bs=256k iflag=fullblock status=none 2>/dev/null || cat
  * ripgrep's first search prints each file's path once, above that file's `line:content` lines
  * (`--heading`), which leaves less to print, pipe, decode and parse when files have many matches.
  *
- * What is searched: ripgrep skips binary files and, inside a git repository, files ignored by
- * `.gitignore` (so `node_modules` usually), and searches hidden files; grep has no ignore rules,
- * so it skips binary files, `node_modules` and hidden `.git` only. `.git` is never searched.
+ * What is searched: ripgrep skips binary files and what the ignore files leave out (`.gitignore`,
+ * nested ones too, inside a git repository or not, `.ignore`, `.git/info/exclude`; not the user's
+ * global excludes file, so a search is the same on every machine), and searches hidden files; grep
+ * has no ignore rules, so it skips binary files and `node_modules` only. With `includeIgnored`,
+ * both skip binary files only. `.git` is never searched. A path glob (`src/**\/*.ts`) is
+ * ripgrep's; grep gets its folder to search and `--include` for the name (see `path-glob.ts`).
  *
  * Order and cuts: matches come sorted by path (folder by folder, as ripgrep's `--sort path` walks:
  * `a/b.ts` before `a.ts`) and line. ripgrep searches on all cores, so the order in which it finds
@@ -134,7 +144,7 @@ export function createSearchFilesTool(
     description: [
       "Search the contents of workspace files for a regular expression and get back matching lines as `path:line:content`.",
       `Returns at most maxMatches matches (default ${DEFAULT_MAX_MATCHES}), sorted by path and line (with ripgrep, a cut list holds the first ones in that order); lines longer than ${maxSnippetChars} characters are cut.`,
-      "Uses ripgrep when the sandbox has it (files ignored by .gitignore, such as node_modules, are skipped) and grep otherwise (node_modules skipped).",
+      "Files that .gitignore, .ignore or .git/info/exclude leave out (node_modules, build output) are skipped unless `includeIgnored: true` (ripgrep; when the sandbox lacks it, grep skips node_modules only).",
       "Binary files and .git are never searched. Narrow a search with `path` (a folder) and `glob` (file names such as `*.ts`).",
       "An invalid regular expression fails with the engine's message: fix or escape the pattern and search again. No matches returns an empty list.",
     ].join(" "),
@@ -145,10 +155,14 @@ export function createSearchFilesTool(
     // return them as built rather than a copy.
     outputValidation: "check",
     async execute(
-      { pattern, glob, path = "", maxMatches = DEFAULT_MAX_MATCHES },
+      { pattern, glob, path = "", includeIgnored = false, maxMatches = DEFAULT_MAX_MATCHES },
       { abortSignal },
     ): Promise<SearchFilesOutput> {
-      const folder = workspaceRelativePath(path, { field: "path" });
+      const folder = await resolveWorkspacePath(client, path, {
+        field: "path",
+        kind: "folder",
+        abortSignal,
+      });
       if (isInsideGitDir(folder)) {
         throw new ToolError(
           "INVALID_INPUT",
@@ -174,6 +188,7 @@ export function createSearchFilesTool(
             order === "any" ? "--heading" : "--no-heading",
             "--color=never",
             "--hidden",
+            ...(includeIgnored ? ["--no-ignore"] : ["--no-require-git", "--no-ignore-global"]),
             "--glob=!.git",
             `--max-columns=${lineBytes}`,
             "--max-columns-preview",
@@ -184,21 +199,16 @@ export function createSearchFilesTool(
             ".",
           ]),
         )} | head -n ${order === "any" ? headingLines : recordLines}${coalesce}`;
-      const grep = shellJoin([
-        "grep",
-        "-rnHIZE",
-        "--color=never",
-        // grep includes a file no option matches unless the first such option is --include.
-        ...(glob === undefined ? [] : [`--include=${glob}`]),
-        "--exclude=.git",
-        "--exclude-dir=.git",
-        "--exclude-dir=node_modules",
-        `--regexp=${pattern}`,
-        "--",
-        ".",
-      ]);
-      // grep cannot bound its line length itself; `cut` does (NUL bytes pass through it).
-      const grepPipeline = `${reportExitStatus(grep)} | cut -b 1-${PATH_BYTES + lineBytes} | head -n ${recordLines}${coalesce}`;
+      let grepPipeline: string;
+      try {
+        const grep = grepArgv(pattern, glob, includeIgnored);
+        // grep cannot bound its line length itself; `cut` does (NUL bytes pass through it).
+        grepPipeline = `${reportExitStatus(shellJoin(grep))} | cut -b 1-${PATH_BYTES + lineBytes} | head -n ${recordLines}${coalesce}`;
+      } catch (error) {
+        // A path glob grep cannot match: refused now when grep is asked for, else if it runs.
+        if (searchBackend === "grep" || !isToolError(error)) throw error;
+        grepPipeline = reportExitStatus(`printf '%s\\n' ${shellJoin([error.message])} >&2; false`);
+      }
       const search =
         searchBackend === "rg"
           ? rg("any")
@@ -246,7 +256,7 @@ export function createSearchFilesTool(
       if (output.length === 0) {
         return {
           output:
-            "No matches. (.gitignore'd files under ripgrep, node_modules under grep, binary files and .git are not searched.)",
+            "No matches. (Files left out by .gitignore or .ignore are searched with includeIgnored: true; binary files and .git never are.)",
           error: false,
         };
       }
@@ -269,4 +279,36 @@ export function createSearchFilesTool(
       return { output: lines.join("\n"), error: false };
     },
   });
+}
+
+/** The parts of a path glob grep matches; refuses one it cannot, such as `*\/test/*.ts`. */
+function grepGlob(glob: string): PathGlob | undefined {
+  const grep = "grep (ripgrep is not in the sandbox)";
+  const parts = splitPathGlob(glob, "search_files", grep);
+  if (parts !== undefined && !parts.anyDepth) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `search_files cannot match the glob ${JSON.stringify(glob)} with ${grep}, which searches every folder below: use \`${parts.folder === "" ? "" : `${parts.folder}/`}**/${parts.name}\`, or path ${JSON.stringify(parts.folder || ".")} with the name glob ${JSON.stringify(parts.name)}.`,
+    );
+  }
+  return parts;
+}
+
+/** The grep argv of a search: `glob` a name glob, or a path glob with a literal folder part. */
+function grepArgv(pattern: string, glob: string | undefined, includeIgnored: boolean): string[] {
+  const parts = glob === undefined ? undefined : grepGlob(glob);
+  const name = parts === undefined ? glob : parts.name;
+  return [
+    "grep",
+    "-rnHIZE",
+    "--color=never",
+    // grep includes a file no option matches unless the first such option is --include.
+    ...(name === undefined ? [] : [`--include=${name}`]),
+    "--exclude=.git",
+    "--exclude-dir=.git",
+    ...(includeIgnored ? [] : ["--exclude-dir=node_modules"]),
+    `--regexp=${pattern}`,
+    "--",
+    parts === undefined || parts.folder === "" ? "." : `./${parts.folder}`,
+  ];
 }
