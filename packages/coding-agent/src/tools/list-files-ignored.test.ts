@@ -137,6 +137,11 @@ describe("list_files and search_files on a repository with ignored files", () =>
         (entry) => entry.path,
       ),
     ).toEqual(["src/types/api.d.ts"]);
+    // A glob with a `/` names paths below dir: it lists them without `recursive`, as a first
+    // user passes it (before, it silently found nothing).
+    expect(
+      (await list.execute({ dir: ".", glob: "**/*.d.ts" })).map((entry) => entry.path),
+    ).toEqual(["src/types/api.d.ts", "types/global.d.ts"]);
 
     const everything = await list.execute({ dir: ".", recursive: true, includeIgnored: true });
     const paths = everything.map((entry) => entry.path);

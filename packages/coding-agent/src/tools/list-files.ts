@@ -20,7 +20,7 @@ export const listFilesInputSchema = z
       .boolean()
       .optional()
       .describe(
-        "List everything below `dir` (true) or only its immediate children (false, the default).",
+        "List everything below `dir` (true) or only its immediate children (false, the default; with a glob that has a `/`, true is the default).",
       ),
     glob: z
       .string()
@@ -28,7 +28,7 @@ export const listFilesInputSchema = z
       .refine((glob) => !glob.includes("\0"), { message: "the glob cannot contain a NUL byte" })
       .optional()
       .describe(
-        "Only list files matching this glob: a name glob such as `*.ts` matches the last path segment at any depth; a glob with a `/` matches the path below `dir`, e.g. `src/**/*.ts` or `**/*.d.ts` (as in search_files). With a glob, folders are not listed (with includeIgnored, folders whose name matches are). Folders are still descended into when recursive.",
+        "Only list files matching this glob: a name glob such as `*.ts` matches the last path segment at any depth; a glob with a `/` matches the path below `dir`, e.g. `src/**/*.ts` or `**/*.d.ts` (as in search_files), and makes the listing recursive unless `recursive` is false. With a glob, folders are not listed (with includeIgnored, folders whose name matches are). Folders are still descended into when recursive.",
       ),
     includeIgnored: z
       .boolean()
@@ -130,9 +130,12 @@ export function createListFilesTool(
     // return them as built rather than a copy.
     outputValidation: "check",
     async execute(
-      { dir, recursive = false, glob, includeIgnored = false, maxEntries = DEFAULT_MAX_ENTRIES },
+      { dir, recursive: asked, glob, includeIgnored = false, maxEntries = DEFAULT_MAX_ENTRIES },
       { abortSignal },
     ): Promise<ListFilesOutput> {
+      // A glob with a `/` names paths below `dir`, which only a recursive listing holds: unless
+      // the call says `recursive: false`, such a glob lists recursively.
+      const recursive = asked ?? glob?.includes("/") ?? false;
       const folder = await resolveWorkspacePath(client, dir, {
         field: "dir",
         kind: "folder",
