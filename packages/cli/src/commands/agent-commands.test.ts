@@ -1,14 +1,13 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EvalReport } from "../eval/report.js";
+import { type FakeReply, fakeChatServer } from "../test-support/fake-chat-server.js";
 import { runCli } from "../test-support/run-cli.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -120,57 +119,6 @@ describe("pleach eval", () => {
     );
   });
 });
-
-/** A reply of the fake OpenAI-compatible server: text, or tool calls. */
-interface FakeReply {
-  content?: string;
-  tool_calls?: Array<{ name: string; arguments: unknown }>;
-}
-
-/**
- * An OpenAI-compatible Chat Completions server on loopback answering `replies` in turn (then
- * "done"), each with 10 prompt and 5 completion tokens; what it received, request by request.
- */
-async function fakeChatServer(replies: FakeReply[]): Promise<{
-  port: number;
-  received: Array<{ messages: Array<{ role: string; content: unknown }> }>;
-}> {
-  const received: Array<{ messages: Array<{ role: string; content: unknown }> }> = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = "";
-    request.on("data", (chunk) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      received.push(JSON.parse(body));
-      const reply = replies.shift() ?? { content: "done" };
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          choices: [
-            {
-              message: {
-                role: "assistant",
-                content: reply.content ?? null,
-                tool_calls: reply.tool_calls?.map((call, index) => ({
-                  id: `call_${received.length}_${index}`,
-                  type: "function",
-                  function: { name: call.name, arguments: JSON.stringify(call.arguments) },
-                })),
-              },
-              finish_reason: reply.tool_calls === undefined ? "stop" : "tool_calls",
-            },
-          ],
-          usage: { prompt_tokens: 10, completion_tokens: 5 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-  const { port } = server.address() as AddressInfo;
-  return { port, received };
-}
 
 describe("pleach run", () => {
   it("drives an OpenAI-compatible server through the tools until its final answer", async () => {

@@ -1,8 +1,6 @@
 // Text from a dataset, a repository or a model never reaches the terminal as control bytes.
 import { execFile } from "node:child_process";
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -10,6 +8,7 @@ import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { sandboxVisibleTempParent } from "../eval/mini-dataset.js";
 import type { EvalReport } from "../eval/report.js";
+import { fakeChatServer } from "../test-support/fake-chat-server.js";
 import { runCli } from "../test-support/run-cli.js";
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -121,35 +120,7 @@ describe("pleach run output", () => {
       },
       { content: `Done ${HOSTILE}\nsecond line` },
     ];
-    const server = createServer((request, response) => {
-      request.resume();
-      request.on("end", () => {
-        const reply = replies.shift() ?? { content: "done" };
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(
-          JSON.stringify({
-            choices: [
-              {
-                message: {
-                  role: "assistant",
-                  content: reply.content,
-                  tool_calls: reply.tool_calls?.map((call, index) => ({
-                    id: `call_${index}`,
-                    type: "function",
-                    function: { name: call.name, arguments: JSON.stringify(call.arguments) },
-                  })),
-                },
-                finish_reason: reply.tool_calls === undefined ? "stop" : "tool_calls",
-              },
-            ],
-            usage: { prompt_tokens: 10, completion_tokens: 5 },
-          }),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-    const { port } = server.address() as AddressInfo;
+    const { port } = await fakeChatServer(replies);
     const model = ["--model", `http://127.0.0.1:${port}/v1`, "--workspace", root];
 
     const run = await runCli(["run", "look", ...model]);
