@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import type { HostFacts } from "./host-facts.js";
+import { type HiddenPath, HIDDEN_TREES, type HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
@@ -94,6 +94,15 @@ export function bubblewrapSandboxArguments({
     ...(hostFacts.varRunIsDirectory ? ["--tmpfs", "/var/run"] : []),
   ];
   for (const kept of hostFacts.runPathsToKeep) args.push("--ro-bind", kept, kept);
+  // Credential stores and the shadow files outside the workspace: commands cannot create a missing
+  // one there (the host is read-only, and the trees above are private), so it needs nothing.
+  const mounted = hostFacts.hiddenPaths.filter(
+    ({ state, path: hidden }) =>
+      (state === "folder" || state === "file") &&
+      (isInside(root, hidden) || !HIDDEN_TREES.some((tree) => isInside(tree, hidden))),
+  );
+  const hiddenInside = mounted.filter(({ path: hidden }) => isInside(root, hidden));
+  args.push(...hideArguments(mounted.filter((each) => !hiddenInside.includes(each)), hostFacts));
   args.push(writable ? "--bind" : "--ro-bind", root, root);
 
   if (writable) {
@@ -111,7 +120,8 @@ export function bubblewrapSandboxArguments({
     // A mount point cannot be renamed or removed, so binding each folder between the root and a
     // protected path over itself stops `mv parent elsewhere && mkdir parent` from replacing it.
     const pins = new Set<string>();
-    for (const { path: protectedPath } of hostFacts.protectedPaths) {
+    const pinned = [...hostFacts.protectedPaths, ...hiddenInside].map(({ path: each }) => each);
+    for (const protectedPath of pinned) {
       let parent = path.dirname(protectedPath);
       const chain: string[] = [];
       while (parent !== root && isInside(root, parent)) {
@@ -134,7 +144,28 @@ export function bubblewrapSandboxArguments({
       }
     }
   }
+  // Hidden paths inside the workspace (a home folder there) go over its binds; in workspace-write
+  // the folders above them are pinned like those of protected paths, so a command cannot rename
+  // one away from where the next command's policy looks.
+  args.push(...hideArguments(hiddenInside, hostFacts));
   for (const socket of hostFacts.hostSockets) args.push("--ro-bind", "/dev/null", socket);
+  return args;
+}
+
+/**
+ * Mounts that hide `hidden` from reads: an empty read-only folder that nobody may list (mode 000,
+ * where bubblewrap sets a tmpfs's mode) over a folder, `/dev/null` over a file, which reads empty.
+ */
+function hideArguments(hidden: readonly HiddenPath[], hostFacts: HostFacts): string[] {
+  const args: string[] = [];
+  for (const { path: target, state } of hidden) {
+    if (state === "folder") {
+      if (hostFacts.bubblewrap?.tmpfsPermissions !== false) args.push("--perms", "0000");
+      args.push("--tmpfs", target, "--remount-ro", target);
+    } else {
+      args.push("--ro-bind", "/dev/null", target);
+    }
+  }
   return args;
 }
 

@@ -133,4 +133,24 @@ export interface CommandWrapperOptions {
    * @default true
    */
   warmSandbox?: boolean;
+  /**
+   * More paths that commands in `read-only` and `workspace-write` cannot read, besides the
+   * credential stores of the user's home and the system's shadow files (see `hiddenReads`):
+   * absolute, or relative to the current folder. A folder is covered by an empty one nobody may
+   * list, a file reads as empty.
+   * @default []
+   */
+  hideReads?: readonly string[];
+  /**
+   * Hidden paths to give back to commands (`~/.npmrc`, say): every hidden path at or inside one of
+   * these is readable again. A path inside a hidden folder that is not itself hidden is refused
+   * with `INVALID_INPUT`: allow the folder.
+   * @default []
+   */
+  allowReads?: readonly string[];
+  /**
+   * The home folders whose credential stores are hidden.
+   * @default the running user's home in the user database (`os.userInfo().homedir`) and `HOME`
+   */
+  credentialHomes?: readonly string[];
 }

@@ -31,7 +31,15 @@ export function createCommandWrapper({
   placeholderIdleMs = 200,
   hostFactsCache: cache = sharedHostFactsCache(),
   warmSandbox = true,
+  hideReads = [],
+  allowReads = [],
+  credentialHomes,
 }: CommandWrapperOptions = {}): CommandWrapper {
+  const readPolicy = {
+    hideReads,
+    allowReads,
+    ...(credentialHomes === undefined ? {} : { credentialHomes }),
+  };
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
     warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && warmSandboxSupported();
@@ -67,6 +75,7 @@ export function createCommandWrapper({
         protectedEntries,
         hostEnvironment,
         cache,
+        readPolicy,
         ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
       });
       // Seatbelt matches paths, so missing protected paths need no placeholder there.
@@ -91,6 +100,8 @@ export function createCommandWrapper({
         const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
         const inWorkspace = new Set([root]);
         for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+        // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
+        for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
         const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
         const warm = warmSlots.take(
           `${root}\0${mode}\0${network}`,

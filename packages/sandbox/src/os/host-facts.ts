@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
-import { isInside } from "../paths.js";
+import { isInside, isInsideAny } from "../paths.js";
 import type { FolderListing } from "./folder-reader.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { createFolderWatch } from "./folder-watch.js";
@@ -13,9 +13,22 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   type ProtectedEntry,
 } from "./protected-entries.js";
-import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
+import {
+  type HiddenPath,
+  hiddenReads,
+  type ProtectedPath,
+  type ReadPolicy,
+  type WorkspaceProtection,
+  workspaceProtection,
+} from "./protection.js";
 
-export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
+export type {
+  HiddenPath,
+  ProtectedPath,
+  ProtectedPathState,
+  ReadPolicy,
+  WorkspaceProtection,
+} from "./protection.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {
@@ -39,6 +52,8 @@ export interface HostFacts {
   root: string;
   /** Paths to keep read-only, shallowest first: gitdirs, nested `.git`, protected entries. */
   protectedPaths: ProtectedPath[];
+  /** Paths commands cannot read: credential stores, the shadow files, `hideReads` (see `hiddenReads`). */
+  hiddenPaths: HiddenPath[];
   /**
    * Unix sockets a confined command could otherwise connect to: those inside the workspace and
    * the host's agent and container sockets outside the trees that are hidden anyway (`/tmp`,
@@ -161,6 +176,11 @@ export interface GatherHostFactsOptions {
   /** The bubblewrap probe's findings, copied into the facts. */
   bubblewrap?: BubblewrapFacts;
   /**
+   * What commands may not read besides the defaults, and what they may read back (`hiddenReads`).
+   * @default the defaults: credential stores and the shadow files
+   */
+  readPolicy?: ReadPolicy;
+  /**
    * What earlier calls found, revalidated rather than searched again.
    * @default a fresh cache: the whole workspace is walked
    */
@@ -170,7 +190,7 @@ export interface GatherHostFactsOptions {
 /** Folders under the home directory where agents and container engines keep their sockets. */
 const HOME_SOCKET_FOLDERS = [".ssh", ".gnupg", ".docker", ".docker/run", ".docker/desktop"];
 /** Trees the bubblewrap sandbox replaces with empty ones, so their sockets are out of reach. */
-const HIDDEN_TREES = ["/tmp", "/run", "/var/run", "/dev"];
+export const HIDDEN_TREES: readonly string[] = ["/tmp", "/run", "/var/run", "/dev"];
 
 /** Options of {@link currentProtection}. */
 export type CurrentProtectionOptions = Pick<
@@ -248,9 +268,15 @@ export async function gatherHostFacts({
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   bubblewrap,
+  readPolicy = {},
   cache = createHostFactsCache(),
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
+  const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
+  // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
+  const hiddenFolders = new Set(
+    hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
+  );
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
   const protectedPaths = protect
@@ -265,10 +291,10 @@ export async function gatherHostFacts({
   return {
     root: rootReal,
     protectedPaths,
-    hostSockets: [
-      ...walk.sockets,
-      ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache }),
-    ].sort(),
+    hiddenPaths,
+    hostSockets: [...walk.sockets, ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache })]
+      .filter((socket) => !isInsideAny(hiddenFolders, socket))
+      .sort(),
     runPathsToKeep: runPathsToKeep(),
     varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),

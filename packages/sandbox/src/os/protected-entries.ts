@@ -81,6 +81,57 @@ export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
   { name: ".npmrc", why: "npm runs the script-shell and hooks it names for every project" },
 ];
 
+/**
+ * The credential stores in the home of the user running pleach that commands in `read-only` and
+ * `workspace-write` cannot read (see `hiddenReads`): a folder is covered by an empty one, a file
+ * reads as empty. Each `why` says what the store holds.
+ */
+export const CREDENTIAL_STORES: readonly ProtectedEntry[] = [
+  { name: ".ssh", why: "ssh's private keys" },
+  { name: ".aws", why: "AWS access keys and SSO tokens" },
+  { name: ".azure", why: "Azure CLI tokens" },
+  { name: ".config/gcloud", why: "Google Cloud credentials" },
+  { name: ".kube", why: "Kubernetes cluster credentials" },
+  { name: ".docker/config.json", why: "container registry logins" },
+  { name: ".dockercfg", why: "container registry logins (the older file)" },
+  { name: ".config/containers/auth.json", why: "podman and buildah registry logins" },
+  { name: ".netrc", why: "passwords that curl, git and ftp send" },
+  { name: ".git-credentials", why: "git's stored passwords and tokens" },
+  { name: ".config/git/credentials", why: "git's stored passwords and tokens" },
+  { name: ".npmrc", why: "npm registry tokens" },
+  { name: ".yarnrc.yml", why: "Yarn registry tokens (npmAuthToken)" },
+  { name: ".pypirc", why: "PyPI upload tokens" },
+  { name: ".gem/credentials", why: "the RubyGems API key" },
+  { name: ".cargo/credentials", why: "crates.io tokens" },
+  { name: ".cargo/credentials.toml", why: "crates.io tokens" },
+  { name: ".gnupg", why: "GnuPG private keys" },
+  { name: ".password-store", why: "pass's passwords" },
+  { name: ".local/share/keyrings", why: "the GNOME keyring's passwords" },
+  { name: ".config/gh", why: "GitHub CLI tokens" },
+  { name: ".config/hub", why: "hub's GitHub token" },
+  { name: ".config/glab-cli", why: "GitLab CLI tokens" },
+  { name: ".terraform.d/credentials.tfrc.json", why: "Terraform Cloud tokens" },
+  { name: ".vault-token", why: "a HashiCorp Vault token" },
+  { name: ".config/rclone/rclone.conf", why: "rclone's cloud storage keys" },
+  { name: ".s3cfg", why: "s3cmd's AWS keys" },
+  { name: ".oci", why: "Oracle Cloud API keys" },
+  { name: ".pgpass", why: "PostgreSQL passwords" },
+  { name: ".my.cnf", why: "MySQL passwords" },
+];
+
+/**
+ * The system's secret files that commands in `read-only` and `workspace-write` cannot read: for a
+ * caller that is root they would be readable (the sandbox keeps its uid), and pleach does not need
+ * them. The host's SSH private keys (`/etc/ssh/ssh_host_*_key`) are hidden too (see `hiddenReads`).
+ */
+export const SYSTEM_SECRET_FILES: readonly ProtectedEntry[] = [
+  { name: "/etc/shadow", why: "the system's password hashes" },
+  { name: "/etc/shadow-", why: "the system's password hashes (a backup)" },
+  { name: "/etc/gshadow", why: "the system's group password hashes" },
+  { name: "/etc/gshadow-", why: "the system's group password hashes (a backup)" },
+  { name: "/etc/security/opasswd", why: "the system's old password hashes" },
+];
+
 /** The names of {@link PROTECTED_ENTRIES}: what is protected at the top of every workspace. */
 export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = PROTECTED_ENTRIES.map(
   (entry) => entry.name,

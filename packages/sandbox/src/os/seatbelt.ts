@@ -21,7 +21,7 @@ const MACH_SERVICES = [
 ];
 
 /**
- * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere, write only to the
+ * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere but the hidden paths, write only to the
  * workspace (`workspace-write`) and the temporary folders, never to protected paths, no network
  * unless allowed and never host Unix sockets. Seatbelt matches paths rather than mounts, so a
  * missing protected path needs no placeholder, and a `.git` anywhere below the root is covered by
@@ -40,7 +40,7 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
     "(allow process-fork)",
     "(allow signal (target same-sandbox))",
     "(allow process-info* (target same-sandbox))",
-    "(allow file-read*)",
+    ...readRules(hostFacts),
     "(allow sysctl-read)",
     "(allow pseudo-tty)",
     "(allow ipc-posix-sem)",
@@ -73,6 +73,19 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
     );
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Read anywhere but the hidden paths (credential stores, `hideReads`): each as reached through a
+ * link and at its target, and a missing one too, since Seatbelt matches paths as they are opened.
+ */
+function readRules(hostFacts: HostFacts): string[] {
+  if (hostFacts.hiddenPaths.length === 0) return ["(allow file-read*)"];
+  return [
+    "(allow file-read* (require-all",
+    ...hostFacts.hiddenPaths.map(({ path: hidden }) => `    (require-not (subpath ${quote(hidden)}))`),
+    "  ))",
+  ];
 }
 
 /** An SBPL string literal. */

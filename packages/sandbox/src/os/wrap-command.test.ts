@@ -12,6 +12,11 @@ const hostFacts: HostFacts = {
     { path: "/home/ada/project/.vscode", state: "directory" },
     { path: "/home/ada/project/vendor/lib/.git", state: "directory" },
   ],
+  hiddenPaths: [
+    { path: "/etc/shadow", state: "file", rule: "it holds the system's password hashes" },
+    { path: "/home/ada/.aws", state: "folder", rule: "it holds AWS access keys and SSO tokens" },
+    { path: "/home/ada/.netrc", state: "missing", rule: "it holds passwords" },
+  ],
   hostSockets: ["/home/ada/.ssh/agent.sock"],
   runPathsToKeep: ["/run/systemd/resolve/stub-resolv.conf"],
   varRunIsDirectory: false,
@@ -72,6 +77,10 @@ describe("wrapCommand with bubblewrap", () => {
       --tmpfs /tmp
       --tmpfs /run
       --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
+      --ro-bind /dev/null /etc/shadow
+      --perms 0000
+      --tmpfs /home/ada/.aws
+      --remount-ro /home/ada/.aws
       --bind /home/ada/project /home/ada/project
       --bind /home/ada/project/vendor /home/ada/project/vendor
       --bind /home/ada/project/vendor/lib /home/ada/project/vendor/lib
@@ -116,6 +125,10 @@ describe("wrapCommand with bubblewrap", () => {
       --tmpfs /run
       --tmpfs /var/run
       --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
+      --ro-bind /dev/null /etc/shadow
+      --perms 0000
+      --tmpfs /home/ada/.aws
+      --remount-ro /home/ada/.aws
       --ro-bind /home/ada/project /home/ada/project
       --ro-bind /dev/null /home/ada/.ssh/agent.sock
       --chdir /home/ada/project/src
@@ -194,7 +207,11 @@ describe("wrapCommand with Seatbelt", () => {
       (allow process-fork)
       (allow signal (target same-sandbox))
       (allow process-info* (target same-sandbox))
-      (allow file-read*)
+      (allow file-read* (require-all
+          (require-not (subpath "/etc/shadow"))
+          (require-not (subpath "/home/ada/.aws"))
+          (require-not (subpath "/home/ada/.netrc"))
+        ))
       (allow sysctl-read)
       (allow pseudo-tty)
       (allow ipc-posix-sem)
@@ -218,7 +235,8 @@ describe("wrapCommand with Seatbelt", () => {
       policy: { ...policy, backend: "seatbelt", mode: "read-only", network: true },
       hostFacts,
     });
-    expect(profile.split("\n").slice(13)).toMatchInlineSnapshot(`
+    const profileLines = profile.split("\n");
+    expect(profileLines.slice(profileLines.indexOf("(allow file-write*"))).toMatchInlineSnapshot(`
       [
         "(allow file-write*",
         "  (require-all (require-any (subpath "/private/tmp") (subpath "/tmp"))",
