@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
 import { attempt, verdicts } from "./fixture.js";
@@ -79,6 +79,50 @@ export const filesystemAttacks: AttackCases = (fixture, it) => {
     );
     expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED"]);
     expect(await fixture.state([etc, home])).toEqual(before);
+  });
+
+  it("cannot read the shadow files, in either confined mode", async () => {
+    const shadows = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"];
+    const command = shadows.map((file) => attempt(`grep -q : ${file}`)).join("\n");
+    for (const mode of ["read-only", "workspace-write"] as const) {
+      const { stdout } = await fixture.run(command, { mode });
+      expect(verdicts(stdout)).toEqual(shadows.map(() => "BLOCKED"));
+    }
+  });
+
+  it("cannot read the credential stores of the user's home, also through a link, in either confined mode", async () => {
+    // A test user's home outside /tmp (the sandbox's private /tmp would hide it anyway), with
+    // ~/.aws a link to a folder elsewhere: hidden at its target too.
+    const home = path.join(fixture.outside, "home");
+    const elsewhere = path.join(fixture.outside, "aws-store");
+    const files = [".ssh/id_ed25519", ".config/gh/hosts.yml", ".npmrc", ".git-credentials"];
+    for (const file of files) {
+      await mkdir(path.dirname(path.join(home, file)), { recursive: true });
+      await writeFile(path.join(home, file), "SECRET\n");
+    }
+    await mkdir(elsewhere);
+    await writeFile(path.join(elsewhere, "credentials"), "SECRET\n");
+    await symlink(elsewhere, path.join(home, ".aws"));
+    const targets = [
+      ...[...files, ".aws/credentials"].map((file) => path.join(home, file)),
+      path.join(elsewhere, "credentials"),
+    ];
+    const command = [
+      ...targets.map((file) => attempt(`grep -q SECRET ${quote(file)}`)),
+      attempt(`ls ${quote(path.join(home, ".ssh"))} | grep -q id_`),
+    ].join("\n");
+    const hostEnvironment = { ...process.env, HOME: home };
+    for (const mode of ["read-only", "workspace-write"] as const) {
+      const { stdout } = await fixture.run(command, { mode, hostEnvironment });
+      expect(verdicts(stdout)).toEqual([...targets, "ls"].map(() => "BLOCKED"));
+    }
+    // Control: unconfined (with stdin, so never in a warm sandbox), the same command reads them all.
+    const { stdout } = await fixture.run(command, {
+      mode: "danger-full-access",
+      hostEnvironment,
+      stdin: "",
+    });
+    expect(verdicts(stdout)).toEqual([...targets, "ls"].map(() => "ESCAPED"));
   });
 
   it("sees a private /tmp: the host's /tmp stays untouched and unseen", async () => {
