@@ -1,4 +1,6 @@
 import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import {
   CODING_AGENT_TOOL_NAMES,
@@ -83,12 +85,63 @@ export function parseCommandLine<Options extends NonNullable<ParseArgsConfig["op
   }
 }
 
+/** The options of every command that runs commands: paths hidden from them, or given back. */
+export const READ_OPTIONS = {
+  "hide-read": { type: "string", multiple: true },
+  "allow-read": { type: "string", multiple: true },
+} as const;
+
+/** The help lines of {@link READ_OPTIONS}, with the options' descriptions starting at `column`. */
+export function readOptionsHelp(column: number): string {
+  // A flag too long for its column gets its own line, as the commands' other long flags do.
+  const line = (flag: string, text: string) =>
+    flag.length > column - 4
+      ? `  ${flag}\n${" ".repeat(column)}${text}`
+      : `  ${flag.padEnd(column - 2)}${text}`;
+  return [
+    line(
+      "--hide-read PATH",
+      "hide PATH (a file or folder) from sandboxed commands too; repeatable",
+    ),
+    line(
+      "--allow-read PATH",
+      "let sandboxed commands read PATH, hidden by default (~/.npmrc, say);",
+    ),
+    `${" ".repeat(column)}repeatable. The README lists what is hidden`,
+  ].join("\n");
+}
+
 /** The options every command that opens a workspace takes. */
 export const WORKSPACE_OPTIONS = {
   workspace: { type: "string" },
   mode: { type: "string" },
   network: { type: "boolean" },
+  ...READ_OPTIONS,
 } as const;
+
+/** What commands may not read besides the defaults, and what they may read back. */
+export interface ReadFlags {
+  hideReads: string[];
+  allowReads: string[];
+}
+
+/**
+ * `--hide-read` and `--allow-read` as absolute paths: relative to the current folder, with a
+ * leading `~` for the home of the user running pleach, as a shell would expand it.
+ */
+export function parseReadFlags(
+  values: { "hide-read"?: string[] | undefined; "allow-read"?: string[] | undefined },
+  io: Pick<CliIo, "cwd">,
+): ReadFlags {
+  const resolve = (each: string) =>
+    each === "~" || each.startsWith("~/")
+      ? path.join(os.homedir(), each.slice(1))
+      : path.resolve(io.cwd, each);
+  return {
+    hideReads: (values["hide-read"] ?? []).map(resolve),
+    allowReads: (values["allow-read"] ?? []).map(resolve),
+  };
+}
 
 /** Check `--mode`, naming the accepted values when it is wrong. */
 export function parseMode({
@@ -136,6 +189,7 @@ export async function openWorkspace({
   workspace,
   mode,
   network = false,
+  reads = { hideReads: [], allowReads: [] },
   io,
   command,
 }: {
@@ -143,13 +197,15 @@ export async function openWorkspace({
   mode: SandboxMode;
   /** @default false */
   network?: boolean | undefined;
+  /** `--hide-read` and `--allow-read` ({@link parseReadFlags}). @default none */
+  reads?: ReadFlags;
   io: CliIo;
   /** The command whose help a wrong `--workspace` points at. */
   command: string;
 }): Promise<LocalSandbox> {
   const root = workspace ?? io.cwd;
   try {
-    return await createLocalSandbox({ root, mode, network });
+    return await createLocalSandbox({ root, mode, network, ...reads });
   } catch (error) {
     if (isToolError(error) && (error.code === "NOT_FOUND" || error.code === "NOT_A_DIRECTORY")) {
       throw new UsageError(

@@ -47,6 +47,18 @@ export interface LocalSandboxOptions {
    * @default 104_857_600
    */
   maxFileBytes?: number;
+  /**
+   * More paths commands in `read-only` and `workspace-write` cannot read (`hideReads` of
+   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
+   * @default []
+   */
+  hideReads?: readonly string[];
+  /**
+   * Hidden paths commands may read again (`allowReads` of {@link createCommandWrapper}); only
+   * without `commandWrapper`, which has its own.
+   * @default []
+   */
+  allowReads?: readonly string[];
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
 }
@@ -84,8 +96,22 @@ export async function createLocalSandbox({
   defaultTimeoutMs = 600_000,
   defaultMaxOutputBytes = 10 * 1024 * 1024,
   maxFileBytes = 100 * 1024 * 1024,
-  commandWrapper = createCommandWrapper(),
+  hideReads,
+  allowReads,
+  commandWrapper: givenWrapper,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
+  if (givenWrapper !== undefined && (hideReads !== undefined || allowReads !== undefined)) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      "hideReads and allowReads belong to the commandWrapper when one is given: pass them to createCommandWrapper",
+    );
+  }
+  const commandWrapper =
+    givenWrapper ??
+    createCommandWrapper({
+      ...(hideReads === undefined ? {} : { hideReads }),
+      ...(allowReads === undefined ? {} : { allowReads }),
+    });
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
   }

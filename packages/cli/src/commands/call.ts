@@ -11,7 +11,9 @@ import {
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseReadFlags,
   parseToolName,
+  readOptionsHelp,
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
@@ -27,7 +29,7 @@ export const CALL_OPTIONS = {
 
 /** How `pleach call` is used: the first line of its help and its line in `pleach help`. */
 export const CALL_USAGE =
-  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]";
+  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]\n    [--hide-read PATH]... [--allow-read PATH]...";
 
 /** `pleach call --help`. */
 export const CALL_HELP = `Usage: ${CALL_USAGE}
@@ -42,6 +44,7 @@ Options:
   --network         let sandboxed commands reach the network (git_clone of a remote URL)
   --text            print what a model would see instead of JSON: the tool's model-facing
                     text, cut in the middle past 50,000 characters as a model gets it
+${readOptionsHelp(20)}
   -h, --help        show this help
 
 Exit codes: 0 the tool succeeded; 1 the tool reported an error (a refused path, a failed
@@ -100,6 +103,7 @@ export async function callCommand({
     workspace: values.workspace,
     mode,
     network: values.network,
+    reads: parseReadFlags(values, io),
     io,
     command: "call",
   });

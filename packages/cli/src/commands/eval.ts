@@ -7,6 +7,9 @@ import {
   counted,
   parseCommandLine,
   parseMode,
+  parseReadFlags,
+  READ_OPTIONS,
+  readOptionsHelp,
   UsageError,
 } from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
@@ -27,6 +30,7 @@ export const EVAL_OPTIONS = {
   "max-steps": { type: "string" },
   mode: { type: "string" },
   network: { type: "boolean" },
+  ...READ_OPTIONS,
   output: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -35,7 +39,8 @@ export const EVAL_OPTIONS = {
 /** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
-    [--mode MODE] [--network] [--output FILE] [--json]`;
+    [--mode MODE] [--network] [--output FILE] [--json] [--hide-read PATH]...
+    [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
@@ -63,6 +68,7 @@ Options:
   --network             let sandboxed commands reach the network (remote repositories)
   --output FILE         also write the JSON report to FILE
   --json                print the JSON report instead of the table
+${readOptionsHelp(24)}
   -h, --help            show this help
 
 Test names are read from TAP output (node --test --test-reporter=tap, and any TAP
@@ -147,6 +153,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       makeModel,
       mode,
       network: values.network ?? false,
+      reads: parseReadFlags(values, io),
       maxSteps,
       testCommand: values["test-command"],
     });

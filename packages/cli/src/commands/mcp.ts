@@ -11,8 +11,10 @@ import {
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseReadFlags,
   parseToolName,
   readBearerToken,
+  readOptionsHelp,
   UsageError,
   VERSION,
   WORKSPACE_OPTIONS,
@@ -35,7 +37,7 @@ export const MCP_OPTIONS = {
 /** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
     [--progress-interval SECONDS] [--http [HOST:]PORT] [--token-file FILE]
-    [--allow-host NAME]...`;
+    [--allow-host NAME]... [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: ${MCP_USAGE}
@@ -58,6 +60,7 @@ Options:
                       --http refuses to start without one. A request body over 4 MiB
                       gets 413 with a JSON-RPC error naming the limit
 ${allowHostHelp(22)}
+${readOptionsHelp(22)}
   -h, --help          show this help
 
 Tools: ${CODING_AGENT_TOOL_NAMES.join(", ")}
@@ -108,6 +111,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     workspace: values.workspace,
     mode,
     network: values.network,
+    reads: parseReadFlags(values, io),
     io,
     command: "mcp",
   });

@@ -11,6 +11,8 @@ import {
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseReadFlags,
+  readOptionsHelp,
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
@@ -29,7 +31,8 @@ export const RUN_OPTIONS = {
 
 /** How `pleach run` is used: the first line of its help and its line in `pleach help`. */
 export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
-    [--mode MODE] [--network] [--max-steps N] [--json]`;
+    [--mode MODE] [--network] [--max-steps N] [--json] [--hide-read PATH]...
+    [--allow-read PATH]...`;
 
 /** `pleach run --help`. */
 export const RUN_HELP = `Usage: ${RUN_USAGE}
@@ -52,6 +55,7 @@ Options:
   --network           let sandboxed commands reach the network
   --max-steps N       the most model calls (default: 50)
   --json              print each event as one JSON line instead of the transcript
+${readOptionsHelp(22)}
   -h, --help          show this help
 
 Exit codes: 0 the model gave a final answer; 1 the run stopped otherwise (step limit,
@@ -201,10 +205,12 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
     fallback: 50,
   });
   // Opening the workspace first checks it exists and reports a wrong --workspace clearly.
+  const reads = parseReadFlags(values, io);
   const client = await openWorkspace({
     workspace: values.workspace,
     mode,
     network: values.network,
+    reads,
     io,
     command: "run",
   });
@@ -216,6 +222,7 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
       root: client.root,
       mode,
       network: values.network ?? false,
+      ...reads,
     }),
     model,
     maxSteps,

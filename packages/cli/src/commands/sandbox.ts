@@ -1,12 +1,15 @@
 import path from "node:path";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
-import { createSandboxServer } from "@pleach/sandbox";
+import { createCommandWrapper, createSandboxServer } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CommandInput,
   parseCommandLine,
   parseMode,
+  parseReadFlags,
+  READ_OPTIONS,
   readBearerToken,
+  readOptionsHelp,
   UsageError,
 } from "../cli-support.js";
 
@@ -18,6 +21,7 @@ export const SANDBOX_OPTIONS = {
   "token-file": { type: "string" },
   mode: { type: "string" },
   network: { type: "boolean" },
+  ...READ_OPTIONS,
   "max-sandboxes": { type: "string" },
   "max-request-bytes": { type: "string" },
   "max-file-bytes": { type: "string" },
@@ -34,7 +38,7 @@ export const SANDBOX_USAGE = `pleach sandbox serve --root DIR --token-file FILE 
     [--allow-host NAME]... [--mode MODE] [--network] [--max-sandboxes N]
     [--max-request-bytes N] [--max-file-bytes N] [--max-output-bytes N]
     [--max-exec-timeout-ms N] [--idle-timeout-ms N] [--template-root DIR]
-    [--git-protocols a,b]`;
+    [--git-protocols a,b] [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach sandbox --help`. */
 export const SANDBOX_HELP = `Usage: ${SANDBOX_USAGE}
@@ -63,6 +67,7 @@ ${allowHostHelp(29)}
   --template-root DIR        folders clients may start sandboxes from, by name
   --git-protocols a,b        URL schemes of git templates (default: https; "" refuses git); the
                              clone runs inside the new sandbox, so https needs --network
+${readOptionsHelp(29)}
   -h, --help                 show this help
 
 Example:
@@ -155,6 +160,8 @@ export async function sandboxCommand({
             .filter((scheme) => scheme !== ""),
         }),
     hiddenFiles: tokenFile === undefined ? [] : [tokenFile],
+    // Its commands never run in warm sandboxes (each gets masks of its own), so none is started.
+    commandWrapper: createCommandWrapper({ warmSandbox: false, ...parseReadFlags(values, io) }),
     onError: (error) =>
       io.stderr(`pleach sandbox: ${showControlCharacters(error.message, { multiline: true })}\n`),
   });

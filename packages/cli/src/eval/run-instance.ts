@@ -11,6 +11,7 @@ import {
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
 import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
+import type { ReadFlags } from "../cli-support.js";
 import { git } from "./git.js";
 import { gradeInstance } from "./grading.js";
 import type { EvalInstance } from "./instances.js";
@@ -24,6 +25,8 @@ export interface EvaluateInstanceOptions {
   mode: SandboxMode;
   /** Whether sandboxed commands may reach the network (remote repositories). */
   network: boolean;
+  /** Paths hidden from sandboxed commands besides the defaults, and those given back. @default none */
+  reads?: ReadFlags;
   maxSteps: number;
   /** The test command of instances without `test_command`. */
   testCommand: string | undefined;
@@ -57,6 +60,7 @@ export async function evaluateInstance({
   makeModel,
   mode,
   network,
+  reads = { hideReads: [], allowReads: [] },
   maxSteps,
   testCommand,
   abortSignal,
@@ -70,7 +74,7 @@ export async function evaluateInstance({
     PASS_TO_PASS: { passed: [], failed: [...instance.PASS_TO_PASS] },
     durationMs: 0,
   };
-  const provider = createLocalSandboxProvider({ mode: "workspace-write", network });
+  const provider = createLocalSandboxProvider({ mode: "workspace-write", network, ...reads });
   const session = await provider.acquire({ abortSignal });
   try {
     const command = instance.test_command ?? testCommand;
@@ -86,7 +90,7 @@ export async function evaluateInstance({
     await git(["checkout", "--quiet", "--detach", instance.base_commit], { cwd: repoRoot });
 
     const runtime = createCodingAgentRuntime({
-      sandboxProvider: createLocalSandboxProvider({ root: repoRoot, mode, network }),
+      sandboxProvider: createLocalSandboxProvider({ root: repoRoot, mode, network, ...reads }),
       model: makeModel(instance),
       maxSteps,
     });
@@ -102,6 +106,7 @@ export async function evaluateInstance({
       root: repoRoot,
       mode: "workspace-write",
       network,
+      ...reads,
     });
     const applied = await createApplyDiffTool(repoClient).execute(
       { path: ".", diff: instance.test_patch },

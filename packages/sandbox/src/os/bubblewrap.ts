@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import { type HiddenPath, HIDDEN_TREES, type HostFacts } from "./host-facts.js";
+import { HIDDEN_TREES, type HiddenPath, type HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
@@ -102,7 +102,12 @@ export function bubblewrapSandboxArguments({
       (isInside(root, hidden) || !HIDDEN_TREES.some((tree) => isInside(tree, hidden))),
   );
   const hiddenInside = mounted.filter(({ path: hidden }) => isInside(root, hidden));
-  args.push(...hideArguments(mounted.filter((each) => !hiddenInside.includes(each)), hostFacts));
+  args.push(
+    ...hideArguments(
+      mounted.filter((each) => !hiddenInside.includes(each)),
+      hostFacts,
+    ),
+  );
   args.push(writable ? "--bind" : "--ro-bind", root, root);
 
   if (writable) {

@@ -50,9 +50,7 @@ async function plantCredentials(home: string): Promise<string[]> {
 /** One line per file: `HIDDEN` when its SECRET cannot be read, `READ` when it can. */
 function readEach(files: readonly string[]): string {
   return files
-    .map(
-      (file) => `if grep -q SECRET '${file}' 2>/dev/null; then echo READ; else echo HIDDEN; fi`,
-    )
+    .map((file) => `if grep -q SECRET '${file}' 2>/dev/null; then echo READ; else echo HIDDEN; fi`)
     .join("\n");
 }
 
@@ -66,9 +64,10 @@ describe("hiddenReads", () => {
       hideReads: ["/var/tmp/pleach-nothing-here"],
     });
     const byPath = new Map(hidden.map((entry) => [entry.path, entry]));
-    for (const { name } of CREDENTIAL_STORES) expect(hidden.map(({ path: p }) => p)).toSatisfy(
-      (paths: string[]) => paths.some((each) => path.join(home, name).startsWith(each)),
-    );
+    for (const { name } of CREDENTIAL_STORES)
+      expect(hidden.map(({ path: p }) => p)).toSatisfy((paths: string[]) =>
+        paths.some((each) => path.join(home, name).startsWith(each)),
+      );
     expect(byPath.get(path.join(home, ".ssh"))).toMatchObject({ state: "folder" });
     expect(byPath.get(path.join(home, ".npmrc"))).toMatchObject({
       state: "file",
@@ -95,7 +94,12 @@ describe("hiddenReads", () => {
     expect(paths).toContain(path.join(home, ".ssh"));
     expect(() =>
       hiddenReads({ root, credentialHomes: [home], allowReads: [path.join(home, ".ssh/config")] }),
-    ).toThrow(expect.objectContaining({ code: "INVALID_INPUT", message: expect.stringContaining(`allow ${home}/.ssh itself`) }));
+    ).toThrow(
+      expect.objectContaining({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining(`allow ${home}/.ssh itself`),
+      }),
+    );
   });
 
   it("refuses a workspace inside a hidden folder, naming the way out", async () => {
@@ -103,7 +107,12 @@ describe("hiddenReads", () => {
     await mkdir(path.join(home, ".password-store/work"), { recursive: true });
     expect(() =>
       hiddenReads({ root: path.join(home, ".password-store/work"), credentialHomes: [home] }),
-    ).toThrow(expect.objectContaining({ code: "UNSUPPORTED", message: expect.stringContaining("--allow-read") }));
+    ).toThrow(
+      expect.objectContaining({
+        code: "UNSUPPORTED",
+        message: expect.stringContaining("--allow-read"),
+      }),
+    );
   });
 
   it("takes the homes from the user database and HOME", () => {
@@ -115,33 +124,36 @@ describe("hiddenReads", () => {
 });
 
 describe.skipIf(skipReason !== undefined)("credential files hidden from commands", () => {
-  it.each(CONFINED)("%s: a user's credential files are unreadable, readable again with allowReads", async (mode) => {
-    const home = await fakeHome();
-    const files = await plantCredentials(home);
-    const root = await useTempDir();
-    const hidden = await createLocalSandbox({
-      root,
-      mode,
-      commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
-    });
-    const { stdout } = await hidden.exec(`${readEach(files)}\nls '${home}/.ssh' || true`);
-    expect(stdout.trim().split("\n").slice(0, files.length)).toEqual(files.map(() => "HIDDEN"));
-    expect(stdout).not.toContain("id_ed25519");
+  it.each(CONFINED)(
+    "%s: a user's credential files are unreadable, readable again with allowReads",
+    async (mode) => {
+      const home = await fakeHome();
+      const files = await plantCredentials(home);
+      const root = await useTempDir();
+      const hidden = await createLocalSandbox({
+        root,
+        mode,
+        commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+      });
+      const { stdout } = await hidden.exec(`${readEach(files)}\nls '${home}/.ssh' || true`);
+      expect(stdout.trim().split("\n").slice(0, files.length)).toEqual(files.map(() => "HIDDEN"));
+      expect(stdout).not.toContain("id_ed25519");
 
-    const allowed = await createLocalSandbox({
-      root,
-      mode,
-      commandWrapper: createCommandWrapper({
-        credentialHomes: [home],
-        allowReads: [path.join(home, ".npmrc"), path.join(home, ".ssh")],
-        placeholderIdleMs: 0,
-      }),
-    });
-    const again = await allowed.exec(readEach(files));
-    expect(again.stdout.trim().split("\n")).toEqual(
-      files.map((file) => (/\.npmrc$|\.ssh\//.test(file) ? "READ" : "HIDDEN")),
-    );
-  });
+      const allowed = await createLocalSandbox({
+        root,
+        mode,
+        commandWrapper: createCommandWrapper({
+          credentialHomes: [home],
+          allowReads: [path.join(home, ".npmrc"), path.join(home, ".ssh")],
+          placeholderIdleMs: 0,
+        }),
+      });
+      const again = await allowed.exec(readEach(files));
+      expect(again.stdout.trim().split("\n")).toEqual(
+        files.map((file) => (/\.npmrc$|\.ssh\//.test(file) ? "READ" : "HIDDEN")),
+      );
+    },
+  );
 
   it.each(CONFINED)("%s: hideReads hides more, a folder and a file", async (mode) => {
     const outside = await fakeHome();
@@ -185,7 +197,9 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
       .map((file) => `if grep -q '^root:' ${file}; then echo READ; else echo HIDDEN; fi`)
       .join("\n");
     const control = await createLocalSandbox({ root, mode: "danger-full-access" });
-    expect((await control.exec(check)).stdout.trim().split("\n")).toEqual(shadows.map(() => "READ"));
+    expect((await control.exec(check)).stdout.trim().split("\n")).toEqual(
+      shadows.map(() => "READ"),
+    );
     for (const mode of CONFINED) {
       const client = await createLocalSandbox({ root, mode });
       expect((await client.exec(check)).stdout.trim().split("\n")).toEqual(

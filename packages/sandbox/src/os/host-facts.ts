@@ -292,7 +292,10 @@ export async function gatherHostFacts({
     root: rootReal,
     protectedPaths,
     hiddenPaths,
-    hostSockets: [...walk.sockets, ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache })]
+    hostSockets: [
+      ...walk.sockets,
+      ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache }),
+    ]
       .filter((socket) => !isInsideAny(hiddenFolders, socket))
       .sort(),
     runPathsToKeep: runPathsToKeep(),

@@ -375,7 +375,10 @@ function hostKeyFiles(): ProtectedEntry[] {
   }
   return names
     .filter((name) => /^ssh_host_.*_key$/.test(name))
-    .map((name) => ({ name: path.join("/etc/ssh", name), why: "a private key of this host's SSH server" }));
+    .map((name) => ({
+      name: path.join("/etc/ssh", name),
+      why: "a private key of this host's SSH server",
+    }));
 }
 
 /** Drop hidden paths inside another one of the same kind of match, shallowest first. */

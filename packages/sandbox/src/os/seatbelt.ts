@@ -83,7 +83,9 @@ function readRules(hostFacts: HostFacts): string[] {
   if (hostFacts.hiddenPaths.length === 0) return ["(allow file-read*)"];
   return [
     "(allow file-read* (require-all",
-    ...hostFacts.hiddenPaths.map(({ path: hidden }) => `    (require-not (subpath ${quote(hidden)}))`),
+    ...hostFacts.hiddenPaths.map(
+      ({ path: hidden }) => `    (require-not (subpath ${quote(hidden)}))`,
+    ),
     "  ))",
   ];
 }
