@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from "node:fs";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core/sandbox";
@@ -7,7 +7,7 @@ import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./index.js";
-import { CREDENTIAL_STORES } from "./protected-entries.js";
+import { CREDENTIAL_STORES, SYSTEM_SECRET_FILES } from "./protected-entries.js";
 import { defaultCredentialHomes, hiddenReads } from "./protection.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 
@@ -113,6 +113,17 @@ describe("hiddenReads", () => {
         message: expect.stringContaining("--allow-read"),
       }),
     );
+  });
+
+  it("are all listed in the README", async () => {
+    const readme = await readFile(
+      path.resolve(import.meta.dirname, "../../../../README.md"),
+      "utf8",
+    );
+    for (const { name, why } of CREDENTIAL_STORES)
+      expect(readme).toContain(`- \`~/${name}\`: ${why}\n`);
+    for (const { name, why } of SYSTEM_SECRET_FILES)
+      expect(readme).toContain(`- \`${name}\`: ${why}\n`);
   });
 
   it("takes the homes from the user database and HOME", () => {
