@@ -80,6 +80,17 @@ describe("hiddenReads", () => {
     expect(byPath.get("/var/tmp/pleach-nothing-here")).toMatchObject({ state: "missing" });
   });
 
+  it("takes a path under a file, or under a folder it may not search, as missing", async () => {
+    const home = await fakeHome();
+    await writeFile(path.join(home, ".docker"), "a file, not a folder\n");
+    const hidden = hiddenReads({ root: await useTempDir(), credentialHomes: [home] });
+    expect(
+      hidden.find(({ path: each }) => each === path.join(home, ".docker/config.json")),
+    ).toMatchObject({
+      state: "missing",
+    });
+  });
+
   it("gives back what allowReads names, and refuses a path inside a hidden folder", async () => {
     const home = await fakeHome();
     await plantCredentials(home);

@@ -269,17 +269,25 @@ export interface ReadPolicy {
 export function defaultCredentialHomes(
   hostEnvironment: Readonly<Record<string, string | undefined>> = process.env,
 ): string[] {
-  let passwdHome: string | undefined;
-  try {
-    passwdHome = os.userInfo().homedir;
-  } catch {
-    // A uid without an entry in the user database (some containers): os.homedir() reads HOME.
-    passwdHome = os.homedir();
-  }
-  const homes = [passwdHome, hostEnvironment.HOME].filter(
+  const homes = [userDatabaseHome(), hostEnvironment.HOME].filter(
     (home): home is string => home?.startsWith("/") === true && path.resolve(home) !== "/",
   );
   return [...new Set(homes.map((home) => path.resolve(home)))];
+}
+
+let databaseHome: string | undefined;
+
+/** The running user's home in the user database, looked up once per process. */
+function userDatabaseHome(): string {
+  if (databaseHome === undefined) {
+    try {
+      databaseHome = os.userInfo().homedir;
+    } catch {
+      // A uid without an entry in the user database (some containers): os.homedir() reads HOME.
+      databaseHome = os.homedir();
+    }
+  }
+  return databaseHome;
 }
 
 /**
@@ -341,7 +349,7 @@ export function hiddenReads({
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
     const real = realpathOr(candidate);
-    const info = statSync(real, { throwIfNoEntry: false });
+    const info = statOrUndefined(real);
     if (info === undefined) {
       hidden.push({ path: candidate, state: "missing", rule });
       // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
@@ -363,6 +371,19 @@ export function hiddenReads({
     hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
   }
   return outermostHidden(hidden);
+}
+
+/**
+ * What is at `target`, following links, or `undefined` when nothing the caller can reach is there
+ * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
+ * caller's uid, so a command cannot reach it either.
+ */
+function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(target, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The host's SSH private keys: readable by root, and never needed by a command. */
