@@ -6,9 +6,9 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { defaultCredentialHomes, hiddenReads } from "./hidden-reads.js";
 import { createCommandWrapper } from "./index.js";
 import { CREDENTIAL_STORES, SYSTEM_SECRET_FILES } from "./protected-entries.js";
-import { defaultCredentialHomes, hiddenReads } from "./protection.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();

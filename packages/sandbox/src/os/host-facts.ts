@@ -6,6 +6,7 @@ import { isInside, isInsideAny } from "../paths.js";
 import type { FolderListing } from "./folder-reader.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { createFolderWatch } from "./folder-watch.js";
+import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -13,22 +14,10 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   type ProtectedEntry,
 } from "./protected-entries.js";
-import {
-  type HiddenPath,
-  hiddenReads,
-  type ProtectedPath,
-  type ReadPolicy,
-  type WorkspaceProtection,
-  workspaceProtection,
-} from "./protection.js";
+import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
 
-export type {
-  HiddenPath,
-  ProtectedPath,
-  ProtectedPathState,
-  ReadPolicy,
-  WorkspaceProtection,
-} from "./protection.js";
+export type { HiddenPath, ReadPolicy } from "./hidden-reads.js";
+export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {

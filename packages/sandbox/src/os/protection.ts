@@ -1,7 +1,6 @@
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ToolError } from "@pleach/core";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
 /**
@@ -11,11 +10,9 @@ import { gitMachinery } from "./git-machinery.js";
 import type { ProtectedPathState } from "./path-state.js";
 import { realpathOr, stateOf } from "./path-state.js";
 import {
-  CREDENTIAL_STORES,
   HOME_FOLDER_ENTRIES,
   PROTECTED_ENTRIES,
   type ProtectedEntry,
-  SYSTEM_SECRET_FILES,
 } from "./protected-entries.js";
 
 export type { ProtectedPathState } from "./path-state.js";
@@ -207,8 +204,8 @@ function shallowestMissing(root: string, target: string): string {
   return target;
 }
 
-/** Drop paths inside another protected folder (a read-only bind covers them) and sort shallow first. */
-function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
+/** Drop paths inside another listed folder (a mount over it covers them) and sort shallow first. */
+export function outermostOnly<Entry extends { path: string }>(paths: readonly Entry[]): Entry[] {
   const sorted = paths
     .map((entry) => ({ entry, depth: entry.path.split(path.sep).length }))
     .sort(
@@ -217,201 +214,8 @@ function outermostOnly(paths: ProtectedPath[]): ProtectedPath[] {
         (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
     );
   const kept = new Set<string>();
-  const outermost: ProtectedPath[] = [];
+  const outermost: Entry[] = [];
   for (const { entry } of sorted) {
-    if (isInsideAny(kept, entry.path)) continue;
-    kept.add(entry.path);
-    outermost.push(entry);
-  }
-  return outermost;
-}
-
-/** A path that commands in `read-only` and `workspace-write` cannot read. */
-export interface HiddenPath {
-  /** Absolute path; a real path unless `state` is `link` or `missing`. */
-  path: string;
-  /**
-   * `folder` and `file` exist there (bubblewrap covers them with an empty folder or `/dev/null`);
-   * `link` is a path through a symbolic link whose target is listed too, and `missing` is nothing
-   * yet (Seatbelt matches paths, so it denies both; bubblewrap needs nothing there).
-   */
-  state: "folder" | "file" | "link" | "missing";
-  /** Why it is hidden: the rule a failure names. */
-  rule: string;
-}
-
-/** What a command may not read, besides the defaults, and what it may read back. */
-export interface ReadPolicy {
-  /**
-   * More paths to hide (absolute, or relative to the current folder).
-   * @default []
-   */
-  hideReads?: readonly string[];
-  /**
-   * Hidden paths to give back: every hidden path at or inside one of these is readable again.
-   * A path inside a hidden one that is not itself listed is refused (`INVALID_INPUT`).
-   * @default []
-   */
-  allowReads?: readonly string[];
-  /**
-   * The homes whose {@link CREDENTIAL_STORES} are hidden.
-   * @default the home of the user running pleach in the user database, and `HOME`
-   */
-  credentialHomes?: readonly string[];
-}
-
-/**
- * The homes whose credential stores are hidden: the running user's home in the user database
- * (`os.userInfo().homedir`: ssh and gpg look there whatever `HOME` says, so a `HOME` pointed
- * elsewhere cannot leave the real keys readable), and `HOME` when it differs (aws, npm and git look
- * there). Both are the host user's own settings; hiding more is never less safe.
- */
-export function defaultCredentialHomes(
-  hostEnvironment: Readonly<Record<string, string | undefined>> = process.env,
-): string[] {
-  const homes = [userDatabaseHome(), hostEnvironment.HOME].filter(
-    (home): home is string => home?.startsWith("/") === true && path.resolve(home) !== "/",
-  );
-  return [...new Set(homes.map((home) => path.resolve(home)))];
-}
-
-let databaseHome: string | undefined;
-
-/** The running user's home in the user database, looked up once per process. */
-function userDatabaseHome(): string {
-  if (databaseHome === undefined) {
-    try {
-      databaseHome = os.userInfo().homedir;
-    } catch {
-      // A uid without an entry in the user database (some containers): os.homedir() reads HOME.
-      databaseHome = os.homedir();
-    }
-  }
-  return databaseHome;
-}
-
-/**
- * What commands in `read-only` and `workspace-write` cannot read: the {@link CREDENTIAL_STORES} of
- * each credential home, the {@link SYSTEM_SECRET_FILES}, the host's SSH private keys and
- * `hideReads`, less what `allowReads` gives back. A path reached through a symbolic link is hidden
- * at its target. Outermost paths only, shallowest first.
- *
- * A hidden path inside the workspace `root` (a real path) is hidden there too; a workspace that
- * lies inside an existing hidden path is refused (`UNSUPPORTED`): commands could not run in it.
- */
-export function hiddenReads({
-  root,
-  hideReads = [],
-  allowReads = [],
-  credentialHomes,
-  hostEnvironment = process.env,
-}: ReadPolicy & {
-  root: string;
-  /** For `HOME`, a default credential home. @default process.env */
-  hostEnvironment?: Readonly<Record<string, string | undefined>>;
-}): HiddenPath[] {
-  const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
-  const candidates = new Map<string, string>();
-  for (const home of homes) {
-    for (const { name, why } of CREDENTIAL_STORES) {
-      candidates.set(path.resolve(home, name), `it holds ${why}`);
-    }
-  }
-  for (const { name, why } of [...SYSTEM_SECRET_FILES, ...hostKeyFiles()]) {
-    candidates.set(name, `it holds ${why}`);
-  }
-  for (const hidden of hideReads) {
-    candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
-  }
-  const allowed = allowReads.flatMap((each) => {
-    const resolved = path.resolve(each);
-    return [resolved, realpathOr(resolved)];
-  });
-  for (const candidate of candidates.keys()) {
-    const real = realpathOr(candidate);
-    if (allowed.some((each) => isInside(each, candidate) || isInside(each, real))) {
-      candidates.delete(candidate);
-    }
-  }
-  for (const each of allowed) {
-    for (const candidate of candidates.keys()) {
-      if (isInside(candidate, each) || isInside(realpathOr(candidate), each)) {
-        throw new ToolError(
-          "INVALID_INPUT",
-          `allowReads ${each} lies inside ${candidate}, which is hidden from commands as a whole; allow ${candidate} itself to give back all of it`,
-          { details: { path: each, hidden: candidate } },
-        );
-      }
-    }
-  }
-
-  const hidden: HiddenPath[] = [];
-  for (const [candidate, why] of candidates) {
-    const rule = `${candidate} is hidden from commands: ${why}`;
-    const real = realpathOr(candidate);
-    const info = statOrUndefined(real);
-    if (info === undefined) {
-      hidden.push({ path: candidate, state: "missing", rule });
-      // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
-      const parent = realpathOr(path.dirname(candidate));
-      const underTarget = path.join(parent, path.basename(candidate));
-      if (underTarget !== candidate) hidden.push({ path: underTarget, state: "missing", rule });
-      continue;
-    }
-    for (const reached of new Set([candidate, real])) {
-      if (isInside(reached, root)) {
-        throw new ToolError(
-          "UNSUPPORTED",
-          `the workspace ${root} lies inside ${reached}, which is hidden from commands (${why}), so commands cannot run in it in read-only or workspace-write mode. Choose a workspace outside it, give it back with allowReads (--allow-read ${candidate}), or use danger-full-access.`,
-          { details: { path: reached, rule } },
-        );
-      }
-    }
-    if (real !== candidate) hidden.push({ path: candidate, state: "link", rule });
-    hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
-  }
-  return outermostHidden(hidden);
-}
-
-/**
- * What is at `target`, following links, or `undefined` when nothing the caller can reach is there
- * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
- * caller's uid, so a command cannot reach it either.
- */
-function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
-  try {
-    return statSync(target, { throwIfNoEntry: false });
-  } catch {
-    return undefined;
-  }
-}
-
-/** The host's SSH private keys: readable by root, and never needed by a command. */
-function hostKeyFiles(): ProtectedEntry[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync("/etc/ssh");
-  } catch {
-    return [];
-  }
-  return names
-    .filter((name) => /^ssh_host_.*_key$/.test(name))
-    .map((name) => ({
-      name: path.join("/etc/ssh", name),
-      why: "a private key of this host's SSH server",
-    }));
-}
-
-/** Drop hidden paths inside another one of the same kind of match, shallowest first. */
-function outermostHidden(hidden: HiddenPath[]): HiddenPath[] {
-  const sorted = [...hidden].sort(
-    (left, right) =>
-      left.path.split(path.sep).length - right.path.split(path.sep).length ||
-      (left.path < right.path ? -1 : left.path > right.path ? 1 : 0),
-  );
-  const kept = new Set<string>();
-  const outermost: HiddenPath[] = [];
-  for (const entry of sorted) {
     if (isInsideAny(kept, entry.path)) continue;
     kept.add(entry.path);
     outermost.push(entry);

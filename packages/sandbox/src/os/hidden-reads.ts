@@ -1,0 +1,191 @@
+import { readdirSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ToolError } from "@pleach/core";
+import { isInside } from "../paths.js";
+import { realpathOr } from "./path-state.js";
+import {
+  CREDENTIAL_STORES,
+  type ProtectedEntry,
+  SYSTEM_SECRET_FILES,
+} from "./protected-entries.js";
+import { outermostOnly } from "./protection.js";
+
+// What commands may not read: the read side of the one protection policy (`protection.ts` is the
+// write side), from the one list of credential stores in `protected-entries.ts`.
+
+/** A path that commands in `read-only` and `workspace-write` cannot read. */
+export interface HiddenPath {
+  /** Absolute path; a real path unless `state` is `link` or `missing`. */
+  path: string;
+  /**
+   * `folder` and `file` exist there (bubblewrap covers them with an empty folder or `/dev/null`);
+   * `link` is a path through a symbolic link whose target is listed too, and `missing` is nothing
+   * yet (Seatbelt matches paths, so it denies both; bubblewrap needs nothing there).
+   */
+  state: "folder" | "file" | "link" | "missing";
+  /** Why it is hidden: the rule a failure names. */
+  rule: string;
+}
+
+/** What a command may not read, besides the defaults, and what it may read back. */
+export interface ReadPolicy {
+  /**
+   * More paths to hide (absolute, or relative to the current folder).
+   * @default []
+   */
+  hideReads?: readonly string[];
+  /**
+   * Hidden paths to give back: every hidden path at or inside one of these is readable again.
+   * A path inside a hidden one that is not itself listed is refused (`INVALID_INPUT`).
+   * @default []
+   */
+  allowReads?: readonly string[];
+  /**
+   * The homes whose {@link CREDENTIAL_STORES} are hidden.
+   * @default the home of the user running pleach in the user database, and `HOME`
+   */
+  credentialHomes?: readonly string[];
+}
+
+/**
+ * The homes whose credential stores are hidden: the running user's home in the user database
+ * (`os.userInfo().homedir`: ssh and gpg look there whatever `HOME` says, so a `HOME` pointed
+ * elsewhere cannot leave the real keys readable), and `HOME` when it differs (aws, npm and git look
+ * there). Both are the host user's own settings; hiding more is never less safe.
+ */
+export function defaultCredentialHomes(
+  hostEnvironment: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  const homes = [userDatabaseHome(), hostEnvironment.HOME].filter(
+    (home): home is string => home?.startsWith("/") === true && path.resolve(home) !== "/",
+  );
+  return [...new Set(homes.map((home) => path.resolve(home)))];
+}
+
+let databaseHome: string | undefined;
+
+/** The running user's home in the user database, looked up once per process. */
+function userDatabaseHome(): string {
+  if (databaseHome === undefined) {
+    try {
+      databaseHome = os.userInfo().homedir;
+    } catch {
+      // A uid without an entry in the user database (some containers): os.homedir() reads HOME.
+      databaseHome = os.homedir();
+    }
+  }
+  return databaseHome;
+}
+
+/**
+ * What commands in `read-only` and `workspace-write` cannot read: the {@link CREDENTIAL_STORES} of
+ * each credential home, the {@link SYSTEM_SECRET_FILES}, the host's SSH private keys and
+ * `hideReads`, less what `allowReads` gives back. A path reached through a symbolic link is hidden
+ * at its target. Outermost paths only, shallowest first.
+ *
+ * A hidden path inside the workspace `root` (a real path) is hidden there too; a workspace that
+ * lies inside an existing hidden path is refused (`UNSUPPORTED`): commands could not run in it.
+ */
+export function hiddenReads({
+  root,
+  hideReads = [],
+  allowReads = [],
+  credentialHomes,
+  hostEnvironment = process.env,
+}: ReadPolicy & {
+  root: string;
+  /** For `HOME`, a default credential home. @default process.env */
+  hostEnvironment?: Readonly<Record<string, string | undefined>>;
+}): HiddenPath[] {
+  const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
+  const candidates = new Map<string, string>();
+  for (const home of homes) {
+    for (const { name, why } of CREDENTIAL_STORES) {
+      candidates.set(path.resolve(home, name), `it holds ${why}`);
+    }
+  }
+  for (const { name, why } of [...SYSTEM_SECRET_FILES, ...hostKeyFiles()]) {
+    candidates.set(name, `it holds ${why}`);
+  }
+  for (const hidden of hideReads) {
+    candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
+  }
+  const allowed = allowReads.flatMap((each) => {
+    const resolved = path.resolve(each);
+    return [resolved, realpathOr(resolved)];
+  });
+  for (const candidate of candidates.keys()) {
+    const real = realpathOr(candidate);
+    if (allowed.some((each) => isInside(each, candidate) || isInside(each, real))) {
+      candidates.delete(candidate);
+    }
+  }
+  for (const each of allowed) {
+    for (const candidate of candidates.keys()) {
+      if (isInside(candidate, each) || isInside(realpathOr(candidate), each)) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `allowReads ${each} lies inside ${candidate}, which is hidden from commands as a whole; allow ${candidate} itself to give back all of it`,
+          { details: { path: each, hidden: candidate } },
+        );
+      }
+    }
+  }
+
+  const hidden: HiddenPath[] = [];
+  for (const [candidate, why] of candidates) {
+    const rule = `${candidate} is hidden from commands: ${why}`;
+    const real = realpathOr(candidate);
+    const info = statOrUndefined(real);
+    if (info === undefined) {
+      hidden.push({ path: candidate, state: "missing", rule });
+      // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
+      const parent = realpathOr(path.dirname(candidate));
+      const underTarget = path.join(parent, path.basename(candidate));
+      if (underTarget !== candidate) hidden.push({ path: underTarget, state: "missing", rule });
+      continue;
+    }
+    for (const reached of new Set([candidate, real])) {
+      if (isInside(reached, root)) {
+        throw new ToolError(
+          "UNSUPPORTED",
+          `the workspace ${root} lies inside ${reached}, which is hidden from commands (${why}), so commands cannot run in it in read-only or workspace-write mode. Choose a workspace outside it, give it back with allowReads (--allow-read ${candidate}), or use danger-full-access.`,
+          { details: { path: reached, rule } },
+        );
+      }
+    }
+    if (real !== candidate) hidden.push({ path: candidate, state: "link", rule });
+    hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
+  }
+  return outermostOnly(hidden);
+}
+
+/**
+ * What is at `target`, following links, or `undefined` when nothing the caller can reach is there
+ * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
+ * caller's uid, so a command cannot reach it either.
+ */
+function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(target, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host's SSH private keys: readable by root, and never needed by a command. */
+function hostKeyFiles(): ProtectedEntry[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync("/etc/ssh");
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => /^ssh_host_.*_key$/.test(name))
+    .map((name) => ({
+      name: path.join("/etc/ssh", name),
+      why: "a private key of this host's SSH server",
+    }));
+}
