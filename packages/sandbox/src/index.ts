@@ -25,18 +25,23 @@ export type {
   CommandWrapper,
   CommandWrapperOptions,
   CurrentProtectionOptions,
+  HiddenPath,
   InvocationRequest,
   ProtectedPath,
+  ReadPolicy,
   WorkspaceProtection,
 } from "./os/index.js";
 export {
+  CREDENTIAL_STORES,
   createCommandWrapper,
   currentProtection,
   HOME_FOLDER_ENTRIES,
+  hiddenReads,
   isSecretLookingName,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   probeSandboxBackend,
+  SYSTEM_SECRET_FILES,
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
 export type {

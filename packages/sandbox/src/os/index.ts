@@ -14,15 +14,18 @@ export { protectionWith } from "./command-wrapper.js";
 export { createCommandWrapper } from "./create-command-wrapper.js";
 export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
 export { createWorkspaceWalker } from "./folder-walk.js";
+export { hiddenReads } from "./hidden-reads.js";
 export type {
   BubblewrapFacts,
   CurrentProtectionOptions,
   GatherHostFactsOptions,
+  HiddenPath,
   HostFacts,
   HostFactsCache,
   HostFactsCacheOptions,
   ProtectedPath,
   ProtectedPathState,
+  ReadPolicy,
   WorkspaceProtection,
 } from "./host-facts.js";
 export { createHostFactsCache, currentProtection, gatherHostFacts } from "./host-facts.js";
@@ -30,12 +33,14 @@ export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
 export {
+  CREDENTIAL_STORES,
   HOME_FOLDER_ENTRIES,
   inheritedEnvironment,
   isSecretLookingName,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
+  SYSTEM_SECRET_FILES,
 } from "./protected-entries.js";
 export type { SeatbeltProfileOptions } from "./seatbelt.js";
 export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
