@@ -34,6 +34,8 @@ export {
   currentProtection,
   HOME_FOLDER_ENTRIES,
   isSecretLookingName,
+  MAX_COMMAND_BYTES,
+  NON_INTERACTIVE_ENVIRONMENT,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   probeSandboxBackend,
