@@ -308,6 +308,19 @@ describe("createCommandWrapper", () => {
     });
   });
 
+  it("gives danger-full-access the non-interactive variables over the host's, under the caller's", async () => {
+    const wrapper = createCommandWrapper({
+      backend: "none",
+      hostEnvironment: { PATH: "/bin", EDITOR: "vim", PAGER: "less" },
+    });
+    const { env } = await wrapper.invocation({
+      ...request,
+      mode: "danger-full-access",
+      env: { PAGER: "more" },
+    });
+    expect(env).toMatchObject({ EDITOR: "true", GIT_EDITOR: "true", PAGER: "more" });
+  });
+
   it("feeds danger-full-access a long command on fd 3", async () => {
     const wrapper = createCommandWrapper({ backend: "none", hostEnvironment: { PATH: "/bin" } });
     const command = `: ${"x".repeat(100 * 1024)}`;
