@@ -69,6 +69,20 @@ describe("pleach call", () => {
     expect(JSON.parse(result.stdout).error.code).toBe("READ_ONLY");
   });
 
+  it("runs a 200 KiB command with bash, and refuses one over 1 MiB with INVALID_INPUT", async () => {
+    const root = await workspace();
+    const long = `: ${"x".repeat(200 * 1024)}\necho long ok`;
+    const result = await run(["call", "bash", JSON.stringify({ command: long })], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ exitCode: 0, output: "long ok\n" });
+    const tooLong = `: ${"x".repeat(1024 * 1024)}`;
+    const refused = await run(["call", "bash", JSON.stringify({ command: tooLong })], {
+      cwd: root,
+    });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.code).toBe("INVALID_INPUT");
+  });
+
   it("says what is wrong with the command line and exits 2", async () => {
     expect(await run(["call"])).toMatchObject({
       code: 2,

@@ -38,6 +38,8 @@ export {
   HOME_FOLDER_ENTRIES,
   hiddenReads,
   isSecretLookingName,
+  MAX_COMMAND_BYTES,
+  NON_INTERACTIVE_ENVIRONMENT,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   probeSandboxBackend,

@@ -1,8 +1,10 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { SandboxMode } from "@pleach/core/sandbox";
 import { describeSandboxClientContract, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "./local-sandbox.js";
+import { MAX_COMMAND_BYTES } from "./os/command-text.js";
 import { createCommandWrapper } from "./os/index.js";
 
 describeSandboxClientContract(
@@ -91,4 +93,74 @@ describe("createLocalSandbox", () => {
     const client = await createLocalSandbox({ root, maxFileBytes: 1024 });
     await expect(client.readFile("big")).rejects.toMatchObject({ code: "TOO_LARGE" });
   });
+});
+
+describe("commands of any length up to MAX_COMMAND_BYTES", () => {
+  const confined: SandboxMode[] = probe.backend === "none" ? [] : ["workspace-write", "read-only"];
+  const setups = [
+    ...confined.map((mode) => ({ name: `${mode}, one-off sandboxes`, mode, warm: false })),
+    ...confined.map((mode) => ({ name: `${mode}, warm sandboxes`, mode, warm: true })),
+    { name: "danger-full-access", mode: "danger-full-access" as SandboxMode, warm: false },
+  ];
+
+  it.each(setups)(
+    "runs a 1 MiB command and refuses a longer one ($name)",
+    async ({ mode, warm }) => {
+      const root = await useTempDir();
+      const wrapper = createCommandWrapper({ warmSandbox: warm });
+      const client = await createLocalSandbox({ root, mode, commandWrapper: wrapper });
+      try {
+        // Short commands before and after: a warm sandbox in use runs the long one one-off.
+        expect((await client.exec("echo short")).stdout).toBe("short\n");
+        const tail = `\necho "ok $0 $# $(cat)"`;
+        const command = `: ${"x".repeat(MAX_COMMAND_BYTES - 2 - tail.length)}${tail}`;
+        expect(Buffer.byteLength(command)).toBe(MAX_COMMAND_BYTES);
+        const result = await client.exec(command, { stdin: "in" });
+        expect(result).toMatchObject({ exitCode: 0, stdout: "ok /bin/bash 0 in\n" });
+        expect((await client.exec(command)).stdout).toBe("ok /bin/bash 0 \n");
+        await expect(client.exec(`${command}x`)).rejects.toMatchObject({
+          code: "INVALID_INPUT",
+          message: expect.stringContaining("1048576 bytes"),
+        });
+        expect((await client.exec("echo short")).stdout).toBe("short\n");
+      } finally {
+        await wrapper.close?.();
+      }
+    },
+  );
+});
+
+describe("non-interactive commands", () => {
+  const modes = [
+    ...(probe.backend === "none" ? [] : (["workspace-write"] as const)),
+    "danger-full-access",
+  ] as const;
+
+  it.each(modes)(
+    "git commit without -m takes no editor, git log pages nothing, the caller's env wins (%s)",
+    async (mode) => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, mode, defaultTimeoutMs: 20_000 });
+      // A repository whose folder is not named .git, which commands may write in workspace-write.
+      const git =
+        "GIT_DIR=store GIT_WORK_TREE=. git -c user.name=t -c user.email=t@example.com -c core.pager=less -c core.editor=vi";
+      await client.writeFile("a.txt", "a\n");
+      const setup = await client.exec(
+        `${git} init -q && ${git} add a.txt && ${git} commit -qm one`,
+      );
+      expect(setup.stderr).toBe("");
+      await client.writeFile("a.txt", "b\n");
+      // An editor would wait on the terminal until the time limit; GIT_EDITOR=true leaves the message empty.
+      const commit = await client.exec(`${git} commit -a`);
+      expect(commit.timedOut).toBe(false);
+      expect(commit.stderr).toContain("empty commit message");
+      const log = await client.exec(`${git} log --format=%s`);
+      expect(log).toMatchObject({ exitCode: 0, stdout: "one\n" });
+      const variables = await client.exec(
+        'echo "$GIT_EDITOR $GIT_PAGER $PAGER $GIT_TERMINAL_PROMPT $npm_config_yes $DEBIAN_FRONTEND"',
+        { env: { PAGER: "more" } },
+      );
+      expect(variables.stdout).toBe("true cat more 0 true noninteractive\n");
+    },
+  );
 });

@@ -10,6 +10,7 @@ import type {
   SandboxMode,
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
+import { checkCommandLength } from "./os/command-text.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
@@ -159,6 +160,7 @@ export async function createLocalSandbox({
       }
       if (command.includes("\0"))
         throw new ToolError("INVALID_INPUT", "the command contains a NUL byte");
+      checkCommandLength(command);
       const {
         cwd = "",
         timeoutMs = defaultTimeoutMs,

@@ -69,7 +69,16 @@ export async function runProcess(
       });
       feedInputs(child, invocation.inputs);
     } catch (error) {
-      reject(error);
+      // The command's text is never in the argv past a limit (`shellCommand`); its variables are.
+      reject(
+        (error as NodeJS.ErrnoException).code === "E2BIG"
+          ? new ToolError(
+              "INVALID_INPUT",
+              "the command's variables (env) are too long to start it; pass large data in a file instead",
+              { cause: error },
+            )
+          : error,
+      );
       return;
     }
 

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
+import { SHELL } from "./command-text.js";
 import { HIDDEN_TREES, type HiddenPath, type HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -13,11 +14,13 @@ export const BUBBLEWRAP_PATH = "/usr/bin/bwrap";
  * bubblewrap refuses to start, so a launch that forgets the filter fails rather than runs unfiltered.
  */
 const SECCOMP_FD = 3;
-const SHELL = "/bin/bash";
+/** Where a command too long for an argument is read from inside the sandbox (`shellCommand`). */
+export const BUBBLEWRAP_COMMAND_FD = SECCOMP_FD + 1;
 
 /** Options of {@link bubblewrapArguments}. */
 export interface BubblewrapArgumentsOptions {
-  command: string;
+  /** The shell's arguments that run the command (`shellCommand(command, BUBBLEWRAP_COMMAND_FD)`). */
+  shell: readonly string[];
   policy: SandboxPolicy;
   hostFacts: HostFacts;
 }
@@ -29,7 +32,7 @@ export interface BubblewrapArgumentsOptions {
  * empty tmpfs over a placeholder, see `acquirePlaceholders`), then the socket masks.
  */
 export function bubblewrapArguments({
-  command,
+  shell,
   policy,
   hostFacts,
 }: BubblewrapArgumentsOptions): string[] {
@@ -37,7 +40,7 @@ export function bubblewrapArguments({
   for (const [name, value] of Object.entries(requestedEnvironment(policy.env))) {
     args.push("--setenv", name, value);
   }
-  args.push("--chdir", policy.cwd, "--", SHELL, "-c", command);
+  args.push("--chdir", policy.cwd, "--", SHELL, ...shell);
   return args;
 }
 
@@ -48,7 +51,7 @@ export function bubblewrapArguments({
 export function bubblewrapSandboxArguments({
   policy,
   hostFacts,
-}: Omit<BubblewrapArgumentsOptions, "command">): string[] {
+}: Omit<BubblewrapArgumentsOptions, "shell">): string[] {
   const { root } = hostFacts;
   if (root === "/") {
     throw new ToolError(

@@ -1,6 +1,7 @@
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
+import { SHELL, shellCommand } from "./command-text.js";
 import type {
   CommandInvocation,
   CommandWrapper,
@@ -10,13 +11,15 @@ import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
 import { installHint, probeSandboxBackend } from "./probe.js";
-import { PROTECTED_WORKSPACE_ENTRIES, requestedEnvironment } from "./protected-entries.js";
+import {
+  nonInteractiveEnvironment,
+  PROTECTED_WORKSPACE_ENTRIES,
+  requestedEnvironment,
+} from "./protected-entries.js";
 import { WarmSandbox } from "./warm-sandbox.js";
 import { warmSandboxSupported } from "./warm-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
 import { wrapCommand } from "./wrap-command.js";
-
-const SHELL = "/bin/bash";
 
 /**
  * The wrapper of the local sandbox. Confined modes run through the OS sandbox (bubblewrap on
@@ -55,10 +58,13 @@ export function createCommandWrapper({
     },
     async invocation({ command, root, cwd, mode, env, network }): Promise<CommandInvocation> {
       if (mode === "danger-full-access") {
+        // A long command's text is read from fd 3 (`shellCommand`).
+        const shell = shellCommand(command, 3);
         return {
           file: SHELL,
-          args: ["-c", command],
-          env: { ...definedOnly(hostEnvironment), ...env },
+          args: shell.args,
+          env: { ...definedOnly(hostEnvironment), ...nonInteractiveEnvironment(), ...env },
+          ...(shell.input === undefined ? {} : { inputs: [shell.input] }),
         };
       }
       if (mode !== "read-only" && mode !== "workspace-write") {

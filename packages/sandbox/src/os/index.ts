@@ -4,6 +4,7 @@ export {
   bubblewrapArguments,
   bubblewrapSandboxArguments,
 } from "./bubblewrap.js";
+export { MAX_COMMAND_BYTES } from "./command-text.js";
 export type {
   CommandInvocation,
   CommandWrapper,
@@ -37,6 +38,7 @@ export {
   HOME_FOLDER_ENTRIES,
   inheritedEnvironment,
   isSecretLookingName,
+  NON_INTERACTIVE_ENVIRONMENT,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,

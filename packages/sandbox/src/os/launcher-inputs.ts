@@ -3,8 +3,9 @@ import type { Writable } from "node:stream";
 
 /**
  * Data a launcher reads from file descriptors past stdio (bubblewrap's seccomp filter, read from
- * fd 3): each is given as a pipe that holds the data and is then closed, so the launcher reads it
- * to its end. The data is small (a pipe holds it whole), so it is written as the process starts.
+ * fd 3; a long command's text, read by the shell): each is given as a pipe that gets the data and
+ * is then closed, so the reader reads it to its end. It is written as the process starts, as fast
+ * as the reader takes it (up to `MAX_COMMAND_BYTES`).
  */
 
 /** The `stdio` entries of `spawn` for `inputs`, to follow the entries before them. */

@@ -158,6 +158,49 @@ const INHERITED_VARIABLES = new Set([
   "LOGNAME",
 ]);
 
+/**
+ * Variables every command gets, in every mode, so that nothing waits for a person who is not
+ * there: a prompt or an editor would hold the command until its timeout, and a pager is useless
+ * to a reader of the output. The caller's `env` overrides each; the host's own values do not
+ * (a user's `EDITOR=vim` would hang an agent's `git commit`). Each says why; the README lists them.
+ */
+export const NON_INTERACTIVE_ENVIRONMENT: Readonly<Record<string, { value: string; why: string }>> =
+  {
+    GIT_TERMINAL_PROMPT: {
+      value: "0",
+      why: "git fails instead of asking for a username or password",
+    },
+    GIT_EDITOR: {
+      value: "true",
+      why: "git commit, merge and rebase -i take their prepared message or todo list instead of opening an editor",
+    },
+    EDITOR: {
+      value: "true",
+      why: "other tools that open an editor (crontab -e, hg) go on unchanged",
+    },
+    VISUAL: { value: "true", why: "as EDITOR, for the tools that read VISUAL first" },
+    PAGER: { value: "cat", why: "man, psql and others print instead of opening less" },
+    GIT_PAGER: {
+      value: "cat",
+      why: "git prints instead of opening a pager, whatever its config says",
+    },
+    npm_config_yes: {
+      value: "true",
+      why: "npx and npm init install what they need without asking",
+    },
+    DEBIAN_FRONTEND: { value: "noninteractive", why: "apt and dpkg take the default answers" },
+    PIP_NO_INPUT: { value: "1", why: "pip fails instead of asking for credentials" },
+  };
+
+/** {@link NON_INTERACTIVE_ENVIRONMENT}'s values, by name. */
+export function nonInteractiveEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, { value }] of Object.entries(NON_INTERACTIVE_ENVIRONMENT)) {
+    environment[name] = value;
+  }
+  return environment;
+}
+
 /** Options of {@link inheritedEnvironment}. */
 export interface InheritedEnvironmentOptions {
   /** The host's environment, usually `process.env`. */
@@ -188,14 +231,15 @@ export function inheritedEnvironment({
 }
 
 /**
- * The caller's explicit variables that may reach a confined command: all but the secret-looking
+ * The variables set for a confined command inside the sandbox, over what it inherits:
+ * {@link NON_INTERACTIVE_ENVIRONMENT}, then the caller's explicit variables but the secret-looking
  * ones. They are handed to the command inside the sandbox, never to the sandbox launcher itself,
  * because a launcher started with a caller's `LD_PRELOAD` would run the caller's code unconfined.
  */
 export function requestedEnvironment(
   requested: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  const environment: Record<string, string> = {};
+  const environment = nonInteractiveEnvironment();
   for (const [name, value] of Object.entries(requested)) {
     if (!isSecretLookingName(name)) environment[name] = value;
   }

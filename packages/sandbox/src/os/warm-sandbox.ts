@@ -9,6 +9,7 @@ import type { WarmRunOptions } from "../run-options.js";
 
 export type { WarmRunOptions } from "../run-options.js";
 
+import { fitsInArgument } from "./command-text.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
@@ -243,6 +244,9 @@ export class WarmSandbox {
       // A NUL cannot cross `exec`; the one-off path reports it as it always has.
       if (text.includes("\0")) return undefined;
     }
+    // The server runs `bash -c <command>`: a command too long for an argument runs one-off, where
+    // the shell reads it from a descriptor (`shellCommand`).
+    if (!fitsInArgument(command.command)) return undefined;
     this.#state = "busy";
     clearTimeout(this.#idleTimer);
     return this.#run(command, options, this.#control, this.#child.stdin);

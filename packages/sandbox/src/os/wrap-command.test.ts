@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { shellCommand } from "./command-text.js";
 import type { HostFacts } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
+import { nonInteractiveEnvironment } from "./protected-entries.js";
 import { seatbeltProfile } from "./seatbelt.js";
 import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
 
@@ -90,6 +92,15 @@ describe("wrapCommand with bubblewrap", () => {
       --ro-bind /home/ada/project/.vscode /home/ada/project/.vscode
       --ro-bind /home/ada/project/vendor/lib/.git /home/ada/project/vendor/lib/.git
       --ro-bind /dev/null /home/ada/.ssh/agent.sock
+      --setenv GIT_TERMINAL_PROMPT 0
+      --setenv GIT_EDITOR true
+      --setenv EDITOR true
+      --setenv VISUAL true
+      --setenv PAGER cat
+      --setenv GIT_PAGER cat
+      --setenv npm_config_yes true
+      --setenv DEBIAN_FRONTEND noninteractive
+      --setenv PIP_NO_INPUT 1
       --setenv NODE_ENV test
       --chdir /home/ada/project/src
       -- /bin/bash -c npm test"
@@ -131,6 +142,15 @@ describe("wrapCommand with bubblewrap", () => {
       --remount-ro /home/ada/.aws
       --ro-bind /home/ada/project /home/ada/project
       --ro-bind /dev/null /home/ada/.ssh/agent.sock
+      --setenv GIT_TERMINAL_PROMPT 0
+      --setenv GIT_EDITOR true
+      --setenv EDITOR true
+      --setenv VISUAL true
+      --setenv PAGER cat
+      --setenv GIT_PAGER cat
+      --setenv npm_config_yes true
+      --setenv DEBIAN_FRONTEND noninteractive
+      --setenv PIP_NO_INPUT 1
       --chdir /home/ada/project/src
       -- /bin/bash -c curl -sI https://example.com"
     `);
@@ -177,6 +197,30 @@ describe("wrapCommand with bubblewrap", () => {
   });
 });
 
+describe("wrapCommand with a command too long for an argument", () => {
+  const command = `: ${"x".repeat(100 * 1024)}; echo ok`;
+
+  it("has bubblewrap's shell read it from fd 4, after the seccomp filter", () => {
+    const { args, inputs } = wrapCommand({ command, policy, hostFacts });
+    expect(args.slice(args.indexOf("--") + 1)).toEqual([
+      "/bin/bash",
+      ...shellCommand(command, 4).args,
+    ]);
+    expect(inputs).toHaveLength(2);
+    expect(Buffer.from(inputs?.[1] ?? []).toString()).toBe(command);
+  });
+
+  it("has Seatbelt's shell read it from fd 3", () => {
+    const { args, inputs } = wrapCommand({
+      command,
+      policy: { ...policy, backend: "seatbelt" },
+      hostFacts,
+    });
+    expect(args.slice(2)).toEqual(["--", "/bin/bash", ...shellCommand(command, 3).args]);
+    expect(inputs?.map((input) => Buffer.from(input).toString())).toEqual([command]);
+  });
+});
+
 describe("wrapCommand with Seatbelt", () => {
   it("runs sandbox-exec with the profile and drops secret-looking and loader variables", () => {
     const { file, args, env } = wrapCommand({
@@ -191,7 +235,11 @@ describe("wrapCommand with Seatbelt", () => {
     expect(file).toBe("/usr/bin/sandbox-exec");
     expect(args[0]).toBe("-p");
     expect(args.slice(2)).toEqual(["--", "/bin/bash", "-c", "make"]);
-    expect(env).toEqual({ ...hostFacts.inheritedEnvironment, CI: "1" });
+    expect(env).toEqual({
+      ...hostFacts.inheritedEnvironment,
+      ...nonInteractiveEnvironment(),
+      CI: "1",
+    });
   });
 
   it("writes a deny-by-default profile: writes only to the workspace and temp, never protected paths", () => {
@@ -274,8 +322,33 @@ describe("createCommandWrapper", () => {
     expect(await wrapper.invocation({ ...request, mode: "danger-full-access" })).toEqual({
       file: "/bin/bash",
       args: ["-c", "echo hi"],
-      env: { PATH: "/bin", SECRET_TOKEN: "kept", EXTRA: "1" },
+      env: { PATH: "/bin", SECRET_TOKEN: "kept", ...nonInteractiveEnvironment(), EXTRA: "1" },
     });
+  });
+
+  it("gives danger-full-access the non-interactive variables over the host's, under the caller's", async () => {
+    const wrapper = createCommandWrapper({
+      backend: "none",
+      hostEnvironment: { PATH: "/bin", EDITOR: "vim", PAGER: "less" },
+    });
+    const { env } = await wrapper.invocation({
+      ...request,
+      mode: "danger-full-access",
+      env: { PAGER: "more" },
+    });
+    expect(env).toMatchObject({ EDITOR: "true", GIT_EDITOR: "true", PAGER: "more" });
+  });
+
+  it("feeds danger-full-access a long command on fd 3", async () => {
+    const wrapper = createCommandWrapper({ backend: "none", hostEnvironment: { PATH: "/bin" } });
+    const command = `: ${"x".repeat(100 * 1024)}`;
+    const invocation = await wrapper.invocation({
+      ...request,
+      command,
+      mode: "danger-full-access",
+    });
+    expect(invocation.args).toEqual(shellCommand(command, 3).args);
+    expect(invocation.inputs?.map((input) => Buffer.from(input).toString())).toEqual([command]);
   });
 
   it("refuses confined modes without a backend, saying how to get one", async () => {

@@ -1,5 +1,6 @@
 import { ToolError } from "@pleach/core";
-import { BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+import { BUBBLEWRAP_COMMAND_FD, BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
+import { SHELL, shellCommand } from "./command-text.js";
 import type { HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -21,7 +22,10 @@ export interface WrappedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
-  /** What the launcher reads from fd 3 and up: bubblewrap's seccomp filter (`--seccomp 3`). */
+  /**
+   * What the launcher reads from fd 3 and up: bubblewrap's seccomp filter (`--seccomp 3`), then a
+   * long command's text (`shellCommand`).
+   */
   inputs?: readonly Uint8Array[];
 }
 
@@ -44,11 +48,12 @@ export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions):
         { details: { backend: policy.backend, reason } },
       );
     }
+    const shell = shellCommand(command, BUBBLEWRAP_COMMAND_FD);
     return {
       file: hostFacts.bubblewrap?.path ?? BUBBLEWRAP_PATH,
-      args: bubblewrapArguments({ command, policy, hostFacts }),
+      args: bubblewrapArguments({ shell: shell.args, policy, hostFacts }),
       env: { ...hostFacts.inheritedEnvironment },
-      inputs: [seccomp],
+      inputs: shell.input === undefined ? [seccomp] : [seccomp, shell.input],
     };
   }
   if (policy.backend === "seatbelt") {
@@ -58,10 +63,13 @@ export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions):
       // The dynamic loader's variables would act on the launcher before the profile applies.
       if (!name.startsWith("DYLD_")) env[name] = value;
     }
+    // sandbox-exec passes its descriptors on: a long command's text is read from fd 3.
+    const shell = shellCommand(command, 3);
     return {
       file: SANDBOX_EXEC_PATH,
-      args: ["-p", seatbeltProfile({ policy, hostFacts }), "--", "/bin/bash", "-c", command],
+      args: ["-p", seatbeltProfile({ policy, hostFacts }), "--", SHELL, ...shell.args],
       env,
+      ...(shell.input === undefined ? {} : { inputs: [shell.input] }),
     };
   }
   throw new ToolError("NO_SANDBOX", `unknown sandbox backend ${JSON.stringify(policy.backend)}`);

@@ -4,7 +4,11 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import { type CommandInvocation, createCommandWrapper } from "../index.js";
+import {
+  type CommandInvocation,
+  createCommandWrapper,
+  NON_INTERACTIVE_ENVIRONMENT,
+} from "../index.js";
 import { feedInputs, inputPipes } from "../launcher-inputs.js";
 import { attempt, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
@@ -91,7 +95,19 @@ export const processAttacks: AttackCases = (fixture, it) => {
       },
       env: { LD_PRELOAD: "/nonexistent/evil.so" },
     });
-    expect(stdout.trim()).toBe("HOME LD_PRELOAD PATH PLEACH_PLACEHOLDERS PWD SHLVL TMPDIR _");
+    // Beside them only pleach's own constants that stop prompts (NON_INTERACTIVE_ENVIRONMENT).
+    const expected = [
+      "HOME",
+      "LD_PRELOAD",
+      "PATH",
+      "PLEACH_PLACEHOLDERS",
+      "PWD",
+      "SHLVL",
+      "TMPDIR",
+      "_",
+    ];
+    expected.push(...Object.keys(NON_INTERACTIVE_ENVIRONMENT));
+    expect(stdout.trim()).toBe(expected.sort().join(" "));
     const wrapper = createCommandWrapper({
       hostEnvironment: { PATH: "/usr/bin", LD_PRELOAD: "/x.so" },
     });
