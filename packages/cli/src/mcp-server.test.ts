@@ -75,6 +75,31 @@ describe("createPleachMcpServer", () => {
     await client.close();
   });
 
+  it("reads a failure caused by the server's abort signal as aborted, as the runtime does", async () => {
+    const stopping = new AbortController();
+    const stuck = defineTool({
+      name: "stuck",
+      description: "Fail as a broken connection would once the server stops.",
+      inputSchema: z.strictObject({}),
+      outputSchema: z.object({}),
+      execute: async () => {
+        stopping.abort();
+        throw new Error("socket closed");
+      },
+    });
+    const server = createPleachMcpServer({ tools: [stuck], abortSignal: stopping.signal });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    expect(await client.callTool({ name: "stuck", arguments: {} })).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "aborted" }],
+      _meta: { [MCP_ERROR_CODE_META_KEY]: "ABORTED" },
+    });
+    await client.close();
+  });
+
   it("caps the text of a huge result at 50,000 characters but keeps structuredContent whole", async () => {
     const client = await connect();
     const result = await client.callTool({ name: "run", arguments: { exitCode: 0, size: 80_000 } });

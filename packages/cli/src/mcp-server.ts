@@ -236,7 +236,7 @@ async function callTool({
       isError: rendered.error,
     };
   } catch (error) {
-    const rendered = renderToolResult({ ok: false, error });
+    const rendered = renderToolResult({ ok: false, error }, { abortSignal });
     return {
       content: [{ type: "text", text: rendered.output }],
       isError: true,

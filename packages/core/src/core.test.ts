@@ -223,6 +223,22 @@ describe("renderToolResult", () => {
     );
   });
 
+  it("renders a failure while the call's signal is aborted as aborted, but a ToolError as itself", () => {
+    const abortSignal = AbortSignal.abort();
+    expect(
+      renderToolResult({ ok: false, error: new Error("socket closed") }, { abortSignal }),
+    ).toEqual({ output: "aborted", error: true, code: "ABORTED" });
+    expect(
+      renderToolResult({ ok: false, error: new ToolError("TIMEOUT", "too slow") }, { abortSignal }),
+    ).toEqual({ output: "too slow", error: true, code: "TIMEOUT" });
+    expect(
+      renderToolResult(
+        { ok: false, error: new Error("socket closed") },
+        { abortSignal: new AbortController().signal },
+      ).code,
+    ).toBe("INTERNAL");
+  });
+
   it("caps long output at 50,000 characters", () => {
     const rendered = renderToolResult({
       ok: true,

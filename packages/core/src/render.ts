@@ -9,6 +9,11 @@ export interface RenderToolResultOptions {
    * @default 50_000
    */
   maxChars?: number;
+  /**
+   * The call's abort signal: a failure other than a {@link ToolError} while it is aborted reads
+   * as `aborted` (code `ABORTED`), not as an internal error.
+   */
+  abortSignal?: AbortSignal;
 }
 
 /** What {@link renderToolResult} takes: a tool's raw result, or the error it threw. */
@@ -21,7 +26,7 @@ export type ToolOutcome = { ok: true; result: ToolResult } | { ok: false; error:
  */
 export function renderToolResult(
   outcome: ToolOutcome,
-  { maxChars = MODEL_OUTPUT_LIMIT }: RenderToolResultOptions = {},
+  { maxChars = MODEL_OUTPUT_LIMIT, abortSignal }: RenderToolResultOptions = {},
 ): ToolResult {
   if (outcome.ok) {
     const { output, error, code } = outcome.result;
@@ -32,6 +37,7 @@ export function renderToolResult(
   if (isToolError(error)) {
     return { output: capText(error.message, { maxChars }).text, error: true, code: error.code };
   }
+  if (abortSignal?.aborted) return { output: "aborted", error: true, code: "ABORTED" };
   const message = error instanceof Error ? error.message : String(error);
   return {
     output: capText(`internal error: ${message}`, { maxChars }).text,

@@ -1,5 +1,5 @@
 import type { AnyToolDefinition, ToolExecutionContext, ToolResult } from "./define-tool.js";
-import { isToolError, ToolError } from "./errors.js";
+import { ToolError } from "./errors.js";
 import type { JSONSchema } from "./json-schema.js";
 import { toolInputJSONSchema } from "./json-schema.js";
 import { renderToolResult } from "./render.js";
@@ -60,11 +60,7 @@ export async function runToolCall({
     const output = await tool.execute(input, context);
     return renderToolResult({ ok: true, result: tool.toModelOutput(output) }, { maxChars });
   } catch (error) {
-    // An abort mid-call reads as such, not as an internal error.
-    if (!isToolError(error) && context.abortSignal?.aborted) {
-      return { output: "aborted", error: true, code: "ABORTED" };
-    }
-    return renderToolResult({ ok: false, error }, { maxChars });
+    return renderToolResult({ ok: false, error }, { maxChars, abortSignal: context.abortSignal });
   }
 }
 
