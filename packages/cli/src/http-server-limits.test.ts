@@ -147,7 +147,9 @@ describe("MCP HTTP server connection limits", () => {
     expect(tooLarge).toMatch(/^HTTP\/1\.1 413 /);
     expect(JSON.parse(tooLarge.split("\r\n\r\n")[1] ?? "")).toMatchObject({
       jsonrpc: "2.0",
-      error: { message: expect.stringMatching(/larger than this server's limit of 4194304 bytes/) },
+      error: {
+        message: expect.stringMatching(/larger than this server's limit of 4,194,304 bytes/),
+      },
     });
   }, 20_000);
 });

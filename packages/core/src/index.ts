@@ -10,6 +10,7 @@ export type {
 export { defineTool } from "./define-tool.js";
 export type { ToolErrorCode, ToolErrorOptions } from "./errors.js";
 export { isToolError, ToolError } from "./errors.js";
+export { formatBytes } from "./format-bytes.js";
 export { formatZodIssues } from "./format-issues.js";
 export type { JSONSchema } from "./json-schema.js";
 export { toolInputJSONSchema, toolOutputJSONSchema } from "./json-schema.js";

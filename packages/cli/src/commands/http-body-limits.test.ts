@@ -71,14 +71,14 @@ describe("pleach mcp --http", () => {
       error: {
         code: -32000,
         message:
-          "the request body (5,000,000 bytes) is larger than this server's limit of 4194304 bytes (4 MiB) on request bodies; send less in one request (large content in several smaller writes)",
+          "the request body (5,000,000 bytes) is larger than this server's limit of 4,194,304 bytes (4 MiB) on request bodies; send less in one request (large content in several smaller writes)",
       },
     });
     // Without a Content-Length, refused as the count passes the limit.
     const streamed = await fetch(url, { method: "POST", headers, ...chunked(5_000_000) });
     expect(streamed.status).toBe(413);
     expect(((await streamed.json()) as { error: { message: string } }).error.message).toMatch(
-      /^the request body is larger than this server's limit of 4194304 bytes \(4 MiB\) on request bodies;/,
+      /^the request body is larger than this server's limit of 4,194,304 bytes \(4 MiB\) on request bodies;/,
     );
     // A body under the limit is served.
     const listed = await fetch(url, {
@@ -150,7 +150,7 @@ describe("pleach sandbox serve", () => {
       error: {
         code: "TOO_LARGE",
         message:
-          "the request body (2,000 bytes) is larger than this server's limit of 1024 bytes (1 KiB) on request bodies, set by --max-request-bytes (maxRequestBytes); write big files in parts or raise --max-request-bytes",
+          "the request body (2,000 bytes) is larger than this server's limit of 1,024 bytes (1 KiB) on request bodies, set by --max-request-bytes (maxRequestBytes); write big files in parts or raise --max-request-bytes",
         details: {
           limit: "request-body",
           maxBytes: 1024,
@@ -169,7 +169,7 @@ describe("pleach sandbox serve", () => {
       error: {
         code: "TOO_LARGE",
         message: expect.stringMatching(
-          /^the request body is larger than this server's limit of 1024 bytes \(1 KiB\) on request bodies, set by --max-request-bytes/,
+          /^the request body is larger than this server's limit of 1,024 bytes \(1 KiB\) on request bodies, set by --max-request-bytes/,
         ),
         details: { limit: "request-body", maxBytes: 1024 },
       },

@@ -1,4 +1,4 @@
-import type { ToolResult } from "@pleach/core";
+import { formatBytes, type ToolResult } from "@pleach/core";
 import type { ModelToolCall } from "./model.js";
 
 /** The caps on the tool calls of one model step (one response). */
@@ -38,18 +38,21 @@ export function limitStepToolCalls(
     const size = sizes[index] ?? 0;
     if (stepCapAt === undefined && size > maxToolCallInputBytes) {
       return {
-        call: dropInput(call, `${bytes(size)}, over the limit of ${bytes(maxToolCallInputBytes)}`),
+        call: dropInput(
+          call,
+          `${formatBytes(size)}, over the limit of ${formatBytes(maxToolCallInputBytes)}`,
+        ),
         refusal: refusal(
-          `not run: the arguments of this call are ${bytes(size)}, over the limit of ${bytes(maxToolCallInputBytes)} for one tool call, and were dropped from the conversation. Send smaller calls: write large content in several parts (write_file a first part, then add the rest with further edit_file calls), each under the limit.`,
+          `not run: the arguments of this call are ${formatBytes(size)}, over the limit of ${formatBytes(maxToolCallInputBytes)} for one tool call, and were dropped from the conversation. Send smaller calls: write large content in several parts (write_file a first part, then add the rest with further edit_file calls), each under the limit.`,
         ),
       };
     }
     if (stepCapAt === undefined && kept + size > maxStepInputBytes) stepCapAt = index;
     if (stepCapAt !== undefined) {
       return {
-        call: dropInput(call, `the step's arguments went past ${bytes(maxStepInputBytes)}`),
+        call: dropInput(call, `the step's arguments went past ${formatBytes(maxStepInputBytes)}`),
         refusal: refusal(
-          `not run: the arguments of the ${calls.length} tool calls of this step add up to ${bytes(stepTotal)}, over the limit of ${bytes(maxStepInputBytes)} per step, so this call and the ones after it (calls ${stepCapAt + 1} to ${calls.length}) were not run and their arguments were dropped. Send fewer or smaller calls per step, and write large content with several smaller edits.`,
+          `not run: the arguments of the ${calls.length} tool calls of this step add up to ${formatBytes(stepTotal)}, over the limit of ${formatBytes(maxStepInputBytes)} per step, so this call and the ones after it (calls ${stepCapAt + 1} to ${calls.length}) were not run and their arguments were dropped. Send fewer or smaller calls per step, and write large content with several smaller edits.`,
         ),
       };
     }
@@ -83,15 +86,4 @@ function inputBytes(call: ModelToolCall): number {
       ? call.input
       : (JSON.stringify(call.input) ?? "");
   return Buffer.byteLength(text, "utf8");
-}
-
-function bytes(count: number): string {
-  const mebibytes = count / (1024 * 1024);
-  const kibibytes = count / 1024;
-  const unit = Number.isInteger(mebibytes)
-    ? ` (${mebibytes} MiB)`
-    : Number.isInteger(kibibytes)
-      ? ` (${kibibytes} KiB)`
-      : "";
-  return `${count.toLocaleString("en-US")} bytes${count === 0 ? "" : unit}`;
 }

@@ -127,7 +127,7 @@ describe("write_file", () => {
       ).rejects.toMatchObject({
         code: "TOO_LARGE",
         message: expect.stringMatching(
-          /^write_file could not write big\.txt \(5,000 bytes\): .*limit of 1000 bytes.*Write it in parts under that limit: .*`cat part2\.txt >> big\.txt && rm part2\.txt`/,
+          /^write_file could not write big\.txt \(5,000 bytes\): .*limit of 1,000 bytes.*Write it in parts under that limit: .*`cat part2\.txt >> big\.txt && rm part2\.txt`/,
         ),
         details: { bytes: 5_000 },
       });

@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { formatBytes } from "@pleach/core";
 import type { z } from "zod";
 import { badRequest, HttpError } from "./http-errors.js";
 
@@ -126,11 +127,11 @@ export async function readRequestBody(
       const declared = request.headers["content-length"];
       const bytes = declared === undefined ? undefined : Number(declared);
       const body =
-        bytes === undefined ? "the request body" : `the request body (${bytesText(bytes)})`;
+        bytes === undefined ? "the request body" : `the request body (${formatBytes(bytes)})`;
       const setBy = setting === undefined ? "" : `, set by ${setting}`;
       throw new HttpError(413, {
         code: "TOO_LARGE",
-        message: `${body} is larger than this server's limit of ${maxBytes} bytes (${bytesText(maxBytes)}) on request bodies${setBy}; ${whatToDo}`,
+        message: `${body} is larger than this server's limit of ${formatBytes(maxBytes)} on request bodies${setBy}; ${whatToDo}`,
         details: {
           limit: "request-body",
           maxBytes,
@@ -142,17 +143,6 @@ export async function readRequestBody(
     // The peer went away before the end of its body: nobody is left to answer.
     throw badRequest("the connection closed before the end of the body");
   }
-}
-
-/** A byte count as a person reads it: `4 MiB`, `512 KiB`, `1,000 bytes`. */
-function bytesText(count: number): string {
-  for (const [unit, size] of [
-    ["MiB", 1024 * 1024],
-    ["KiB", 1024],
-  ] as const) {
-    if (count >= size && count % size === 0) return `${count / size} ${unit}`;
-  }
-  return `${count.toLocaleString("en-US")} bytes`;
 }
 
 /** Options of {@link readJsonBody}. */
