@@ -13,10 +13,13 @@ import {
   UsageError,
 } from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
+import { htmlReport } from "../eval/html-report.js";
 import { type EvalInstance, readInstances } from "../eval/instances.js";
 import { buildMiniDataset, sandboxVisibleTempParent } from "../eval/mini-dataset.js";
 import { isPseudoModel, type PseudoModelName, pseudoModel } from "../eval/pseudo-models.js";
 import { formatEvalTable } from "../eval/report.js";
+import { swebenchRunReport } from "../eval/swebench-report.js";
+import { unknownImagePlaceholders, type WorkspaceOptions } from "../eval/workspaces.js";
 import { modelFromSpec, parseCount } from "./run.js";
 
 /** The options `pleach eval` takes. */
@@ -31,7 +34,10 @@ export const EVAL_OPTIONS = {
   mode: { type: "string" },
   network: { type: "boolean" },
   ...READ_OPTIONS,
+  image: { type: "string" },
+  "sandbox-image": { type: "string" },
   output: { type: "string" },
+  html: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -39,8 +45,8 @@ export const EVAL_OPTIONS = {
 /** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
-    [--mode MODE] [--network] [--output FILE] [--json] [--hide-read PATH]...
-    [--allow-read PATH]...`;
+    [--mode MODE] [--network] [--image TEMPLATE [--sandbox-image NAME]]
+    [--output FILE] [--html FILE] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
@@ -66,7 +72,18 @@ Options:
   --max-steps N         the most model calls per instance (default: 50)
   --mode MODE           the agent's sandbox mode (default: workspace-write)
   --network             let sandboxed commands reach the network (remote repositories)
-  --output FILE         also write the JSON report to FILE
+  --image TEMPLATE      run each instance in its Docker image, whose /testbed holds the
+                        repository at base_commit (no clone); {instance_id} and {hub_id}
+                        name it: SWE-bench's images are
+                        'swebench/sweb.eval.x86_64.{hub_id}:latest'
+                        ({hub_id}: the id lower-cased, its __ written _1776_)
+  --sandbox-image NAME  the pleach sandbox image whose server runs in those containers,
+                        mounted read-only (default: pleach-sandbox:dev, built by
+                        scripts/build-sandbox-image.sh)
+  --output FILE         write SWE-bench's report (resolved_ids, ..., and each instance's
+                        tests_status) to FILE
+  --html FILE           write an HTML report to FILE: resolved rate, a chart per
+                        repository, each instance's log
   --json                print the JSON report instead of the table
 ${readOptionsHelp(24)}
   -h, --help            show this help
@@ -118,6 +135,13 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     command: "eval",
     fallback: 4,
   });
+  const image = parseImage(values);
+  if (image !== undefined && mode === "read-only") {
+    throw new UsageError(
+      "--image runs the agent, the test patch and the tests in one container: --mode read-only would keep the test patch out; use workspace-write",
+      { command: "eval" },
+    );
+  }
   const maxSteps = parseCount({
     value: values["max-steps"],
     option: "--max-steps",
@@ -145,7 +169,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     io.stderr(
       `pleach eval: ${counted(instances.length, "instance")}, model ${modelName}, ${Math.min(concurrency, instances.length)} at a time\n`,
     );
-    const report = await evaluateAll({
+    const { report, details } = await evaluateAll({
       instances,
       model: modelName,
       concurrency,
@@ -156,9 +180,18 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       reads: parseReadFlags(values, io),
       maxSteps,
       testCommand: values["test-command"],
+      image,
     });
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    if (values.output !== undefined) await writeFile(path.resolve(io.cwd, values.output), json);
+    if (values.output !== undefined) {
+      await writeFile(
+        path.resolve(io.cwd, values.output),
+        `${JSON.stringify(swebenchRunReport(report, details), null, 2)}\n`,
+      );
+    }
+    if (values.html !== undefined) {
+      await writeFile(path.resolve(io.cwd, values.html), htmlReport(report, details));
+    }
     io.stdout(
       values.json ? showControlCharacters(json, { multiline: true }) : formatEvalTable(report),
     );
@@ -166,4 +199,25 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
   } finally {
     if (temporary !== undefined) await rm(temporary, { recursive: true, force: true });
   }
+}
+
+/** `--image` and `--sandbox-image`, checked. */
+function parseImage(values: {
+  image?: string;
+  "sandbox-image"?: string;
+}): WorkspaceOptions["image"] {
+  if (values.image === undefined) {
+    if (values["sandbox-image"] !== undefined) {
+      throw new UsageError("--sandbox-image goes with --image", { command: "eval" });
+    }
+    return undefined;
+  }
+  const unknown = unknownImagePlaceholders(values.image);
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--image ${values.image}: unknown placeholder ${unknown.map((name) => `{${name}}`).join(", ")}; use {instance_id} or {hub_id}`,
+      { command: "eval" },
+    );
+  }
+  return { template: values.image, runtimeImage: values["sandbox-image"] ?? "pleach-sandbox:dev" };
 }

@@ -13,6 +13,7 @@ import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import { waitUntilAnswering, within } from "./container-start.js";
 import { dockerCommand } from "./docker-cli.js";
 import { DOCKER_LABELS, dockerHostLabel, reapOrphans } from "./docker-orphans.js";
+import { runtimeArguments, runtimeFolder } from "./runtime-mount.js";
 import { sandboxSeccompProfile } from "./seccomp.js";
 
 /** Options of {@link createDockerSandboxProvider}. */
@@ -82,6 +83,22 @@ export interface DockerSandboxProviderOptions {
    * @default os.tmpdir()
    */
   socketParent?: string;
+  /**
+   * Run `image` although it has no pleach in it (SWE-bench's evaluation images, say): the files of
+   * this pleach sandbox image are mounted read-only at `/opt/pleach-runtime` (exported once per
+   * image id into the provider's private folder) and its sandbox server runs from there, through
+   * its own loader and libraries; its bubblewrap launcher is mounted at `/usr/bin/bwrap`.
+   * Confined modes need the provider to run as root (bubblewrap's launcher must be root's).
+   * @default none: `image` is a pleach sandbox image
+   */
+  runtimeImage?: string;
+  /**
+   * A folder of the image to work in (`/testbed` in SWE-bench's images): every sandbox's workspace
+   * is that folder, inside the container, and goes with it. A provider running as root then runs
+   * containers as root (`0:0`) by default, the owner of an image's files.
+   * @default none: a fresh folder, or the one `acquire({ workspace })` binds
+   */
+  imageWorkspace?: string;
 }
 
 /** A sandbox provider whose sandboxes are containers. */
@@ -129,6 +146,8 @@ export function createDockerSandboxProvider({
   startTimeoutMs = 30_000,
   stopTimeoutMs = 10_000,
   socketParent = os.tmpdir(),
+  runtimeImage,
+  imageWorkspace,
 }: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
@@ -176,6 +195,16 @@ export function createDockerSandboxProvider({
     return file;
   };
 
+  let runtime: Promise<string> | undefined;
+  /** The runtime image's files on this machine, unpacked once. */
+  const runtimeFiles = (image: string) => {
+    runtime ??= runtimeFolder({ run, docker, runtimeImage: image, stateFolder });
+    runtime.catch(() => {
+      runtime = undefined;
+    });
+    return runtime;
+  };
+
   const reapOwnOrphans = () => reapOrphans({ run, ownKey, host, stateFolder, ownUid });
   let reaped: Promise<unknown> | undefined;
 
@@ -188,7 +217,16 @@ export function createDockerSandboxProvider({
       await makePrivateFolder(stateFolder, ownUid);
 
       let bound: string | undefined;
-      let owner = chosenUser ?? (asRoot ? { uid: 1000, gid: 1000 } : { uid: ownUid, gid: ownGid });
+      const defaultUid = imageWorkspace === undefined ? 1000 : 0;
+      let owner =
+        chosenUser ??
+        (asRoot ? { uid: defaultUid, gid: defaultUid } : { uid: ownUid, gid: ownGid });
+      if (workspace !== undefined && imageWorkspace !== undefined) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `this provider works in the image's ${imageWorkspace} (imageWorkspace); it binds no workspace`,
+        );
+      }
       if (workspace !== undefined) {
         bound = await realpath(workspace);
         const info = await stat(bound);
@@ -251,6 +289,12 @@ export function createDockerSandboxProvider({
           mounts.push("--volume", `${bound}:${bound}`);
           serverArgs.push("--workspace", bound);
         }
+        if (imageWorkspace !== undefined) serverArgs.push("--workspace", imageWorkspace);
+        const fromRuntime =
+          runtimeImage === undefined
+            ? undefined
+            : runtimeArguments(await runtimeFiles(runtimeImage));
+        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
         // The host's users and HOME, so that home folders inside a bound workspace are protected
         // as the local sandbox protects them.
         if (process.platform === "linux" && existsSync("/etc/passwd")) {
@@ -287,7 +331,9 @@ export function createDockerSandboxProvider({
           `${owner.uid}:${owner.gid}`,
           ...environment,
           ...mounts,
+          ...(fromRuntime?.entrypoint ?? []),
           image,
+          ...(fromRuntime?.server ?? []),
           "--socket",
           `${CONTAINER_SOCKET_FOLDER}/sandbox.sock`,
           "--socket-mode",
@@ -297,7 +343,8 @@ export function createDockerSandboxProvider({
           "--remove-token-file",
           "--exit-with-stdin",
           "--root",
-          "/workspaces",
+          // An image without pleach may have no /workspaces, nor let its user make one.
+          fromRuntime === undefined ? "/workspaces" : "/tmp/pleach-sandboxes",
           "--mode",
           mode,
           "--max-sandboxes",

@@ -1,0 +1,118 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { sandboxUnavailableError } from "@pleach/core/sandbox";
+import type { DockerCommand } from "./docker-cli.js";
+
+/** Where a pleach sandbox image's files are mounted, read-only, in a container of another image. */
+export const RUNTIME_MOUNT = "/opt/pleach-runtime";
+
+/**
+ * What `docker run` needs to start the sandbox server of the runtime at `folder` (see
+ * {@link runtimeFolder}) in a container of an image without pleach: its files mounted read-only,
+ * its bubblewrap launcher at the one trusted path the sandbox runs (`/usr/bin/bwrap`), and node
+ * started through the runtime's own loader and libraries (`opt/pleach/portable/`, written by
+ * `scripts/build-sandbox-image.sh`), so nothing of the other image's libraries is loaded.
+ */
+export function runtimeArguments(folder: string): {
+  mounts: string[];
+  entrypoint: string[];
+  server: string[];
+} {
+  const portable = `${RUNTIME_MOUNT}/opt/pleach/portable`;
+  return {
+    mounts: [
+      "--volume",
+      `${folder}:${RUNTIME_MOUNT}:ro`,
+      "--volume",
+      `${path.join(folder, "opt/pleach/portable/bwrap")}:/usr/bin/bwrap:ro`,
+    ],
+    entrypoint: ["--entrypoint", `${portable}/node`],
+    server: [
+      `${RUNTIME_MOUNT}/opt/pleach/sandbox-serve.mjs`,
+      "--dist",
+      `${RUNTIME_MOUNT}/opt/pleach/node_modules/@pleach/sandbox/dist/index.js`,
+    ],
+  };
+}
+
+/**
+ * The files of the pleach sandbox image `runtimeImage`, in a folder of this machine under
+ * `stateFolder` (`runtime-<image id>`, mode 755): exported from the image once per image id
+ * (`docker create` then `docker export`, unpacked into a temporary folder renamed into place), so
+ * a rebuilt image gets a folder of its own. Unpacked as root, its files keep the image's owner,
+ * root, as the sandbox requires of bubblewrap's launcher.
+ */
+export async function runtimeFolder({
+  run,
+  docker,
+  runtimeImage,
+  stateFolder,
+}: {
+  run: DockerCommand;
+  docker: string;
+  runtimeImage: string;
+  stateFolder: string;
+}): Promise<string> {
+  const id = await run(["image", "inspect", "--format", "{{.Id}}", runtimeImage]);
+  const folder = path.join(stateFolder, `runtime-${id.replace(/^sha256:/, "").slice(0, 16)}`);
+  const launcher = path.join("opt/pleach/portable/node");
+  if (!existsSync(path.join(folder, launcher))) {
+    const temporary = `${folder}.${randomBytes(6).toString("hex")}.tmp`;
+    const container = await run(["create", runtimeImage]);
+    try {
+      await mkdir(temporary, { mode: 0o755 });
+      await exportInto({ docker, container, folder: temporary });
+      await chmod(temporary, 0o755);
+      if (!existsSync(path.join(temporary, launcher))) {
+        throw sandboxUnavailableError({
+          message: `${runtimeImage} has no ${launcher}: rebuild it with scripts/build-sandbox-image.sh`,
+          details: { reason: "start" },
+        });
+      }
+      // Another provider may have unpacked the same image meanwhile: either folder will do.
+      await rename(temporary, folder).catch(() => undefined);
+    } finally {
+      await rm(temporary, { recursive: true, force: true });
+      await run(["rm", "--force", container]).catch(() => "");
+    }
+  }
+  return folder;
+}
+
+/** `docker export container | tar -x -C folder`. */
+async function exportInto({
+  docker,
+  container,
+  folder,
+}: {
+  docker: string;
+  container: string;
+  folder: string;
+}): Promise<void> {
+  const exporter = spawn(docker, ["export", container], { stdio: ["ignore", "pipe", "pipe"] });
+  const tar = spawn("tar", ["-x", "-C", folder], { stdio: ["pipe", "ignore", "pipe"] });
+  let errors = "";
+  const exitCodes = [exporter, tar].map((child) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
+      errors = (errors + chunk.toString("utf8")).slice(-2000);
+    });
+    return new Promise<number | null>((resolve) => {
+      child.once("error", (error) => {
+        errors += error.message;
+        resolve(-1);
+      });
+      child.once("close", resolve);
+    });
+  });
+  exporter.stdout?.pipe(tar.stdin as NodeJS.WritableStream);
+  const [exported, unpacked] = await Promise.all(exitCodes);
+  if (exported !== 0 || unpacked !== 0) {
+    throw sandboxUnavailableError({
+      message: `docker export ${container} | tar -x failed (exit codes ${exported}, ${unpacked}): ${errors.trim()}`,
+      details: { reason: "docker" },
+    });
+  }
+}
