@@ -57,7 +57,9 @@ and optionally patch and test_command), in a fresh sandboxed workspace: clone th
 git_clone (a local path or file:// URL works offline; owner/name means GitHub and needs
 --network), check out base_commit, let the agent work on the problem statement, apply the
 test patch, run the tests, and call the instance resolved when every FAIL_TO_PASS and
-PASS_TO_PASS test passes. Progress goes to stderr; a table (or JSON) to stdout.
+PASS_TO_PASS test passes. With --image, each instance runs in its Docker image instead,
+whose /testbed already holds the repository at base_commit. Progress goes to stderr; a
+table (or JSON) to stdout.
 
 Options:
   --model SPEC          gold    apply each instance's reference patch (through apply_diff)

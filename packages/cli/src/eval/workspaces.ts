@@ -33,7 +33,7 @@ export interface WorkspaceOptions {
 }
 
 /** The folder of SWE-bench's evaluation images that holds the repository at `base_commit`. */
-export const IMAGE_WORKSPACE = "/testbed";
+const IMAGE_WORKSPACE = "/testbed";
 
 /** The placeholders an `--image` template may hold, and what each becomes. */
 const IMAGE_PLACEHOLDERS: Record<string, (instanceId: string) => string> = {

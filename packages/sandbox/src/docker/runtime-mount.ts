@@ -7,7 +7,7 @@ import { sandboxUnavailableError } from "@pleach/core/sandbox";
 import type { DockerCommand } from "./docker-cli.js";
 
 /** Where a pleach sandbox image's files are mounted, read-only, in a container of another image. */
-export const RUNTIME_MOUNT = "/opt/pleach-runtime";
+const RUNTIME_MOUNT = "/opt/pleach-runtime";
 
 /**
  * What `docker run` needs to start the sandbox server of the runtime at `folder` (see
