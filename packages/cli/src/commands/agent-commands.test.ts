@@ -53,24 +53,30 @@ describe("pleach demo", () => {
 });
 
 describe("pleach eval", () => {
-  it("resolves the whole mini dataset with the gold patches", async () => {
+  /** `pleach eval --dataset mini --model <model> --output FILE`, and FILE's SWE-bench report. */
+  async function evalMini(model: string, extra: string[] = []) {
     const temp = await makeTempDir("pleach-eval-out-");
     cleanups.push(temp.cleanup);
     const output = path.join(temp.dir, "report.json");
-    const { code, stdout, stderr } = await run([
+    const ran = await run([
       "eval",
       "--dataset",
       "mini",
       "--model",
-      "gold",
+      model,
       "--output",
       output,
+      ...extra,
     ]);
+    return { ...ran, swebench: JSON.parse(await readFile(output, "utf8")) as SwebenchRunReport };
+  }
+
+  it("resolves the whole mini dataset with the gold patches", async () => {
+    const { code, stdout, stderr, swebench: report } = await evalMini("gold");
     expect(stderr).toContain("[5/5]");
     expect(code).toBe(0);
     expect(stdout).toContain("model gold: resolved 5 of 5 (100%), unresolved 0, errors 0");
     // SWE-bench's report: the run's counts and ids, and each instance's tests_status.
-    const report = JSON.parse(await readFile(output, "utf8")) as SwebenchRunReport;
     expect(report).toMatchObject({
       total_instances: 5,
       completed_instances: 5,
@@ -99,19 +105,7 @@ describe("pleach eval", () => {
   });
 
   it("resolves none of it with an empty patch", async () => {
-    const temp = await makeTempDir("pleach-eval-out-");
-    cleanups.push(temp.cleanup);
-    const output = path.join(temp.dir, "report.json");
-    const { code, stdout } = await run([
-      "eval",
-      "--dataset",
-      "mini",
-      "--model",
-      "empty",
-      "--json",
-      "--output",
-      output,
-    ]);
+    const { code, stdout, swebench } = await evalMini("empty", ["--json"]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as EvalReport;
     expect(report).toMatchObject({ total: 5, resolved: 0, unresolved: 5, errors: 0 });
@@ -120,7 +114,6 @@ describe("pleach eval", () => {
       expect(instance.PASS_TO_PASS.failed).toEqual([]);
     }
     // As SWE-bench counts them: no change is an empty patch, neither completed nor unresolved.
-    const swebench = JSON.parse(await readFile(output, "utf8")) as SwebenchRunReport;
     expect(swebench).toMatchObject({
       resolved_instances: 0,
       completed_instances: 0,
