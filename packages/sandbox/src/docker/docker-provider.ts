@@ -195,16 +195,6 @@ export function createDockerSandboxProvider({
     return file;
   };
 
-  let runtime: Promise<string> | undefined;
-  /** The runtime image's files on this machine, unpacked once. */
-  const runtimeFiles = (image: string) => {
-    runtime ??= runtimeFolder({ run, docker, runtimeImage: image, stateFolder });
-    runtime.catch(() => {
-      runtime = undefined;
-    });
-    return runtime;
-  };
-
   const reapOwnOrphans = () => reapOrphans({ run, ownKey, host, stateFolder, ownUid });
   let reaped: Promise<unknown> | undefined;
 
@@ -293,7 +283,7 @@ export function createDockerSandboxProvider({
         const fromRuntime =
           runtimeImage === undefined
             ? undefined
-            : runtimeArguments(await runtimeFiles(runtimeImage));
+            : runtimeArguments(await runtimeFolder({ run, docker, runtimeImage, stateFolder }));
         if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
         // The host's users and HOME, so that home folders inside a bound workspace are protected
         // as the local sandbox protects them.

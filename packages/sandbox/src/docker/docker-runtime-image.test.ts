@@ -76,6 +76,17 @@ describe.skipIf(skipReason !== undefined)(
       }
     }, 120_000);
 
+    it("says how to build a runtime image that is missing", async () => {
+      const provider = createDockerSandboxProvider({
+        image: BARE_IMAGE,
+        runtimeImage: "pleach-test-missing:none",
+        imageWorkspace: "/testbed",
+      });
+      await expect(provider.acquire()).rejects.toThrow(
+        "pleach-test-missing:none is not on this machine: build it with scripts/build-sandbox-image.sh",
+      );
+    });
+
     it("refuses a bound workspace beside the image's", async () => {
       const provider = createDockerSandboxProvider({
         image: BARE_IMAGE,

@@ -41,9 +41,9 @@ export function runtimeArguments(folder: string): {
 /**
  * The files of the pleach sandbox image `runtimeImage`, in a folder of this machine under
  * `stateFolder` (`runtime-<image id>`, mode 755): exported from the image once per image id
- * (`docker create` then `docker export`, unpacked into a temporary folder renamed into place), so
- * a rebuilt image gets a folder of its own. Unpacked as root, its files keep the image's owner,
- * root, as the sandbox requires of bubblewrap's launcher.
+ * (`docker create` then `docker export`, unpacked into a temporary folder renamed into place; once
+ * per process however many providers ask), so a rebuilt image gets a folder of its own. Unpacked
+ * as root, its files keep the image's owner, root, as the sandbox requires of bubblewrap's launcher.
  */
 export async function runtimeFolder({
   run,
@@ -56,30 +56,59 @@ export async function runtimeFolder({
   runtimeImage: string;
   stateFolder: string;
 }): Promise<string> {
-  const id = await run(["image", "inspect", "--format", "{{.Id}}", runtimeImage]);
+  const id = await run(["image", "inspect", "--format", "{{.Id}}", runtimeImage]).catch((error) => {
+    throw sandboxUnavailableError({
+      message: `the pleach sandbox image ${runtimeImage} is not on this machine: build it with scripts/build-sandbox-image.sh ${runtimeImage}`,
+      cause: error,
+      details: { reason: "start" },
+    });
+  });
   const folder = path.join(stateFolder, `runtime-${id.replace(/^sha256:/, "").slice(0, 16)}`);
-  const launcher = path.join("opt/pleach/portable/node");
-  if (!existsSync(path.join(folder, launcher))) {
-    const temporary = `${folder}.${randomBytes(6).toString("hex")}.tmp`;
-    const container = await run(["create", runtimeImage]);
-    try {
-      await mkdir(temporary, { mode: 0o755 });
-      await exportInto({ docker, container, folder: temporary });
-      await chmod(temporary, 0o755);
-      if (!existsSync(path.join(temporary, launcher))) {
-        throw sandboxUnavailableError({
-          message: `${runtimeImage} has no ${launcher}: rebuild it with scripts/build-sandbox-image.sh`,
-          details: { reason: "start" },
-        });
-      }
-      // Another provider may have unpacked the same image meanwhile: either folder will do.
-      await rename(temporary, folder).catch(() => undefined);
-    } finally {
-      await rm(temporary, { recursive: true, force: true });
-      await run(["rm", "--force", container]).catch(() => "");
-    }
+  let unpacked = unpacking.get(folder);
+  if (unpacked === undefined) {
+    unpacked = unpack({ run, docker, runtimeImage, folder });
+    unpacking.set(folder, unpacked);
+    // A failure is not kept: the next acquire tries again.
+    unpacked.catch(() => unpacking.delete(folder));
   }
+  await unpacked;
   return folder;
+}
+
+/** The unpacking of each runtime folder in this process, shared by every provider. */
+const unpacking = new Map<string, Promise<void>>();
+
+async function unpack({
+  run,
+  docker,
+  runtimeImage,
+  folder,
+}: {
+  run: DockerCommand;
+  docker: string;
+  runtimeImage: string;
+  folder: string;
+}): Promise<void> {
+  const launcher = "opt/pleach/portable/node";
+  if (existsSync(path.join(folder, launcher))) return;
+  const temporary = `${folder}.${randomBytes(6).toString("hex")}.tmp`;
+  const container = await run(["create", runtimeImage]);
+  try {
+    await mkdir(temporary, { mode: 0o755 });
+    await exportInto({ docker, container, folder: temporary });
+    await chmod(temporary, 0o755);
+    if (!existsSync(path.join(temporary, launcher))) {
+      throw sandboxUnavailableError({
+        message: `${runtimeImage} has no ${launcher}: rebuild it with scripts/build-sandbox-image.sh`,
+        details: { reason: "start" },
+      });
+    }
+    // Another process may have unpacked the same image meanwhile: either folder will do.
+    await rename(temporary, folder).catch(() => undefined);
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+    await run(["rm", "--force", container]).catch(() => "");
+  }
 }
 
 /** `docker export container | tar -x -C folder`. */
