@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, rename, rm } from "node:fs/promises";
+import { chmod, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import path from "node:path";
 import { sandboxUnavailableError } from "@pleach/core/sandbox";
 import type { DockerCommand } from "./docker-cli.js";
+import { DOCKER_LABELS } from "./docker-orphans.js";
 
 /** Where a pleach sandbox image's files are mounted, read-only, in a container of another image. */
 const RUNTIME_MOUNT = "/opt/pleach-runtime";
@@ -72,7 +73,57 @@ export async function runtimeFolder({
     unpacked.catch(() => unpacking.delete(folder));
   }
   await unpacked;
+  // Its time of last use, by which the folders of images no longer used are removed.
+  const now = new Date();
+  await utimes(folder, now, now);
+  if (!reaped) {
+    reaped = true;
+    void reapRuntimeFolders({ run, stateFolder, keep: folder }).catch(() => undefined);
+  }
   return folder;
+}
+
+/** How long a runtime folder no container mounts is kept after its last use. */
+const RUNTIME_IDLE_MS = 60 * 60 * 1000;
+let reaped = false;
+
+/**
+ * Remove the runtime folders (and leftover temporary ones) of `stateFolder` unused for an hour
+ * that no running sandbox container mounts: each rebuild of the sandbox image gets a folder of its
+ * own, so old ones would otherwise pile up. The first {@link runtimeFolder} of a process does it.
+ */
+export async function reapRuntimeFolders({
+  run,
+  stateFolder,
+  keep,
+}: {
+  run: DockerCommand;
+  stateFolder: string;
+  keep: string;
+}): Promise<void> {
+  const stale: string[] = [];
+  for (const name of await readdir(stateFolder)) {
+    if (!/^runtime-[0-9a-f]{16}(\.[0-9a-f]{12}\.tmp)?$/.test(name)) continue;
+    const folder = path.join(stateFolder, name);
+    const info = await stat(folder).catch(() => undefined);
+    if (folder !== keep && info !== undefined && Date.now() - info.mtimeMs > RUNTIME_IDLE_MS) {
+      stale.push(folder);
+    }
+  }
+  if (stale.length === 0) return;
+  const running = (await run(["ps", "--quiet", "--filter", `label=${DOCKER_LABELS.sandbox}=1`]))
+    .split("\n")
+    .filter((id) => id !== "");
+  const mounted =
+    running.length === 0
+      ? []
+      : (await run(["inspect", "--format", "{{range .Mounts}}{{.Source}}\n{{end}}", ...running]))
+          .split("\n")
+          .map((source) => source.trim());
+  for (const folder of stale) {
+    if (mounted.some((source) => source === folder || source.startsWith(`${folder}/`))) continue;
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /** The unpacking of each runtime folder in this process, shared by every provider. */
