@@ -138,6 +138,13 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     fallback: 4,
   });
   const image = parseImage(values);
+  const reads = parseReadFlags(values, io);
+  if (image !== undefined && reads.hideReads.length + reads.allowReads.length > 0) {
+    throw new UsageError(
+      "--hide-read and --allow-read apply to this machine's files; --image containers hold only the image's: leave them out",
+      { command: "eval" },
+    );
+  }
   if (image !== undefined && mode === "read-only") {
     throw new UsageError(
       "--image runs the agent, the test patch and the tests in one container: --mode read-only would keep the test patch out; use workspace-write",
@@ -179,7 +186,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       makeModel,
       mode,
       network: values.network ?? false,
-      reads: parseReadFlags(values, io),
+      reads,
       maxSteps,
       testCommand: values["test-command"],
       image,

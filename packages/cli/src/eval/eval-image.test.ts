@@ -150,6 +150,45 @@ describe.skipIf(skip !== undefined)("pleach eval --image", () => {
   }, 120_000);
 });
 
+describe("pleach eval --image, its command line", () => {
+  it("says what is wrong: an unknown placeholder, read-only, read flags, a lone --sandbox-image", async () => {
+    const refused = async (...args: string[]) => {
+      const { code, stderr } = await runCli([
+        "eval",
+        "--dataset",
+        "mini",
+        "--model",
+        "gold",
+        ...args,
+      ]);
+      expect(code).toBe(2);
+      return stderr;
+    };
+    expect(await refused("--image", "x/{id}")).toContain(
+      "unknown placeholder {id}; use {instance_id} or {hub_id}",
+    );
+    expect(await refused("--image", "x/{hub_id}", "--mode", "read-only")).toContain(
+      "--mode read-only would keep the test patch out",
+    );
+    expect(await refused("--image", "x/{hub_id}", "--hide-read", "/srv")).toContain(
+      "--image containers hold only the image's",
+    );
+    expect(await refused("--sandbox-image", "pleach-sandbox:dev")).toContain(
+      "--sandbox-image goes with --image",
+    );
+  });
+
+  it("names SWE-bench's images from the instance", () => {
+    const instance = { instance_id: "Django__django-11099" } as Parameters<typeof imageFor>[1];
+    expect(imageFor("swebench/sweb.eval.x86_64.{hub_id}:latest", instance)).toBe(
+      "swebench/sweb.eval.x86_64.django_1776_django-11099:latest",
+    );
+    expect(imageFor("sweb.eval.x86_64.{instance_id}:latest", instance)).toBe(
+      "sweb.eval.x86_64.django__django-11099:latest",
+    );
+  });
+});
+
 if (skip !== undefined) {
   describe("pleach eval --image", () => {
     it.skip(`skipped: ${skip}`, () => {});
