@@ -393,6 +393,20 @@ describe("math", () => {
     variants: [
       { name: "default", command: mochaBinary, args: [], environment: { NO_COLOR: "1" } },
       { name: "color", command: mochaBinary, args: [], environment: { FORCE_COLOR: "1" } },
+      // mocha's TAP reporter ends with `# pass` and `# fail` only; its skips are `# SKIP` points.
+      {
+        name: "tap",
+        command: mochaBinary,
+        args: ["--reporter", "tap"],
+        environment: { NO_COLOR: "1" },
+        expected: {
+          runner: "tap",
+          passed: 3,
+          failed: 1,
+          skipped: 2,
+          failures: ["math division divides"],
+        },
+      },
     ],
   });
 }
