@@ -47,11 +47,13 @@ export const EVAL_HELP = `Usage: ${EVAL_USAGE}
 
 Evaluate an agent the way SWE-bench does. For each instance (one JSON object per line:
 instance_id, repo, base_commit, problem_statement, test_patch, FAIL_TO_PASS, PASS_TO_PASS,
-and optionally patch and test_command), in a fresh sandboxed workspace: clone the repo with
-git_clone (a local path or file:// URL works offline; owner/name means GitHub and needs
---network), check out base_commit, let the agent work on the problem statement, apply the
-test patch, run the tests, and call the instance resolved when every FAIL_TO_PASS and
-PASS_TO_PASS test passes. Progress goes to stderr; a table (or JSON) to stdout.
+and optionally version, patch and test_command), in a fresh sandboxed workspace: clone the
+repo with git_clone (a git URL or a local path works offline; owner/name means GitHub and
+needs --network, unless a folder of that path exists here), check out base_commit, let the
+agent work on the problem statement, apply the test patch, run the tests (SWE-bench's own
+command for its repositories), read them as SWE-bench's harness does, and resolve by its rules.
+A timeout, or output naming no test, is an error. Progress goes to stderr; a table (or JSON)
+to stdout.
 
 Options:
   --model SPEC          gold    apply each instance's reference patch (through apply_diff)
@@ -61,7 +63,8 @@ Options:
   --model-name NAME     the model name to send to a <base-url> server
   --dataset mini        build and run the bundled mini dataset (5 small local repositories)
   --dataset-dir DIR     build the mini dataset into DIR and keep it (default: a temporary folder)
-  --test-command CMD    the test command for instances without test_command
+  --test-command CMD    the test command for instances without test_command (default:
+                        SWE-bench's, for SWE-bench Lite's and Verified's repositories)
   --concurrency N       instances run at once (default: 4)
   --max-steps N         the most model calls per instance (default: 50)
   --mode MODE           the agent's sandbox mode (default: workspace-write)
@@ -156,6 +159,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       reads: parseReadFlags(values, io),
       maxSteps,
       testCommand: values["test-command"],
+      cwd: io.cwd,
     });
     const json = `${JSON.stringify(report, null, 2)}\n`;
     if (values.output !== undefined) await writeFile(path.resolve(io.cwd, values.output), json);
