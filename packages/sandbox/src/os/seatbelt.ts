@@ -23,7 +23,7 @@ const MACH_SERVICES = [
 /**
  * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere but the hidden paths, write only to the
  * workspace (`workspace-write`) and the temporary folders, never to protected paths, no network
- * unless allowed and never host Unix sockets. Seatbelt matches paths rather than mounts, so a
+ * unless allowed (with a domain policy: only the proxy's loopback port), and never host Unix sockets. Seatbelt matches paths rather than mounts, so a
  * missing protected path needs no placeholder, and a `.git` anywhere below the root is covered by
  * one pattern, also one created later.
  *
@@ -63,7 +63,12 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
     ...protectedFilters.map((filter) => `    ${filter}`),
     "  ))",
   );
-  if (policy.network) {
+  if (typeof policy.network === "object") {
+    // Only the domain proxy, which listens on this port of the host's loopback.
+    lines.push(
+      `(allow network-outbound (remote ip ${quote(`localhost:${policy.network.proxyPort}`)}))`,
+    );
+  } else if (policy.network) {
     lines.push(
       "(allow network-outbound (remote ip))",
       "(allow network-inbound (local ip))",
