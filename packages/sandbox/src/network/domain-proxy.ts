@@ -139,78 +139,82 @@ export async function startDomainProxy({
     return address;
   };
 
-  const server = http.createServer({ maxHeaderSize: 16 * 1024 }, (request, response) => {
-    track(request.socket);
-    const send = (status: number, body: string) => {
-      if (!response.headersSent) {
-        response.writeHead(status, {
-          "content-type": "text/plain; charset=utf-8",
-          connection: "close",
-        });
-      }
-      response.end(`${body}\n`);
-    };
-    let target: URL | undefined;
-    try {
-      target = new URL(request.url ?? "");
-    } catch {
-      target = undefined;
-    }
-    const authority = target?.protocol === "http:" ? parseHostPort(target.host) : undefined;
-    if (target === undefined || authority === undefined || target.username || target.password) {
-      send(
-        400,
-        "pleach's proxy takes CONNECT host:port, or a plain-http request with an absolute URL (GET http://host/path); set HTTP_PROXY and HTTPS_PROXY to it",
-      );
-      return;
-    }
-    const port = authority.port ?? 80;
-    const record: ProxyRequest = {
-      method: request.method ?? "GET",
-      host: authority.host,
-      port,
-      connected: false,
-    };
-    void admit(record, send).then((address) => {
-      if (address === undefined) return;
-      const headers: http.OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(request.headers)) {
-        if (!HOP_HEADERS.has(name)) headers[name] = value;
-      }
-      // The Host is the URL's: a request cannot name one host to the proxy and another upstream.
-      headers.host = target.host;
-      headers.connection = "close";
-      const upstream = http.request({
-        host: address,
-        port,
-        method: request.method,
-        path: `${target.pathname}${target.search}`,
-        headers,
-        agent: false,
-        setHost: false,
-      });
-      upstream.on("socket", (socket) => {
-        track(socket);
-        socket.once("connect", () => {
-          record.connected = true;
-        });
-      });
-      upstream.on("response", (answer) => {
-        const passed: http.OutgoingHttpHeaders = {};
-        for (const [name, value] of Object.entries(answer.headers)) {
-          if (!HOP_HEADERS.has(name)) passed[name] = value;
+  // The Host header is not needed: a request is judged and sent by its URL.
+  const server = http.createServer(
+    { maxHeaderSize: 16 * 1024, requireHostHeader: false },
+    (request, response) => {
+      track(request.socket);
+      const send = (status: number, body: string) => {
+        if (!response.headersSent) {
+          response.writeHead(status, {
+            "content-type": "text/plain; charset=utf-8",
+            connection: "close",
+          });
         }
-        response.writeHead(answer.statusCode ?? 502, passed);
-        answer.pipe(response);
+        response.end(`${body}\n`);
+      };
+      let target: URL | undefined;
+      try {
+        target = new URL(request.url ?? "");
+      } catch {
+        target = undefined;
+      }
+      const authority = target?.protocol === "http:" ? parseHostPort(target.host) : undefined;
+      if (target === undefined || authority === undefined || target.username || target.password) {
+        send(
+          400,
+          "pleach's proxy takes CONNECT host:port, or a plain-http request with an absolute URL (GET http://host/path); set HTTP_PROXY and HTTPS_PROXY to it",
+        );
+        return;
+      }
+      const port = authority.port ?? 80;
+      const record: ProxyRequest = {
+        method: request.method ?? "GET",
+        host: authority.host,
+        port,
+        connected: false,
+      };
+      void admit(record, send).then((address) => {
+        if (address === undefined) return;
+        const headers: http.OutgoingHttpHeaders = {};
+        for (const [name, value] of Object.entries(request.headers)) {
+          if (!HOP_HEADERS.has(name)) headers[name] = value;
+        }
+        // The Host is the URL's: a request cannot name one host to the proxy and another upstream.
+        headers.host = target.host;
+        headers.connection = "close";
+        const upstream = http.request({
+          host: address,
+          port,
+          method: request.method,
+          path: `${target.pathname}${target.search}`,
+          headers,
+          agent: false,
+          setHost: false,
+        });
+        upstream.on("socket", (socket) => {
+          track(socket);
+          socket.once("connect", () => {
+            record.connected = true;
+          });
+        });
+        upstream.on("response", (answer) => {
+          const passed: http.OutgoingHttpHeaders = {};
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (!HOP_HEADERS.has(name)) passed[name] = value;
+          }
+          response.writeHead(answer.statusCode ?? 502, passed);
+          answer.pipe(response);
+        });
+        upstream.on("error", (error) => {
+          record.error ??= (error as NodeJS.ErrnoException).code ?? error.message;
+          if (response.headersSent) response.destroy();
+          else send(502, `pleach's proxy could not reach ${target.host}: ${record.error}`);
+        });
+        request.pipe(upstream);
       });
-      upstream.on("error", (error) => {
-        record.error ??= (error as NodeJS.ErrnoException).code ?? error.message;
-        if (response.headersSent) response.destroy();
-        else send(502, `pleach's proxy could not reach ${target.host}: ${record.error}`);
-      });
-      request.pipe(upstream);
-    });
-  });
+    },
+  );
 
   server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
     track(client);
