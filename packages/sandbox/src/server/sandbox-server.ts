@@ -78,14 +78,15 @@ export async function createSandboxServer({
     folders: [rootReal],
     files: hiddenFiles,
   });
+  // Checked now: a wrong domain pattern stops the server from starting, not each sandbox.
+  parseNetworkOption(network);
   const registry = createSandboxRegistry({
     rootReal,
     templateRootReal: templateRoot === undefined ? undefined : await realpath(templateRoot),
     workspacePath,
     wrapper,
     mode,
-    // Checked now: a wrong domain pattern stops the server from starting, not each sandbox.
-    network: parseNetworkOption(network) === false ? false : network,
+    network,
     maxSandboxes,
     maxFileBytes,
     limits: {
