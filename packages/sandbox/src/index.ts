@@ -19,10 +19,10 @@ export type {
 } from "./local-provider.js";
 export { createLocalSandboxProvider } from "./local-provider.js";
 export type { LocalSandbox, LocalSandboxOptions } from "./local-sandbox.js";
+export { createLocalSandbox } from "./local-sandbox.js";
 export type { DomainList, NetworkOption } from "./network/domain-rules.js";
 export { parseNetworkOption } from "./network/domain-rules.js";
 export type { ProxyRequest } from "./network/proxy-log.js";
-export { createLocalSandbox } from "./local-sandbox.js";
 export type {
   CommandInvocation,
   CommandWrapper,

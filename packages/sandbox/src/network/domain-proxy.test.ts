@@ -223,13 +223,13 @@ describe("the domain proxy", () => {
     const run = promisify(execFile);
     const failure = await run(
       "/bin/bash",
-      forwardingShell(["-c", "echo RAN"], "/nonexistent/node"),
+      forwardingShell(["-c", "echo RAN"], "/nonexistent/perl"),
     ).catch((error: { code: number; stdout: string; stderr: string }) => error);
     expect(failure).toMatchObject({
       code: 126,
       stdout: "",
       stderr: expect.stringContaining(
-        "the network proxy forwarder did not start in the sandbox (/nonexistent/node exited)",
+        "the network proxy forwarder did not start in the sandbox (/nonexistent/perl exited)",
       ),
     });
   });
