@@ -5,10 +5,10 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import {
   type CommandInput,
   counted,
-  parseCommandLine,
-  parseMode,
   domainOptionsHelp,
   NETWORK_OPTIONS,
+  parseCommandLine,
+  parseMode,
   parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,

@@ -8,6 +8,7 @@ import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host
 import {
   type CommandInput,
   counted,
+  domainOptionsHelp,
   openWorkspace,
   parseCommandLine,
   parseMode,
@@ -15,7 +16,6 @@ import {
   parseReadFlags,
   parseToolName,
   readBearerToken,
-  domainOptionsHelp,
   readOptionsHelp,
   UsageError,
   VERSION,

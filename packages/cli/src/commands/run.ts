@@ -8,12 +8,12 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import {
   type CommandInput,
+  domainOptionsHelp,
   openWorkspace,
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
   parseReadFlags,
-  domainOptionsHelp,
   readOptionsHelp,
   UsageError,
   WORKSPACE_OPTIONS,

@@ -4,10 +4,10 @@ import { createCommandWrapper, createSandboxServer } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CommandInput,
-  parseCommandLine,
-  parseMode,
   domainOptionsHelp,
   NETWORK_OPTIONS,
+  parseCommandLine,
+  parseMode,
   parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,

@@ -44,7 +44,7 @@ const SPECIAL_ADDRESSES: readonly [string, number, "ipv4" | "ipv6", string][] = 
 ];
 
 /** The kind of special address `address` is ({@link SPECIAL_ADDRESSES}), if it is one. */
-export function specialAddressKind(address: string): string | undefined {
+function specialAddressKind(address: string): string | undefined {
   const family = net.isIPv6(address) ? "ipv6" : "ipv4";
   for (const [prefix, bits, type, kind] of SPECIAL_ADDRESSES) {
     const list = new net.BlockList();

@@ -43,7 +43,7 @@ export type DomainDecision =
   | { allowed: false; rule: "not-allowed" }
   | { allowed: false; rule: "denied"; pattern: DomainPattern };
 
-export const ACCEPTED_PATTERNS =
+const ACCEPTED_PATTERNS =
   "a host name (registry.npmjs.org), *. and a domain for every name below it (*.github.com), " +
   "or an IP address (10.0.0.5, [fd00::1]), each optionally followed by :PORT (example.com:8443)";
 

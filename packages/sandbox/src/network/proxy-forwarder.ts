@@ -93,7 +93,7 @@ const PROXY_VARIABLES = [
  * `http.proxy` from `GIT_CONFIG_*`; Node's `fetch` follows the others with `NODE_USE_ENV_PROXY`
  * (Node 24 and later).
  */
-export function proxyEnvironment(port: number): Record<string, string> {
+function proxyEnvironment(port: number): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
   const environment: Record<string, string> = {};
   for (const name of PROXY_VARIABLES) environment[name] = url;
