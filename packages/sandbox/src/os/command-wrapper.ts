@@ -139,7 +139,8 @@ export interface CommandWrapperOptions {
    * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
    * command left before the next one starts, empties its private folders, and stops after
    * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside) and `/usr/bin/mkfifo`;
-   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own.
+   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own, as
+   * does every command with a domain list (its proxy and the proxy's log are its own).
    * @default true
    */
   warmSandbox?: boolean;
