@@ -5,8 +5,11 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import {
   type CommandInput,
   counted,
+  domainOptionsHelp,
+  NETWORK_OPTIONS,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,
   readOptionsHelp,
@@ -29,7 +32,7 @@ export const EVAL_OPTIONS = {
   concurrency: { type: "string" },
   "max-steps": { type: "string" },
   mode: { type: "string" },
-  network: { type: "boolean" },
+  ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
   output: { type: "string" },
   json: { type: "boolean" },
@@ -39,8 +42,8 @@ export const EVAL_OPTIONS = {
 /** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
-    [--mode MODE] [--network] [--output FILE] [--json] [--hide-read PATH]...
-    [--allow-read PATH]...`;
+    [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
+    [--output FILE] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
@@ -69,6 +72,7 @@ Options:
   --max-steps N         the most model calls per instance (default: 50)
   --mode MODE           the agent's sandbox mode (default: workspace-write)
   --network             let sandboxed commands reach the network (remote repositories)
+${domainOptionsHelp(24)}
   --output FILE         also write the JSON report to FILE
   --json                print the JSON report instead of the table
 ${readOptionsHelp(24)}
@@ -155,7 +159,7 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       progress: io.stderr,
       makeModel,
       mode,
-      network: values.network ?? false,
+      network: parseNetworkFlags(values, "eval"),
       reads: parseReadFlags(values, io),
       maxSteps,
       testCommand: values["test-command"],

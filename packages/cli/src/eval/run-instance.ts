@@ -10,7 +10,11 @@ import {
   createRunTestsTool,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
-import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
+import {
+  createLocalSandbox,
+  createLocalSandboxProvider,
+  type NetworkOption,
+} from "@pleach/sandbox";
 import type { ReadFlags } from "../cli-support.js";
 import { git } from "./git.js";
 import { gradeInstance } from "./grading.js";
@@ -25,8 +29,8 @@ export interface EvaluateInstanceOptions {
   makeModel: (instance: EvalInstance) => ModelAdapter;
   /** The agent's sandbox mode. */
   mode: SandboxMode;
-  /** Whether sandboxed commands may reach the network (remote repositories). */
-  network: boolean;
+  /** Which network sandboxed commands may reach (remote repositories): `--network` or domains. */
+  network: NetworkOption;
   /** Paths hidden from sandboxed commands besides the defaults, and those given back. @default none */
   reads?: ReadFlags;
   maxSteps: number;
