@@ -145,6 +145,25 @@ export const networkAttacks: AttackCases = (fixture, it) => {
     }
   });
 
+  it("cannot reach a host daemon's Unix socket in a folder it can read (found in /proc/net/unix)", async () => {
+    // Not named by any variable nor in a known socket folder: only the kernel's table knows it.
+    const socketPath = path.join(fixture.outside, "daemon.sock");
+    const server = await listenStream({ path: socketPath });
+    try {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        [attempt(connectUnix(socketPath)), `test -S ${quote(socketPath)} && echo seen`].join("\n"),
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout).not.toContain("seen");
+      expect(server.received).toEqual(["marker"]);
+      expect(await fixture.state()).toEqual(before);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("cannot reach a host process's Unix socket inside the workspace", async () => {
     const socketPath = path.join(fixture.root, "dev-server.sock");
     const server = await listenStream({ path: socketPath });
