@@ -41,6 +41,9 @@ export function syntaxLanguageOf(filePath: string): SyntaxLanguage | undefined {
   return LANGUAGE_BY_EXTENSION[path.extname(filePath).toLowerCase()];
 }
 
+/** How long one parse may take before the file is passed over, in microseconds. */
+const PARSE_TIMEOUT_MICROS = 2_000_000;
+
 let runtime: Promise<void> | undefined;
 const parsers = new Map<SyntaxLanguage, Promise<Parser | undefined>>();
 
@@ -71,6 +74,7 @@ async function loadParser(language: SyntaxLanguage): Promise<Parser | undefined>
     const grammar = await Parser.Language.load(path.join(grammars, `tree-sitter-${language}.wasm`));
     const parser = new Parser();
     parser.setLanguage(grammar);
+    parser.setTimeoutMicros(PARSE_TIMEOUT_MICROS);
     return parser;
   } catch {
     return undefined;

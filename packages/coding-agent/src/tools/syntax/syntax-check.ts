@@ -3,7 +3,8 @@ import { isToolError, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
 import { parserFor, syntaxLanguageOf } from "./grammars.js";
-import { introducedErrors, syntaxErrorLines } from "./syntax-errors.js";
+import { errorsAcrossEdit } from "./kept-trees.js";
+import { introducedErrors } from "./syntax-errors.js";
 
 /** Files larger than this, before or after the change, are not checked. */
 export const MAX_SYNTAX_CHECK_BYTES = 1024 * 1024;
@@ -58,7 +59,7 @@ export interface SyntaxChange {
  * extension). Runs on the host over the texts the tool holds; never runs anything of the
  * workspace. A file without a grammar, over {@link MAX_SYNTAX_CHECK_BYTES}, or whose grammar
  * cannot load is passed over silently. The text after is parsed first, and the text before only
- * when that has errors, so a clean edit costs one parse.
+ * when that has errors (see {@link errorsAcrossEdit} for the trees kept between edits).
  */
 async function checkSyntax(changes: readonly SyntaxChange[]): Promise<FileSyntaxErrors[]> {
   const reports: FileSyntaxErrors[] = [];
@@ -68,13 +69,11 @@ async function checkSyntax(changes: readonly SyntaxChange[]): Promise<FileSyntax
     if (tooLarge(before) || tooLarge(after)) continue;
     const parser = await parserFor(language);
     if (parser === undefined) continue;
-    const errorsAfter = syntaxErrorLines(parser, after);
-    if (errorsAfter === undefined || errorsAfter.length === 0) continue;
-    const errorsBefore = syntaxErrorLines(parser, before);
-    if (errorsBefore === undefined) continue;
+    const errors = errorsAcrossEdit(parser, `${language}:${path}`, before, after);
+    if (errors === undefined || errors === "clean") continue;
     const introduced = introducedErrors(
-      { text: before, errors: errorsBefore },
-      { text: after, errors: errorsAfter },
+      { text: before, errors: errors.before },
+      { text: after, errors: errors.after },
     );
     if (introduced.length === 0) continue;
     reports.push({ path, count: introduced.length, errors: introduced.slice(0, LISTED_ERRORS) });

@@ -6,9 +6,6 @@ export interface SyntaxErrorLine {
   message: string;
 }
 
-/** How long one parse may take before the file is passed over, in microseconds. */
-const PARSE_TIMEOUT_MICROS = 2_000_000;
-
 /**
  * The lines of `text` that hold a syntax error, one entry per line (the first error on it), in
  * order. Errors are the parser's MISSING nodes (a token it had to assume, such as a closing
@@ -16,7 +13,6 @@ const PARSE_TIMEOUT_MICROS = 2_000_000;
  * ERROR node that holds other errors is represented by them. `undefined` when the parse gave up.
  */
 export function syntaxErrorLines(parser: Parser, text: string): SyntaxErrorLine[] | undefined {
-  parser.setTimeoutMicros(PARSE_TIMEOUT_MICROS);
   let tree: Parser.Tree | null | undefined;
   try {
     tree = parser.parse(text);
@@ -25,12 +21,17 @@ export function syntaxErrorLines(parser: Parser, text: string): SyntaxErrorLine[
   }
   if (tree === null || tree === undefined) return undefined;
   try {
-    const found = new Map<number, string>();
-    collectErrors(tree.rootNode, found);
-    return [...found].sort(([a], [b]) => a - b).map(([line, message]) => ({ line, message }));
+    return errorLinesOf(tree);
   } finally {
     tree.delete();
   }
+}
+
+/** The error lines of a parsed tree (see {@link syntaxErrorLines}). */
+export function errorLinesOf(tree: Parser.Tree): SyntaxErrorLine[] {
+  const found = new Map<number, string>();
+  collectErrors(tree.rootNode, found);
+  return [...found].sort(([a], [b]) => a - b).map(([line, message]) => ({ line, message }));
 }
 
 function collectErrors(node: Parser.SyntaxNode, found: Map<number, string>): void {
