@@ -1,8 +1,6 @@
-import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { useTempDir } from "@pleach/core/testing";
-import { createLocalSandbox } from "@pleach/sandbox";
 import { describe, expect, it } from "vitest";
+import { localWorkspace } from "../../test-support/local-workspace.js";
 import { createEditFileTool } from "../edit-file.js";
 import { parserFor, type SyntaxLanguage, syntaxLanguageOf } from "./grammars.js";
 
@@ -171,16 +169,8 @@ const CASES: LanguageCase[] = [
 ];
 
 async function setup() {
-  const root = await useTempDir("pleach-syntax-");
-  const client = await createLocalSandbox({ root, mode: "workspace-write" });
-  const file = (name: string) => path.join(root, name);
-  return {
-    tool: createEditFileTool(client),
-    put: async (name: string, content: string) => {
-      await writeFile(file(name), content);
-    },
-    bytes: (name: string) => readFile(file(name)),
-  };
+  const workspace = await localWorkspace();
+  return { ...workspace, tool: createEditFileTool(workspace.client) };
 }
 
 function broken(language: LanguageCase): string {

@@ -1,41 +1,25 @@
-import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { useTempDir } from "@pleach/core/testing";
-import { createLocalSandbox } from "@pleach/sandbox";
 import { describe, expect, it } from "vitest";
+import { localWorkspace } from "../../test-support/local-workspace.js";
 import { createApplyDiffTool } from "../apply-diff.js";
 import { createEditFileTool } from "../edit-file.js";
 import { createWriteFileTool } from "../write-file.js";
 import { MAX_SYNTAX_CHECK_BYTES } from "./syntax-check.js";
 
 const MODULE = [
-  "export function total(items: number[]): number {",
-  "  let sum = 0;",
-  "  for (const item of items) {",
-  "    sum += item;",
+  "export class Counter {",
+  "  private count = 0;",
+  "  add(step: number): void {",
+  "    this.count += step;",
   "  }",
-  "  return sum;",
   "}",
   "",
 ].join("\n");
 
 const SCRIPT = ["def total(items):", "    return sum(items)", ""].join("\n");
 
-async function setup() {
-  const root = await useTempDir("pleach-syntax-");
-  const client = await createLocalSandbox({ root, mode: "workspace-write" });
-  const file = (name: string) => path.join(root, name);
-  return {
-    client,
-    put: (name: string, content: string) => writeFile(file(name), content),
-    bytes: (name: string) => readFile(file(name)),
-    text: (name: string) => readFile(file(name), "utf8"),
-  };
-}
-
 describe("write_file's syntax check", () => {
   it("reports the errors of a new file and of a replaced one, but not those it already had", async () => {
-    const { client, put } = await setup();
+    const { client, put } = await localWorkspace();
     const tool = createWriteFileTool(client);
     const created = await tool.execute({ path: "a.ts", content: "const a = (1;\n" });
     expect(created.syntaxErrors).toEqual([
@@ -53,13 +37,13 @@ describe("write_file's syntax check", () => {
   });
 
   it("refuses with rejectSyntaxErrors and leaves the file as it was", async () => {
-    const { client, put, bytes } = await setup();
+    const { client, put, bytes } = await localWorkspace();
     await put("b.ts", MODULE);
     const before = await bytes("b.ts");
     await expect(
       createWriteFileTool(client).execute({
         path: "b.ts",
-        content: MODULE.replace("sum += item;", "sum += (item;"),
+        content: MODULE.replace("this.count += step;", "this.count += (step;"),
         rejectSyntaxErrors: true,
       }),
     ).rejects.toMatchObject({
@@ -72,7 +56,7 @@ describe("write_file's syntax check", () => {
   });
 
   it("passes over files without a parser, base64 content and files over the size bound", async () => {
-    const { client } = await setup();
+    const { client } = await localWorkspace();
     const tool = createWriteFileTool(client);
     const plain = await tool.execute({ path: "notes.txt", content: "const a = (1;\n" });
     expect(plain.syntaxErrors).toBeUndefined();
@@ -92,7 +76,7 @@ describe("write_file's syntax check", () => {
 
 describe("edit_file's syntax check", () => {
   it("checks a file written whole with an empty old, against what it held", async () => {
-    const { client, put } = await setup();
+    const { client, put } = await localWorkspace();
     await put("a.py", "def f(:\n    pass\n");
     const tool = createEditFileTool(client);
     const kept = await tool.execute({ path: "a.py", old: "", new: "# x\ndef f(:\n    pass\n" });
@@ -104,7 +88,7 @@ describe("edit_file's syntax check", () => {
   });
 
   it("lists the first five new errors and counts the rest", async () => {
-    const { client, put } = await setup();
+    const { client, put } = await localWorkspace();
     const lines = Array.from({ length: 8 }, (_, index) => `f(${index});`);
     await put("a.ts", `${lines.join("\n")}\n`);
     const tool = createEditFileTool(client);
@@ -124,8 +108,8 @@ describe("edit_file's syntax check", () => {
 const TWO_FILES = `--- a/a.ts
 +++ b/a.ts
 @@ -2,1 +2,1 @@
--  let sum = 0;
-+  let sum = 1;
+-  private count = 0;
++  private count = 1;
 --- a/b.py
 +++ b/b.py
 @@ -2,1 +2,1 @@
@@ -135,7 +119,7 @@ const TWO_FILES = `--- a/a.ts
 
 describe("apply_diff's syntax check", () => {
   it("reports the file a multi-file diff broke, with its line", async () => {
-    const { client, put, text } = await setup();
+    const { client, put, text } = await localWorkspace();
     await put("a.ts", MODULE);
     await put("b.py", SCRIPT);
     const tool = createApplyDiffTool(client);
@@ -150,7 +134,7 @@ describe("apply_diff's syntax check", () => {
   });
 
   it("with rejectSyntaxErrors refuses the whole diff when one file breaks: neither is written", async () => {
-    const { client, put, bytes } = await setup();
+    const { client, put, bytes } = await localWorkspace();
     await put("a.ts", MODULE);
     await put("b.py", SCRIPT);
     const before = { a: await bytes("a.ts"), b: await bytes("b.py") };
@@ -168,11 +152,11 @@ describe("apply_diff's syntax check", () => {
   });
 
   it("applies a diff that breaks nothing with rejectSyntaxErrors, and reports nothing", async () => {
-    const { client, put } = await setup();
+    const { client, put } = await localWorkspace();
     await put("a.ts", MODULE);
     const output = await createApplyDiffTool(client).execute({
       path: "a.ts",
-      diff: "@@ -2,1 +2,1 @@\n-  let sum = 0;\n+  let sum = 1;\n",
+      diff: "@@ -2,1 +2,1 @@\n-  private count = 0;\n+  private count = 1;\n",
       rejectSyntaxErrors: true,
     });
     expect(output).toMatchObject({ hunksApplied: 1 });
@@ -180,11 +164,11 @@ describe("apply_diff's syntax check", () => {
   });
 
   it('checks what engine "patch" wrote, and refuses rejectSyntaxErrors with it', async () => {
-    const { client, put, bytes } = await setup();
+    const { client, put, bytes } = await localWorkspace();
     await put("b.py", SCRIPT);
     const tool = createApplyDiffTool(client);
     const diff =
-      "--- b.py\n+++ b.py\n@@ -1,2 +1,2 @@\n-def total(items):\n+def total(items:\n     return sum(items)\n";
+      "--- b.py\n+++ b.py\n@@ -1,2 +1,2 @@\n def total(items):\n-    return sum(items)\n+    return sum(items))\n";
     const before = await bytes("b.py");
     await expect(
       tool.execute({ engine: "patch", path: "b.py", diff, rejectSyntaxErrors: true }),
