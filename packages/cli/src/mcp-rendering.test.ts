@@ -147,6 +147,32 @@ describe.each(Object.entries(sdks))(
       expect(overMcp).toMatchObject({ isError: true, _meta: { "pleach/errorCode": "NO_MATCH" } });
     });
 
+    it("a write that leaves a syntax error: the line that says so, or the refusal asked for", async () => {
+      const content = "export const a = (1;\n";
+      const args = { path: "src/broken.ts", content, rejectSyntaxErrors: true };
+      const { overMcp, inProcess } = await both("write_file", args);
+      expect(inProcess).toMatchObject({ error: true, code: "SYNTAX_ERROR" });
+      expect(text(overMcp)).toBe(inProcess.output);
+      expect(overMcp).toMatchObject({
+        isError: true,
+        _meta: { "pleach/errorCode": "SYNTAX_ERROR" },
+      });
+      const written = await client.callTool({
+        name: "write_file",
+        arguments: { path: "src/broken.ts", content },
+      });
+      const tool = toolset.get("write_file");
+      if (tool === undefined) throw new Error("write_file is missing");
+      const rendered = renderToolResult({
+        ok: true,
+        result: tool.toModelOutput(written.structuredContent as never),
+      });
+      expect(text(written)).toBe(rendered.output);
+      expect(text(written)).toMatch(
+        /\nThe write left a syntax error in src\/broken\.ts at line 1 \(.+\); fix it before running the code\.$/,
+      );
+    });
+
     it("run_tests with a failure: counts and failing names first, flagged isError", async () => {
       const { overMcp, inProcess } = await both("run_tests", { command: "node --test" });
       expect(inProcess.error).toBe(true);

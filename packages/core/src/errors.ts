@@ -29,6 +29,8 @@ export type ToolErrorCode =
   | "AMBIGUOUS_MATCH"
   /** A diff or edit could not be applied as a whole. */
   | "CONFLICT"
+  /** An edit would leave a file with syntax errors it did not have, and the call asked to refuse such edits. */
+  | "SYNTAX_ERROR"
   /**
    * A write to an existing file the model has not read in this session, or that changed on disk
    * since it read it; read it again, then redo the change.

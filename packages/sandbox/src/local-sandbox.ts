@@ -10,6 +10,8 @@ import type {
   SandboxMode,
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
+import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
+import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
@@ -29,10 +31,13 @@ export interface LocalSandboxOptions {
    */
   mode?: SandboxMode;
   /**
-   * Whether commands may reach the network (in `danger-full-access` they always can).
+   * Which network commands may reach (in `danger-full-access`, all of it): none (`false`), all
+   * (`true`), or only the hosts of `{ allowDomains, denyDomains? }` through a proxy on the host
+   * (`*.` wildcards and `:PORT` accepted, a denied pattern winning). A refused request gets a 403,
+   * and a command that fails after one gets a line naming the rule in `sandboxNotes`.
    * @default false
    */
-  network?: boolean;
+  network?: NetworkOption;
   /**
    * Time limit of a command when the call gives none, in milliseconds.
    * @default 600_000
@@ -107,6 +112,7 @@ export async function createLocalSandbox({
       "hideReads and allowReads belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
+  const networkAccess = parseNetworkOption(network);
   const commandWrapper =
     givenWrapper ??
     createCommandWrapper({
@@ -178,7 +184,7 @@ export async function createLocalSandbox({
         cwd: directory,
         mode,
         env,
-        network,
+        network: networkAccess,
       });
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
@@ -186,7 +192,7 @@ export async function createLocalSandbox({
       const confinedByBubblewrap =
         mode !== "danger-full-access" && commandWrapper.backend === "bubblewrap";
       try {
-        return await runProcess(invocation, {
+        const result = await runProcess(invocation, {
           cwd: confinedByBubblewrap ? rootReal : directory,
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
@@ -194,6 +200,11 @@ export async function createLocalSandbox({
           maxOutputBytes,
           onOutput,
         });
+        // A failed command that the domain proxy refused something: say which rule, and the way out.
+        const notes = refusalNotes(invocation.proxyLog ?? []);
+        return result.exitCode !== 0 && notes.length > 0
+          ? { ...result, sandboxNotes: notes }
+          : result;
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
         await invocation.release?.();

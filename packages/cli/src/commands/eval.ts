@@ -5,8 +5,11 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import {
   type CommandInput,
   counted,
+  domainOptionsHelp,
+  NETWORK_OPTIONS,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,
   readOptionsHelp,
@@ -32,7 +35,7 @@ export const EVAL_OPTIONS = {
   concurrency: { type: "string" },
   "max-steps": { type: "string" },
   mode: { type: "string" },
-  network: { type: "boolean" },
+  ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
   image: { type: "string" },
   "sandbox-image": { type: "string" },
@@ -45,21 +48,23 @@ export const EVAL_OPTIONS = {
 /** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
-    [--mode MODE] [--network] [--image TEMPLATE [--sandbox-image NAME]]
-    [--output FILE] [--html FILE] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
+    [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
+    [--image TEMPLATE [--sandbox-image NAME]] [--output FILE] [--html FILE] [--json]
+    [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
 
 Evaluate an agent the way SWE-bench does. For each instance (one JSON object per line:
 instance_id, repo, base_commit, problem_statement, test_patch, FAIL_TO_PASS, PASS_TO_PASS,
-and optionally patch and test_command), in a fresh sandboxed workspace: clone the repo with
-git_clone (a local path or file:// URL works offline; owner/name means GitHub and needs
---network), check out base_commit, let the agent work on the problem statement, apply the
-test patch, run the tests, and call the instance resolved when every FAIL_TO_PASS and
-PASS_TO_PASS test passes. With --image, each instance runs in its Docker image instead,
-whose /testbed already holds the repository at base_commit. Progress goes to stderr; a
-table (or JSON) to stdout.
+and optionally version, patch and test_command), in a fresh sandboxed workspace: clone the
+repo with git_clone (a git URL or a local path works offline; owner/name means GitHub and
+needs --network, unless a folder of that path exists here), check out base_commit, let the
+agent work on the problem statement, apply the test patch, run the tests (SWE-bench's own
+command for its repositories), read them as SWE-bench's harness does, and resolve by its rules.
+A timeout, or output naming no test, is an error. With --image, each instance runs in its
+Docker image instead, whose /testbed already holds the repository at base_commit. Progress
+goes to stderr; a table (or JSON) to stdout.
 
 Options:
   --model SPEC          gold    apply each instance's reference patch (through apply_diff)
@@ -69,11 +74,13 @@ Options:
   --model-name NAME     the model name to send to a <base-url> server
   --dataset mini        build and run the bundled mini dataset (5 small local repositories)
   --dataset-dir DIR     build the mini dataset into DIR and keep it (default: a temporary folder)
-  --test-command CMD    the test command for instances without test_command
+  --test-command CMD    the test command for instances without test_command (default:
+                        SWE-bench's, for SWE-bench Lite's and Verified's repositories)
   --concurrency N       instances run at once (default: 4)
   --max-steps N         the most model calls per instance (default: 50)
   --mode MODE           the agent's sandbox mode (default: workspace-write)
   --network             let sandboxed commands reach the network (remote repositories)
+${domainOptionsHelp(24)}
   --image TEMPLATE      run each instance in its Docker image, whose /testbed holds the
                         repository at base_commit (no clone); {instance_id} and {hub_id}
                         name it: SWE-bench's images are
@@ -139,6 +146,13 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
   });
   const image = parseImage(values);
   const reads = parseReadFlags(values, io);
+  const network = parseNetworkFlags(values, "eval");
+  if (image !== undefined && typeof network !== "boolean") {
+    throw new UsageError(
+      "--allow-domain and --deny-domain do not reach into --image containers, whose network is all or nothing: use --network, or neither",
+      { command: "eval" },
+    );
+  }
   if (image !== undefined && reads.hideReads.length + reads.allowReads.length > 0) {
     throw new UsageError(
       "--hide-read and --allow-read apply to this machine's files; --image containers hold only the image's: leave them out",
@@ -185,10 +199,11 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       progress: io.stderr,
       makeModel,
       mode,
-      network: values.network ?? false,
+      network,
       reads,
       maxSteps,
       testCommand: values["test-command"],
+      cwd: io.cwd,
       image,
     });
     const json = `${JSON.stringify(report, null, 2)}\n`;

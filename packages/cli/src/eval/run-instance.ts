@@ -9,6 +9,7 @@ import { formatAgentEvent } from "../commands/demo.js";
 import { gradeInstance } from "./grading.js";
 import type { EvalInstance } from "./instances.js";
 import type { InstanceDetails, InstanceReport } from "./report.js";
+import { sweBenchTestCommand } from "./swe-bench.js";
 import { changedFiles, instanceWorkspace, type WorkspaceOptions } from "./workspaces.js";
 
 /** Options of {@link evaluateInstance}. */
@@ -16,10 +17,13 @@ export interface EvaluateInstanceOptions extends WorkspaceOptions {
   instance: EvalInstance;
   makeModel: (instance: EvalInstance) => ModelAdapter;
   maxSteps: number;
-  /** The test command of instances without `test_command`. */
+  /** The test command of instances without `test_command`; else SWE-bench's for its repositories. */
   testCommand: string | undefined;
   abortSignal: AbortSignal;
 }
+
+/** How long the instance's tests may run. */
+const TEST_TIMEOUT_MS = 600_000;
 
 function taskFor(instance: EvalInstance): string {
   return `You are working in a git repository (the workspace root). Resolve this issue:
@@ -58,9 +62,11 @@ export async function evaluateInstance({
   const details: InstanceDetails = { repo: instance.repo, testsRan: false, agentLog: [] };
   let release: (() => Promise<void>) | undefined;
   try {
-    const command = instance.test_command ?? testCommand;
+    const command = instance.test_command ?? testCommand ?? sweBenchTestCommand(instance);
     if (command === undefined) {
-      throw new Error("no test command: add test_command to the instance or pass --test-command");
+      throw new Error(
+        "no test command: add test_command to the instance or pass --test-command (SWE-bench's own repositories get theirs from repo and version)",
+      );
     }
     const workspace = await instanceWorkspace(instance, where, abortSignal);
     release = workspace.release;
@@ -92,16 +98,22 @@ export async function evaluateInstance({
       throw new Error(`the test patch did not apply: ${applied.conflicts.join("; ")}`);
     }
     const tests = await createRunTestsTool(workspace.client).execute(
-      { command, timeout: 600_000 },
+      { command, timeout: TEST_TIMEOUT_MS },
       { abortSignal },
     );
     details.testsRan = true;
     details.testOutput = `${tests.stdout}\n${tests.stderr}`;
-    const grade = gradeInstance(instance, details.testOutput);
+    const grade = gradeInstance(instance, {
+      output: details.testOutput,
+      timedOut: tests.timedOut,
+      timeoutMs: TEST_TIMEOUT_MS,
+    });
     report.FAIL_TO_PASS = grade.FAIL_TO_PASS;
     report.PASS_TO_PASS = grade.PASS_TO_PASS;
+    report.statuses = grade.statuses;
     report.resolved = grade.resolved;
-    report.status = grade.resolved ? "resolved" : "unresolved";
+    report.status = grade.status;
+    if (grade.error !== undefined) report.error = grade.error;
   } catch (error) {
     report.status = "error";
     report.error = isToolError(error)

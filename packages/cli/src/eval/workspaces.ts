@@ -6,10 +6,12 @@ import {
   createDockerSandboxProvider,
   createLocalSandbox,
   createLocalSandboxProvider,
+  type NetworkOption,
 } from "@pleach/sandbox";
 import type { ReadFlags } from "../cli-support.js";
 import { git } from "./git.js";
 import type { EvalInstance } from "./instances.js";
+import { repositorySource } from "./repository-source.js";
 
 /** Where an instance is worked on: the agent's sandboxes, and the harness's own client there. */
 export interface InstanceWorkspace {
@@ -24,12 +26,17 @@ export interface InstanceWorkspace {
 export interface WorkspaceOptions {
   /** The agent's sandbox mode. */
   mode: SandboxMode;
-  /** Whether sandboxed commands may reach the network. */
-  network: boolean;
+  /**
+   * Which network sandboxed commands may reach (remote repositories): `--network` or domains
+   * (all or nothing with `image`).
+   */
+  network: NetworkOption;
   /** Paths hidden from sandboxed commands besides the defaults, and those given back. */
   reads: ReadFlags;
   /** `--image`: the image template; each instance then runs in its image, at `/testbed`. */
   image?: { template: string; runtimeImage: string };
+  /** The folder a relative `repo` path is resolved from. @default process.cwd() */
+  cwd?: string;
 }
 
 /** The folder of SWE-bench's evaluation images that holds the repository at `base_commit`. */
@@ -58,13 +65,6 @@ export function imageFor(template: string, instance: EvalInstance): string {
   });
 }
 
-function repoURL(repo: string): string {
-  if (/^[\w.-]+\/[\w.-]+$/.test(repo) && !repo.startsWith(".")) {
-    return `https://github.com/${repo}.git`;
-  }
-  return repo;
-}
-
 /**
  * The workspace of `instance`: with `image`, a container of the instance's image whose `/testbed`
  * must already be at `base_commit` (checked); otherwise a fresh local sandbox into which the
@@ -72,15 +72,22 @@ function repoURL(repo: string): string {
  */
 export async function instanceWorkspace(
   instance: EvalInstance,
-  { mode, network, reads, image }: WorkspaceOptions,
+  { mode, network, reads, image, cwd = process.cwd() }: WorkspaceOptions,
   abortSignal: AbortSignal,
 ): Promise<InstanceWorkspace> {
-  if (image !== undefined) return imageWorkspace(instance, { mode, network, image }, abortSignal);
+  if (image !== undefined) {
+    if (typeof network !== "boolean") {
+      throw new Error(
+        "a domain list does not reach into --image containers: network is all or nothing there",
+      );
+    }
+    return imageWorkspace(instance, { mode, network, image }, abortSignal);
+  }
   const provider = createLocalSandboxProvider({ mode: "workspace-write", network, ...reads });
   const session = await provider.acquire({ abortSignal });
   try {
     await createGitCloneTool(session.client).execute(
-      { url: repoURL(instance.repo), dest: "repo" },
+      { url: await repositorySource(instance.repo, cwd), dest: "repo" },
       { abortSignal },
     );
     const repoRoot = path.join(session.client.root, "repo");
@@ -108,7 +115,9 @@ async function imageWorkspace(
     mode,
     network,
     image,
-  }: Pick<WorkspaceOptions, "mode" | "network"> & Required<Pick<WorkspaceOptions, "image">>,
+  }: Pick<WorkspaceOptions, "mode"> & { network: boolean } & Required<
+      Pick<WorkspaceOptions, "image">
+    >,
   abortSignal: AbortSignal,
 ): Promise<InstanceWorkspace> {
   const name = imageFor(image.template, instance);

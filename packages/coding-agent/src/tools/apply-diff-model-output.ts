@@ -1,4 +1,5 @@
 import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff-schema.js";
+import { syntaxErrorNotes } from "./syntax/syntax-check.js";
 
 /**
  * The text the model reads for an `apply_diff` result: how many hunks applied, each conflict
@@ -6,7 +7,12 @@ import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./apply-diff-schema.j
  * where their `@@` lines said, and how loosely they were matched.
  */
 export function applyDiffModelOutput(output: ApplyDiffOutput): { output: string; error: boolean } {
-  if (output.hunks !== undefined) return engineModelOutput(output);
+  const result = output.hunks !== undefined ? engineModelOutput(output) : patchModelOutput(output);
+  const notes = syntaxErrorNotes("The diff", output.syntaxErrors);
+  return notes.length === 0 ? result : { ...result, output: [result.output, ...notes].join("\n") };
+}
+
+function patchModelOutput(output: ApplyDiffOutput): { output: string; error: boolean } {
   // The patch engine reports only counts and `patch`'s own conflict lines.
   const { hunksApplied, conflicts } = output;
   const applied = `applied ${hunksApplied} hunk(s)`;

@@ -6,6 +6,7 @@ import { applyFilePatch } from "./diff/apply.js";
 import { type FilePatch, parseUnifiedDiff } from "./diff/parse.js";
 import { readTextFile } from "./read-text-file.js";
 import { shellQuote } from "./shell-quote.js";
+import { syntaxCheckBeforeWrite } from "./syntax/syntax-check.js";
 
 /** The refusal of a diff without hunks, by either engine of `apply_diff`. */
 export const NO_HUNKS_MESSAGE =
@@ -18,6 +19,7 @@ interface EngineRequest {
   requestedPath: string;
   diff: string;
   partial: boolean;
+  rejectSyntaxErrors: boolean;
   timeoutMs: number;
   abortSignal: AbortSignal | undefined;
 }
@@ -73,7 +75,7 @@ function resolveTargets(patches: readonly FilePatch[], requestedPath: string): F
  */
 export async function applyWithEngine(
   client: SandboxClient,
-  { requestedPath, diff, partial, timeoutMs, abortSignal }: EngineRequest,
+  { requestedPath, diff, partial, rejectSyntaxErrors, timeoutMs, abortSignal }: EngineRequest,
 ): Promise<ApplyDiffOutput> {
   const patches = parseUnifiedDiff(diff);
   if (patches.length === 0) throw new ToolError("INVALID_INPUT", NO_HUNKS_MESSAGE);
@@ -96,6 +98,17 @@ export async function applyWithEngine(
   );
   const files: NonNullable<ApplyDiffOutput["files"]> = [];
   const changes = results.filter(({ result, original }) => result.text !== (original ?? null));
+  // Checked before anything is written, so that a refusal leaves every file as it was.
+  const syntax = write
+    ? await syntaxCheckBeforeWrite(
+        { toolName: "apply_diff", what: "diff", reject: rejectSyntaxErrors },
+        changes.map(({ target, original, result }) => ({
+          path: target.path,
+          before: original ?? "",
+          after: result.text,
+        })),
+      )
+    : {};
   if (write) {
     // Deletions first: `rm` may be refused (no OS sandbox, read-only), and then nothing else changed.
     for (const { target, original, result } of changes) {
@@ -133,6 +146,7 @@ export async function applyWithEngine(
     conflicts,
     hunks,
     files,
+    ...syntax,
   };
 }
 

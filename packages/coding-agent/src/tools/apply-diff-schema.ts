@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { rejectSyntaxErrorsDescription, syntaxErrorsSchema } from "./syntax/syntax-check.js";
 
 /** Input of `apply_diff`. */
 export const applyDiffInputSchema = z
@@ -28,6 +29,10 @@ export const applyDiffInputSchema = z
       .describe(
         "pleach engine only: apply the hunks that fit even when others conflict (default false: nothing is written unless every hunk applies).",
       ),
+    rejectSyntaxErrors: z
+      .boolean()
+      .optional()
+      .describe(`pleach engine only. ${rejectSyntaxErrorsDescription("diff")}`),
   })
   .strict();
 
@@ -78,6 +83,7 @@ export const applyDiffOutputSchema = z.object({
     )
     .optional()
     .describe("pleach engine: what happened to each file of the diff."),
+  syntaxErrors: syntaxErrorsSchema,
 });
 
 /** Input of `apply_diff`. */

@@ -1,10 +1,16 @@
-import { defineTool, type PluginToolDefinition } from "@pleach/core";
+import path from "node:path";
+import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
 import { applyDiffModelOutput } from "./apply-diff-model-output.js";
 import { applyWithPatch } from "./apply-diff-patch-engine.js";
 import { applyWithEngine } from "./apply-diff-pleach-engine.js";
 import { applyDiffInputSchema, applyDiffOutputSchema } from "./apply-diff-schema.js";
 import { diffFileNames } from "./file-state.js";
+import {
+  readPreviousText,
+  SYNTAX_CHECK_DESCRIPTION,
+  syntaxCheckBeforeWrite,
+} from "./syntax/syntax-check.js";
 
 export { APPLY_DIFF_PATCH_FILE } from "./apply-diff-patch-engine.js";
 export type { ApplyDiffHunkReport, ApplyDiffInput, ApplyDiffOutput } from "./apply-diff-schema.js";
@@ -26,6 +32,7 @@ const DESCRIPTION = [
   "A hunk whose text matches several places is refused rather than guessed (add context lines that occur only where you mean), and a hunk already present is reported, not applied twice. The file keeps its line endings, byte order mark and final newline.",
   "All or nothing: if any hunk conflicts, nothing is written and the result is an error listing each failed hunk (`Hunk #N FAILED ...`) with the closest region of the file and the line that differs; read the file again and send a corrected diff, or use edit_file (`partial: true` applies the hunks that fit and reports the rest).",
   'A diff without hunks, or of several files without path ".", is refused with what to send instead. `engine: "patch"` runs GNU `patch -p0` on the one file instead (with its fuzz, it may apply some hunks and not others).',
+  SYNTAX_CHECK_DESCRIPTION,
 ].join(" ");
 
 /**
@@ -52,13 +59,35 @@ export function createApplyDiffTool(
         target === "." || target === "./" ? diffFileNames(diff) : [target],
     },
     async execute(
-      { path: requestedPath, diff, engine = "pleach", partial = false },
+      { path: requestedPath, diff, engine = "pleach", partial = false, rejectSyntaxErrors = false },
       { abortSignal },
     ) {
       if (engine === "pleach") {
-        return applyWithEngine(client, { requestedPath, diff, partial, timeoutMs, abortSignal });
+        return applyWithEngine(client, {
+          requestedPath,
+          diff,
+          partial,
+          rejectSyntaxErrors,
+          timeoutMs,
+          abortSignal,
+        });
       }
-      return applyWithPatch(client, { requestedPath, diff, timeoutMs, abortSignal });
+      if (rejectSyntaxErrors) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          'rejectSyntaxErrors needs engine "pleach", which checks the files before writing them; `patch` writes as it goes. Leave out engine, or leave out rejectSyntaxErrors.',
+        );
+      }
+      // `patch` changes the file itself: its text is read before and after to check it.
+      const target = path.posix.normalize(requestedPath);
+      const before = await readPreviousText(client, target);
+      const output = await applyWithPatch(client, { requestedPath, diff, timeoutMs, abortSignal });
+      const after = before === undefined ? undefined : await readPreviousText(client, target);
+      if (after === undefined || output.hunksApplied === 0) return output;
+      const syntax = await syntaxCheckBeforeWrite({ toolName: "apply_diff", what: "diff" }, [
+        { path: target, before, after },
+      ]);
+      return { ...output, ...syntax };
     },
     toModelOutput: applyDiffModelOutput,
   });

@@ -8,6 +8,14 @@ import { describeAmbiguous, describeNoMatch, describeTolerantMatch } from "./edi
 import { LineIndex } from "./line-numbers.js";
 import { lineSpan } from "./line-span.js";
 import { readTextFile } from "./read-text-file.js";
+import {
+  readPreviousText,
+  rejectSyntaxErrorsDescription,
+  SYNTAX_CHECK_DESCRIPTION,
+  syntaxCheckBeforeWrite,
+  syntaxErrorNotes,
+  syntaxErrorsSchema,
+} from "./syntax/syntax-check.js";
 
 const editSchema = z
   .object({
@@ -46,6 +54,7 @@ export const editFileInputSchema = z
       .describe(
         "When an `old` is not found exactly but matches whole lines at exactly one place once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, replace there (the output says which). Default false: such a match is only reported.",
       ),
+    rejectSyntaxErrors: z.boolean().optional().describe(rejectSyntaxErrorsDescription("edit")),
   })
   .strict()
   .superRefine((input, context) => {
@@ -127,6 +136,7 @@ export const editFileOutputSchema = z.object({
     .describe(
       "With `tolerant: true`: the edits whose `old` matched only under a tolerance, and where.",
     ),
+  syntaxErrors: syntaxErrorsSchema,
 });
 
 /** What `edit_file` accepts. */
@@ -175,6 +185,7 @@ export function createEditFileTool(
       "Everything outside the replaced text is kept byte for byte.",
       "If `old` is not found the error quotes the closest region of the file with line numbers, and says if it matches whole lines at one place once whitespace, line endings or Unicode punctuation are ignored; pass `tolerant: true` to apply such a match (the output says so).",
       "If `old` is found several times the error lists the lines.",
+      SYNTAX_CHECK_DESCRIPTION,
     ].join(" "),
     inputSchema: editFileInputSchema,
     outputSchema: editFileOutputSchema,
@@ -182,9 +193,16 @@ export function createEditFileTool(
     files: { writes: ({ path }) => [path] },
     async execute(input) {
       const { path } = input;
+      const syntaxCheck = (before: string | undefined, after: string) =>
+        syntaxCheckBeforeWrite(
+          { toolName: "edit_file", what: "edit", reject: input.rejectSyntaxErrors },
+          [{ path, before, after }],
+        );
       if (input.edits === undefined && input.old === "") {
-        await client.writeFile(path, input.new ?? "");
-        return { path, action: "wrote" as const, replacements: 0, firstChangedLine: 1 };
+        const content = input.new ?? "";
+        const syntax = await syntaxCheck(await readPreviousText(client, path), content);
+        await client.writeFile(path, content);
+        return { path, action: "wrote" as const, replacements: 0, firstChangedLine: 1, ...syntax };
       }
       const edits = input.edits ?? [{ old: input.old ?? "", new: input.new ?? "" }];
       const text = await readTextFile(client, path, {
@@ -283,17 +301,23 @@ export function createEditFileTool(
         cursor = end;
       }
       pieces.push(text.slice(cursor));
-      await client.writeFile(path, pieces.join(""));
+      const edited = pieces.join("");
+      const syntax = await syntaxCheck(text, edited);
+      await client.writeFile(path, edited);
       return {
         path,
         action: "edited" as const,
         replacements: located.length,
         firstChangedLine: lineAt(located[0]?.start ?? 0),
         ...(tolerances.length > 0 ? { tolerances } : {}),
+        ...syntax,
       };
     },
-    toModelOutput({ path, action, replacements, firstChangedLine, tolerances = [] }) {
-      if (action === "wrote") return { output: `wrote ${path}`, error: false };
+    toModelOutput({ path, action, replacements, firstChangedLine, tolerances = [], syntaxErrors }) {
+      const syntaxNotes = syntaxErrorNotes("The edit", syntaxErrors);
+      if (action === "wrote") {
+        return { output: [`wrote ${path}`, ...syntaxNotes].join("\n"), error: false };
+      }
       const detail =
         replacements === 1
           ? `1 replacement at line ${firstChangedLine}`
@@ -302,7 +326,10 @@ export function createEditFileTool(
         ({ edit, tolerance, startLine, endLine }) =>
           `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${TOLERANCE_PHRASES[tolerance]}, and was replaced there.`,
       );
-      return { output: [`edited ${path} (${detail})`, ...notes].join("\n"), error: false };
+      return {
+        output: [`edited ${path} (${detail})`, ...notes, ...syntaxNotes].join("\n"),
+        error: false,
+      };
     },
   });
 }

@@ -2,6 +2,14 @@ import { Buffer } from "node:buffer";
 import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
+import {
+  readPreviousText,
+  rejectSyntaxErrorsDescription,
+  SYNTAX_CHECK_DESCRIPTION,
+  syntaxCheckBeforeWrite,
+  syntaxErrorNotes,
+  syntaxErrorsSchema,
+} from "./syntax/syntax-check.js";
 
 /** The input of `write_file`. */
 export const writeFileInputSchema = z
@@ -21,6 +29,7 @@ export const writeFileInputSchema = z
       .enum(["utf8", "base64"])
       .optional()
       .describe('"utf8" (default): `content` is text. "base64": `content` is base64 of raw bytes.'),
+    rejectSyntaxErrors: z.boolean().optional().describe(rejectSyntaxErrorsDescription("write")),
   })
   .strict();
 
@@ -32,6 +41,7 @@ export const writeFileOutputSchema = z.object({
     .boolean()
     .optional()
     .describe("Whether the file did not exist before; absent when that could not be told."),
+  syntaxErrors: syntaxErrorsSchema,
 });
 
 /** What `write_file` accepts. */
@@ -67,6 +77,7 @@ export function createWriteFileTool(
       "The content is written exactly as given (no newline added or line endings changed).",
       "To change part of an existing file, prefer edit_file, which keeps everything else intact.",
       'For binary files pass base64 with encoding "base64".',
+      SYNTAX_CHECK_DESCRIPTION,
     ].join(" "),
     inputSchema: writeFileInputSchema,
     outputSchema: writeFileOutputSchema,
@@ -77,7 +88,7 @@ export function createWriteFileTool(
       idempotentHint: true,
     },
     files: { writes: ({ path }) => [path] },
-    async execute({ path, content, encoding = "utf8" }) {
+    async execute({ path, content, encoding = "utf8", rejectSyntaxErrors }) {
       let bytesWritten: number;
       if (encoding === "base64") {
         if (!BASE64.test(content.replace(/\s+/g, ""))) {
@@ -92,6 +103,20 @@ export function createWriteFileTool(
         bytesWritten = Buffer.byteLength(content, "utf8");
       }
       const created = detectCreated ? await isNewFile(client, path) : undefined;
+      // Text only: base64 content is taken for bytes, not code.
+      const syntax =
+        encoding === "utf8"
+          ? await syntaxCheckBeforeWrite(
+              { toolName: "write_file", what: "write", reject: rejectSyntaxErrors },
+              [
+                {
+                  path,
+                  before: created === true ? "" : await readPreviousText(client, path),
+                  after: content,
+                },
+              ],
+            )
+          : {};
       try {
         await client.writeFile(path, content, { encoding });
       } catch (error) {
@@ -99,12 +124,17 @@ export function createWriteFileTool(
           ? tooLargeToWrite(path, bytesWritten, error)
           : error;
       }
-      return created === undefined ? { bytesWritten, path } : { bytesWritten, path, created };
+      return created === undefined
+        ? { bytesWritten, path, ...syntax }
+        : { bytesWritten, path, created, ...syntax };
     },
-    toModelOutput({ path, bytesWritten, created }) {
+    toModelOutput({ path, bytesWritten, created, syntaxErrors }) {
       const what = created === true ? "created" : "wrote";
       return {
-        output: `${what} ${path} (${bytesWritten.toLocaleString("en-US")} bytes)`,
+        output: [
+          `${what} ${path} (${bytesWritten.toLocaleString("en-US")} bytes)`,
+          ...syntaxErrorNotes("The write", syntaxErrors),
+        ].join("\n"),
         error: false,
       };
     },

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside, isInsideAny } from "../paths.js";
+import { boundUnixSockets } from "./bound-sockets.js";
 import type { FolderListing } from "./folder-reader.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { createFolderWatch } from "./folder-watch.js";
@@ -44,9 +45,10 @@ export interface HostFacts {
   /** Paths commands cannot read: credential stores, the shadow files, `hideReads` (see `hiddenReads`). */
   hiddenPaths: HiddenPath[];
   /**
-   * Unix sockets a confined command could otherwise connect to: those inside the workspace and
-   * the host's agent and container sockets outside the trees that are hidden anyway (`/tmp`,
-   * `/run`, `/dev`). A read-only mount does not stop `connect()`, so each is masked.
+   * Unix sockets a confined command could otherwise connect to: those inside the workspace, every
+   * socket bound in the host's network namespace (`/proc/net/unix`) and the host's agent and
+   * container sockets, outside the trees that are hidden anyway (`/tmp`, `/run`, `/dev`). A
+   * read-only mount does not stop `connect()`, so each is masked.
    */
   hostSockets: string[];
   /** Paths under `/run` that stay visible although `/run` is hidden (the resolver configuration). */
@@ -305,7 +307,9 @@ function hostSocketsOutside({
   hostEnvironment: Readonly<Record<string, string | undefined>>;
   cache: HostFactsCache;
 }): string[] {
-  const candidates = new Set<string>();
+  // Every socket bound in the host's network namespace when the command starts, wherever it
+  // lives (a daemon's socket in /var/tmp or under a home), besides the ones named by variables.
+  const candidates = new Set<string>(boundUnixSockets());
   const named = [
     hostEnvironment.SSH_AUTH_SOCK,
     hostEnvironment.DOCKER_HOST?.replace(/^unix:\/\//, ""),

@@ -22,6 +22,7 @@ const CODES: Record<ToolErrorCode, true> = {
   NO_MATCH: true,
   AMBIGUOUS_MATCH: true,
   CONFLICT: true,
+  SYNTAX_ERROR: true,
   STALE_FILE: true,
   BINARY_FILE: true,
   TOO_LARGE: true,
