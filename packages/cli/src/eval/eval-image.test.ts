@@ -1,6 +1,7 @@
 // `pleach eval --image` over the mini dataset, each instance in an image of SWE-bench's layout
 // built here (no registry is reachable): the repository at base_commit in /testbed, node to run its
-// tests, and no pleach (the pleach sandbox image is mounted in by --sandbox-image). It must resolve
+// tests in a conda-like `testbed` environment, and no pleach (the pleach sandbox image is mounted
+// in by --sandbox-image). It must resolve
 // what the local run resolves. Needs a running Docker engine (bash scripts/start-dockerd.sh) and
 // the built packages (npx tsc -b); skips, saying why, without an engine.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -57,12 +58,25 @@ describe.skipIf(skip !== undefined)("pleach eval --image", () => {
       await mkdtemp(path.join(await sandboxVisibleTempParent(), "pleach-eval-image-")),
     );
     instancesFile = await buildMiniDataset({ directory: path.join(directory, "dataset") });
-    // A base without pleach: the sandbox image's programs (node, git, bash) less pleach and bubblewrap.
+    // A base without pleach: the sandbox image's programs (git, bash) less pleach and bubblewrap,
+    // and node, the tests' runtime, only in the `testbed` environment of a stand-in for conda, as
+    // SWE-bench's images keep the repository's requirements (activated before the tests).
     const base = path.join(directory, "base");
     await mkdir(base);
     await writeFile(
+      path.join(base, "activate"),
+      'conda() { [ "$1" = activate ] && PATH="/opt/miniconda3/envs/$2/bin:$PATH" && export PATH; }\n',
+    );
+    await writeFile(
       path.join(base, "Dockerfile"),
-      `FROM ${SANDBOX_IMAGE}\nRUN rm -rf /opt/pleach /usr/bin/bwrap\nENTRYPOINT []\nCMD ["/bin/bash"]\n`,
+      [
+        `FROM ${SANDBOX_IMAGE}`,
+        "RUN rm -rf /opt/pleach /usr/bin/bwrap && mkdir -p /opt/miniconda3/envs/testbed/bin && mv /usr/bin/node /opt/miniconda3/envs/testbed/bin/",
+        "COPY activate /opt/miniconda3/bin/activate",
+        "ENTRYPOINT []",
+        'CMD ["/bin/bash"]',
+        "",
+      ].join("\n"),
     );
     const baseTag = `pleach-test-eval-${process.pid}/base`;
     dockerBuild(baseTag, base);
@@ -151,7 +165,7 @@ describe.skipIf(skip !== undefined)("pleach eval --image", () => {
 });
 
 describe("pleach eval --image, its command line", () => {
-  it("says what is wrong: an unknown placeholder, read-only, read flags, a lone --sandbox-image", async () => {
+  it("says what is wrong: an unknown placeholder, read-only, read flags, domains, a lone --sandbox-image", async () => {
     const refused = async (...args: string[]) => {
       const { code, stderr } = await runCli([
         "eval",
@@ -172,6 +186,9 @@ describe("pleach eval --image, its command line", () => {
     );
     expect(await refused("--image", "x/{hub_id}", "--hide-read", "/srv")).toContain(
       "--image containers hold only the image's",
+    );
+    expect(await refused("--image", "x/{hub_id}", "--allow-domain", "pypi.org")).toContain(
+      "do not reach into --image containers",
     );
     expect(await refused("--sandbox-image", "pleach-sandbox:dev")).toContain(
       "--sandbox-image goes with --image",

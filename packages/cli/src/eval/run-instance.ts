@@ -98,7 +98,7 @@ export async function evaluateInstance({
       throw new Error(`the test patch did not apply: ${applied.conflicts.join("; ")}`);
     }
     const tests = await createRunTestsTool(workspace.client).execute(
-      { command, timeout: TEST_TIMEOUT_MS },
+      { command: `${workspace.testPrelude}${command}`, timeout: TEST_TIMEOUT_MS },
       { abortSignal },
     );
     details.testsRan = true;

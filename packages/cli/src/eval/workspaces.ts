@@ -19,6 +19,8 @@ export interface InstanceWorkspace {
   agentProvider: SandboxProvider;
   /** The harness's client at the repository's root (workspace-write): test patch and tests. */
   client: SandboxClient;
+  /** What the test command is run after, in the same shell (the image's environment). */
+  testPrelude: string;
   release(): Promise<void>;
 }
 
@@ -38,6 +40,13 @@ export interface WorkspaceOptions {
   /** The folder a relative `repo` path is resolved from. @default process.cwd() */
   cwd?: string;
 }
+
+/**
+ * SWE-bench's images install the repository's requirements in conda's `testbed` environment, which
+ * their harness activates before the tests (its `eval.sh`); an image without conda is left as is.
+ */
+const IMAGE_TEST_PRELUDE =
+  "if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi\n";
 
 /** The folder of SWE-bench's evaluation images that holds the repository at `base_commit`. */
 const IMAGE_WORKSPACE = "/testbed";
@@ -101,6 +110,7 @@ export async function instanceWorkspace(
         network,
         ...reads,
       }),
+      testPrelude: "",
       release: () => session.release(),
     };
   } catch (error) {
@@ -141,6 +151,7 @@ async function imageWorkspace(
     return {
       agentProvider: { acquire: async () => shared },
       client: session.client,
+      testPrelude: IMAGE_TEST_PRELUDE,
       release: () => session.release(),
     };
   } catch (error) {
