@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chown, mkdir, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chown, mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -11,11 +11,11 @@ import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../htt
 import { type NetworkOption, parseNetworkOption } from "../network/domain-rules.js";
 import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import { containerSecurity } from "./container-security.js";
 import { waitUntilAnswering, within } from "./container-start.js";
 import { dockerCommand } from "./docker-cli.js";
 import { DOCKER_LABELS, dockerHostLabel, reapOrphans } from "./docker-orphans.js";
 import { runtimeArguments, runtimeFolder } from "./runtime-mount.js";
-import { sandboxSeccompProfile } from "./seccomp.js";
 
 /** Options of {@link createDockerSandboxProvider}. */
 export interface DockerSandboxProviderOptions {
@@ -179,32 +179,7 @@ export function createDockerSandboxProvider({
   const stateFolder = path.join(path.resolve(socketParent), `pleach-docker-${ownUid}`);
 
   const run = dockerCommand(docker);
-
-  let engineOptions: Promise<string[]> | undefined;
-  /** The engine's security options (`name=apparmor`, `name=rootless`, ...), asked once. */
-  const engineSecurity = () => {
-    engineOptions ??= run(["info", "--format", "{{json .SecurityOptions}}"]).then(
-      (text) => {
-        const parsed: unknown = JSON.parse(text || "[]");
-        return Array.isArray(parsed) ? parsed.map(String) : [];
-      },
-      () => [],
-    );
-    return engineOptions;
-  };
-
-  /** The seccomp profile's file in the private folder, written once per content. */
-  const seccompFile = async (): Promise<string> => {
-    const profile = sandboxSeccompProfile();
-    const digest = createHash("sha256").update(profile).digest("hex").slice(0, 16);
-    const file = path.join(stateFolder, `seccomp-${digest}.json`);
-    if (!existsSync(file)) {
-      const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-      await writeFile(temporary, profile, { mode: 0o600, flag: "wx" });
-      await rename(temporary, file);
-    }
-    return file;
-  };
+  const securityOptions = containerSecurity({ run, stateFolder });
 
   const reapOwnOrphans = () => reapOrphans({ run, ownKey, host, stateFolder, ownUid });
   let reaped: Promise<unknown> | undefined;
@@ -271,19 +246,6 @@ export function createDockerSandboxProvider({
         await writeFile(tokenFile, token, { mode: 0o600, flag: "wx" });
         if (owner.uid !== ownUid) await chown(tokenFile, owner.uid, owner.gid);
 
-        const security = ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"];
-        if (confined) {
-          // bubblewrap inside needs user namespaces and mounts (seccomp), a /proc it may mount again
-          // (systempaths: Docker's masks over /proc make the kernel refuse a new procfs in a user
-          // namespace), and no AppArmor profile that denies mount.
-          security.push("--security-opt", `seccomp=${await seccompFile()}`);
-          security.push("--security-opt", "systempaths=unconfined");
-          if ((await engineSecurity()).some((option) => option.startsWith("name=apparmor"))) {
-            security.push("--security-opt", "apparmor=unconfined");
-          }
-          // A root-owned workspace: bubblewrap maps uid 0 into its namespace, which needs CAP_SETFCAP.
-          if (owner.uid === 0) security.push("--cap-add", "SETFCAP");
-        }
         const mounts = ["--volume", `${folder}:${CONTAINER_SOCKET_FOLDER}`];
         const serverArgs: string[] = [];
         if (bound !== undefined) {
@@ -327,7 +289,7 @@ export function createDockerSandboxProvider({
           String(memoryBytes),
           "--pids-limit",
           String(pids),
-          ...security,
+          ...(await securityOptions({ confined, uid: owner.uid })),
           "--user",
           `${owner.uid}:${owner.gid}`,
           ...environment,
