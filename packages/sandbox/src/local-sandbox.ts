@@ -11,6 +11,7 @@ import type {
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
 import { checkCommandLength } from "./os/command-text.js";
+import { failureNotes } from "./os/failure-notes.js";
 import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
@@ -186,7 +187,7 @@ export async function createLocalSandbox({
       const confinedByBubblewrap =
         mode !== "danger-full-access" && commandWrapper.backend === "bubblewrap";
       try {
-        return await runProcess(invocation, {
+        const result = await runProcess(invocation, {
           cwd: confinedByBubblewrap ? rootReal : directory,
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
@@ -194,6 +195,9 @@ export async function createLocalSandbox({
           maxOutputBytes,
           onOutput,
         });
+        const policy = invocation.failurePolicy;
+        const notes = policy === undefined ? [] : failureNotes({ result, policy });
+        return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
         await invocation.release?.();

@@ -40,6 +40,8 @@ export interface ExecResult {
   truncated: boolean;
   /** The signal that ended the command, such as `"SIGKILL"`. */
   signal?: string;
+  /** Lines from the sandbox that tie a failure to one of its rules and say the way out. */
+  sandboxNotes?: string[];
 }
 
 /** Options of {@link SandboxClient.writeFile}, and those {@link ReadFileOptions} starts from. */

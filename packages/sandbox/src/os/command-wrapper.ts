@@ -1,5 +1,6 @@
 import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
 import type { WarmRunOptions } from "../run-options.js";
+import type { FailurePolicy } from "./failure-notes.js";
 import {
   currentProtection,
   type HostFactsCache,
@@ -32,6 +33,11 @@ export interface CommandInvocation {
    * away meanwhile (then spawn `file`). Only for commands without stdin.
    */
   warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
+  /**
+   * The rules the command runs under, for `failureNotes` to tie its failures to; absent where
+   * nothing is confined (`danger-full-access`).
+   */
+  failurePolicy?: FailurePolicy;
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -136,8 +142,8 @@ export interface CommandWrapperOptions {
   /**
    * More paths that commands in `read-only` and `workspace-write` cannot read, besides the
    * credential stores of the user's home and the system's shadow files (see `hiddenReads`):
-   * absolute, or relative to the current folder. A folder is covered by an empty one nobody may
-   * list, a file reads as empty.
+   * absolute, or relative to the current folder. Reading one fails with "Permission denied" (a
+   * folder is covered by an empty one nobody may list, a file by a `/dev/null` nobody may open).
    * @default []
    */
   hideReads?: readonly string[];

@@ -99,7 +99,17 @@ export function createCommandWrapper({
         const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
         const facts =
           lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-        const wrapped = wrapCommand({ command, policy, hostFacts: facts });
+        const wrapped: CommandInvocation = {
+          ...wrapCommand({ command, policy, hostFacts: facts }),
+          failurePolicy: {
+            mode,
+            network,
+            root: facts.root,
+            cwd,
+            protectedPaths: facts.protectedPaths,
+            hiddenPaths: facts.hiddenPaths,
+          },
+        };
         if (!warmEnabled || chosen !== "bubblewrap") {
           return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
         }

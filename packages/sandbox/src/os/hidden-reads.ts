@@ -19,7 +19,8 @@ export interface HiddenPath {
   /** Absolute path; a real path unless `state` is `link` or `missing`. */
   path: string;
   /**
-   * `folder` and `file` exist there (bubblewrap covers them with an empty folder or `/dev/null`);
+   * `folder` and `file` exist there (bubblewrap covers them with an empty folder nobody may list
+   * or a `/dev/null` nobody may open);
    * `link` is a path through a symbolic link whose target is listed too, and `missing` is nothing
    * yet (Seatbelt matches paths, so it denies both; bubblewrap needs nothing there).
    */

@@ -1,0 +1,180 @@
+import path from "node:path";
+import type { ExecResult } from "@pleach/core/sandbox";
+import { isInside } from "../paths.js";
+import type { HiddenPath } from "./hidden-reads.js";
+import { realpathOr } from "./path-state.js";
+import type { ProtectedPath } from "./protection.js";
+
+/**
+ * Failures explained: after a confined command, the lines that tie what it printed to one of the
+ * sandbox's rules and say the way out (`ExecResult.sandboxNotes`). A line is added only when the
+ * failure is tied to the rule: a path the policy covers, on the same output line as the error
+ * message that rule produces (or, for the network, a name lookup that failed while the policy had
+ * it off). Nothing is guessed from a message alone.
+ */
+
+/** What a confined command ran under, as far as its failures can be explained. */
+export interface FailurePolicy {
+  mode: "read-only" | "workspace-write";
+  /** Whether the command could reach the network. */
+  network: boolean;
+  /** Real path of the workspace root. */
+  root: string;
+  /** Real path of the folder the command started in: relative paths it prints are resolved here. */
+  cwd: string;
+  /** The paths kept read-only for it (`HostFacts.protectedPaths`, placeholders included). */
+  protectedPaths: readonly ProtectedPath[];
+  /** The paths it could not read (`HostFacts.hiddenPaths`). */
+  hiddenPaths: readonly HiddenPath[];
+}
+
+/** Options of {@link failureNotes}. */
+export interface FailureNotesOptions {
+  result: Pick<ExecResult, "exitCode" | "stdout" | "stderr">;
+  policy: FailurePolicy;
+  /**
+   * Lines from the network proxy about the requests of this command it refused (from its own log
+   * of the command, so they are tied by construction), added as they are, first.
+   * @default []
+   */
+  proxyNotes?: readonly string[];
+}
+
+/** The most lines a result gets: one per rule and path, the first ones met. */
+const MAX_NOTES = 5;
+/** The most output lines looked at for an error message. */
+const MAX_LINES = 200;
+
+/** The error messages of the errors a sandbox rule produces, as C tools, Node and Python print them. */
+const MESSAGES = {
+  EROFS: /read-only file system/i,
+  EACCES: /permission denied/i,
+  EPERM: /operation not permitted/i,
+  EBUSY: /device or resource busy/i,
+  EISDIR: /is a directory/i,
+} as const;
+type Errno = keyof typeof MESSAGES;
+const ANY_MESSAGE = new RegExp(
+  Object.values(MESSAGES)
+    .map((each) => each.source)
+    .join("|"),
+  "i",
+);
+
+/** What the resolver, git, curl, ssh, pip and Node print when no name can be looked up or reached. */
+const OFFLINE =
+  /Could not resolve host|Temporary failure in name resolution|unable to look up \S+ \(port|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|Network is unreachable/i;
+
+/** A quoted path: 'x' (coreutils, Node, Python), "x", ‘x’ (coreutils in a UTF-8 locale), `x'. */
+const QUOTED = /'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’|`([^'`\n]+)'/g;
+
+/**
+ * The sandbox's notes on a command's result under `policy`: each line names the rule a failure
+ * met and the way out. Empty when nothing in the output is tied to a rule.
+ */
+export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOptions): string[] {
+  const notes = new Map<string, string>();
+  for (const line of proxyNotes) notes.set(line, line);
+  const output = `${result.stdout}\n${result.stderr}`;
+  if (ANY_MESSAGE.test(output)) {
+    let looked = 0;
+    for (const line of output.split("\n")) {
+      if (notes.size >= MAX_NOTES || looked >= MAX_LINES) break;
+      const errnos = (Object.keys(MESSAGES) as Errno[]).filter((errno) =>
+        MESSAGES[errno].test(line),
+      );
+      if (errnos.length === 0) continue;
+      looked += 1;
+      for (const printed of printedPaths(line)) {
+        const note = noteFor(printed, new Set(errnos), policy);
+        if (note !== undefined && !notes.has(note.key)) notes.set(note.key, note.line);
+      }
+    }
+  }
+  if (result.exitCode !== 0 && !policy.network && OFFLINE.test(output)) {
+    notes.set("network", NETWORK_OFF_NOTE);
+  }
+  return [...notes.values()].slice(0, MAX_NOTES);
+}
+
+/**
+ * The paths an error line names: its quoted strings when it has any, else the last word before
+ * the message (`bash: x: ...`, `sh: 1: cannot create x: ...`, git's `... file .git/config: ...`).
+ */
+function printedPaths(line: string): string[] {
+  const quoted = [...line.matchAll(QUOTED)]
+    .map((match) => match.slice(1).find((group) => group !== undefined) ?? "")
+    .filter((each) => each !== "");
+  if (quoted.length > 0) return quoted;
+  const at = line.search(ANY_MESSAGE);
+  const before = line
+    .slice(0, at)
+    .replace(/[:,\s]+$/, "")
+    .split(": ")
+    .pop();
+  const word = before?.split(/\s+/).pop() ?? "";
+  return word === "" ? [] : [word];
+}
+
+/** The note for one printed path and the error messages on its line, keyed by rule and path. */
+function noteFor(
+  printed: string,
+  errnos: ReadonlySet<Errno>,
+  policy: FailurePolicy,
+): { key: string; line: string } | undefined {
+  if (printed.includes("\0")) return undefined;
+  const absolute = path.resolve(policy.cwd, printed);
+  const reached = [absolute, realpathOr(absolute)];
+  const shown = isInside(policy.root, absolute)
+    ? path.relative(policy.root, absolute) || "."
+    : absolute;
+
+  const hidden = policy.hiddenPaths.find((each) =>
+    reached.some((candidate) => isInside(each.path, candidate)),
+  );
+  if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
+    return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
+  }
+  if (policy.mode === "workspace-write") {
+    const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
+    const placeholder = kept?.state === "missing";
+    if (
+      kept?.rule !== undefined &&
+      (errnos.has("EROFS") ||
+        errnos.has("EBUSY") ||
+        (placeholder && (errnos.has("EACCES") || errnos.has("EISDIR"))))
+    ) {
+      return { key: `protected:${kept.path}`, line: protectedNote(shown, kept.rule) };
+    }
+  }
+  if (!errnos.has("EROFS")) return undefined;
+  if (isInside(policy.root, absolute)) {
+    return policy.mode === "read-only"
+      ? { key: "read-only", line: readOnlyNote(shown) }
+      : undefined;
+  }
+  if (absolute === "/tmp" || isInside("/tmp", absolute)) return undefined;
+  return { key: "outside", line: outsideNote(shown, policy.mode) };
+}
+
+function hiddenNote(shown: string, hidden: HiddenPath): string {
+  return `sandbox: reading ${shown} was refused: ${hidden.rule}. Commands in read-only and workspace-write cannot read it; if the task needs it, ask the user to give it back with --allow-read ${hidden.path} (allowReads).`;
+}
+
+function protectedNote(shown: string, rule: string): string {
+  return `sandbox: writing ${shown} was refused: ${rule}. pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.`;
+}
+
+function readOnlyNote(shown: string): string {
+  return `sandbox: writing ${shown} was refused: this sandbox runs in read-only mode, where commands write only their private /tmp. Writing the workspace needs workspace-write mode (--mode workspace-write where pleach is started, mode: "workspace-write" in the options); ask the user to switch.`;
+}
+
+function outsideNote(shown: string, mode: FailurePolicy["mode"]): string {
+  const writable =
+    mode === "workspace-write" ? "the workspace and a private /tmp are" : "a private /tmp is";
+  return `sandbox: writing ${shown} was refused: in ${mode} mode only ${writable} writable for commands (/tmp is emptied after each command). Write inside the workspace instead, or ask the user to make changes outside it.`;
+}
+
+/** The way out of a failed name lookup while the network is off. */
+const NETWORK_OFF_NOTE =
+  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--network` on its command line (call, mcp, run, eval), or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to turn it on, or work from what is already on disk (a local repository clones from its path or file:// URL).";
