@@ -123,6 +123,21 @@ describe("sandbox server", () => {
     await session.release();
   });
 
+  it("carries the sandbox's notes on a failure that met one of its rules", async () => {
+    const session = await provider.acquire();
+    try {
+      await mkdir(path.join(session.root, ".git"));
+      const result = await session.client.exec("echo '[core]' > .git/config");
+      expect(result.exitCode).toBe(1);
+      expect(result.sandboxNotes).toEqual([
+        "sandbox: writing .git/config was refused: .git at the top of the workspace is protected: git runs its hooks and the commands its config names (core.fsmonitor). pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.",
+      ]);
+      expect((await session.client.exec("true")).sandboxNotes).toBeUndefined();
+    } finally {
+      await session.release();
+    }
+  });
+
   it("creates sandboxes apart: one cannot see another's files, release removes the workspace", async () => {
     const a = await provider.acquire();
     const b = await provider.acquire();
