@@ -25,6 +25,7 @@ export type {
   CommandWrapper,
   CommandWrapperOptions,
   CurrentProtectionOptions,
+  FailurePolicy,
   HiddenPath,
   InvocationRequest,
   ProtectedPath,

@@ -12,7 +12,12 @@ import type {
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
 import { checkCommandLength } from "./os/command-text.js";
 import { failureNotes } from "./os/failure-notes.js";
-import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
+import {
+  type CommandWrapper,
+  createCommandWrapper,
+  hiddenWith,
+  protectionWith,
+} from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
@@ -126,6 +131,8 @@ export async function createLocalSandbox({
   }
   const workspace = workspaceRoot(rootGiven, rootReal);
   const protection = () => protectionWith(commandWrapper, rootReal);
+  // The file tools run unconfined on the host: they refuse what commands cannot read.
+  const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
 
   return {
     root: rootReal,
@@ -134,12 +141,14 @@ export async function createLocalSandbox({
 
     async readFile(filePath: string, options: ReadFileOptions = {}) {
       const encoding = fileEncodingOf(options);
-      const bytes = await readWorkspaceFile(
-        workspace,
-        nonEmpty(filePath),
+      const bytes = await readWorkspaceFile({
+        root: workspace,
+        filePath: nonEmpty(filePath),
         maxFileBytes,
-        readLimitOf(options.maxBytes),
-      );
+        maxBytes: readLimitOf(options.maxBytes),
+        hidden,
+        protection,
+      });
       return bytes.toString(encoding);
     },
 
@@ -152,6 +161,7 @@ export async function createLocalSandbox({
         bytes: Buffer.from(content, encoding),
         mode,
         protection,
+        hidden,
       });
     },
 

@@ -1,6 +1,7 @@
 import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
 import type { WarmRunOptions } from "../run-options.js";
 import type { FailurePolicy } from "./failure-notes.js";
+import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
 import {
   currentProtection,
   type HostFactsCache,
@@ -72,6 +73,13 @@ export interface CommandWrapper {
    * route) refuse to write. Optional: without it they use {@link currentProtection}'s defaults.
    */
   protection?(root: string): Promise<WorkspaceProtection>;
+  /**
+   * What commands in `read-only` and `workspace-write` cannot read, for the workspace `root` (a
+   * real path), by the wrapper's read policy: what host-side readers and writers (the file tools,
+   * the server's file route) refuse outside `danger-full-access`. Optional: without it they use
+   * {@link hiddenReads}'s defaults.
+   */
+  hiddenReads?(root: string): HiddenPath[];
 }
 
 /**
@@ -83,6 +91,16 @@ export function protectionWith(
   root: string,
 ): Promise<WorkspaceProtection> {
   return wrapper.protection?.(root) ?? currentProtection({ root, cache: sharedHostFactsCache() });
+}
+
+/**
+ * What `wrapper` hides from commands in `mode` in the workspace `root` now
+ * ({@link CommandWrapper.hiddenReads}, or the default read policy when the wrapper does not say):
+ * nothing in `danger-full-access`.
+ */
+export function hiddenWith(wrapper: CommandWrapper, root: string, mode: SandboxMode): HiddenPath[] {
+  if (mode === "danger-full-access") return [];
+  return wrapper.hiddenReads?.(root) ?? hiddenReads({ root });
 }
 
 /** Options of {@link createCommandWrapper}. */

@@ -7,6 +7,7 @@ import type {
   CommandWrapper,
   CommandWrapperOptions,
 } from "./command-wrapper.js";
+import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
@@ -52,6 +53,7 @@ export function createCommandWrapper({
     backend: chosen,
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
+    hiddenReads: (root) => hiddenReads({ root, hostEnvironment, ...readPolicy }),
     async close() {
       await warmSlots.destroyAll();
       removeIdlePlaceholders();

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { isInside } from "../paths.js";
-import type { HiddenPath } from "./hidden-reads.js";
+import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
 import type { ProtectedPath } from "./protection.js";
 
@@ -129,9 +129,7 @@ function noteFor(
     ? path.relative(policy.root, absolute) || "."
     : absolute;
 
-  const hidden = policy.hiddenPaths.find((each) =>
-    reached.some((candidate) => isInside(each.path, candidate)),
-  );
+  const hidden = hiddenPathOf(policy.hiddenPaths, reached);
   if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
     return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
   }
