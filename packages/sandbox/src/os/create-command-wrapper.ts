@@ -104,6 +104,7 @@ export function createCommandWrapper({
         const wrapped: CommandInvocation = {
           ...wrapCommand({ command, policy, hostFacts: facts }),
           failurePolicy: {
+            backend: chosen,
             mode,
             network,
             root: facts.root,

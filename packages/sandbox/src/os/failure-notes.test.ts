@@ -4,6 +4,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { type FailurePolicy, failureNotes } from "./failure-notes.js";
 import { createCommandWrapper } from "./index.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
@@ -133,6 +134,51 @@ const ROWS: Row[] = [
   },
 ];
 
+describe("failureNotes on a policy", () => {
+  const policy = (backend: FailurePolicy["backend"]): FailurePolicy => ({
+    backend,
+    mode: "workspace-write",
+    network: false,
+    root: "/work/ws",
+    cwd: "/work/ws/sub",
+    protectedPaths: [
+      { path: "/work/ws/.git", state: "directory", rule: "the .git rule" },
+      { path: "/work/ws/.envrc", state: "missing", rule: "the .envrc rule" },
+    ],
+    hiddenPaths: [],
+  });
+  const notesOf = (backend: FailurePolicy["backend"], stderr: string) =>
+    failureNotes({ result: { exitCode: 1, stdout: "", stderr }, policy: policy(backend) });
+
+  it("takes each backend's own error for a refused write", () => {
+    const seatbelt = "touch: ../.git/x: Operation not permitted\n";
+    expect(notesOf("seatbelt", seatbelt)).toEqual([
+      expect.stringMatching(/^sandbox: writing \.git\/x was refused: the \.git rule\. /),
+    ]);
+    expect(notesOf("bubblewrap", seatbelt)).toEqual([]);
+    // A placeholder folder is bubblewrap's alone.
+    expect(notesOf("seatbelt", "bash: ../.envrc: Is a directory\n")).toEqual([]);
+    expect(notesOf("bubblewrap", "bash: ../.envrc: Is a directory\n")).toHaveLength(1);
+  });
+
+  it("puts the proxy's lines first, once each, and gives a rule met many times one line", () => {
+    const stderr = Array.from(
+      { length: 8 },
+      (_, index) => `touch: cannot touch '/etc/x${index}': Read-only file system`,
+    ).join("\n");
+    const notes = failureNotes({
+      result: { exitCode: 1, stdout: "", stderr },
+      policy: policy("bubblewrap"),
+      proxyNotes: ["refused: example.com", "refused: example.com"],
+    });
+    // Every write outside the workspace meets one rule: one line.
+    expect(notes).toEqual([
+      "refused: example.com",
+      expect.stringMatching(/^sandbox: writing \/etc\/x0 was refused: in workspace-write mode/),
+    ]);
+  });
+});
+
 describe.skipIf(skipReason !== undefined)(`failures explained ${runningAs()}`, () => {
   it.each(ROWS)("$rule in $mode gets its line", async ({ mode, cwd, command, note }) => {
     const { root, outside } = await workspace();
@@ -140,6 +186,14 @@ describe.skipIf(skipReason !== undefined)(`failures explained ${runningAs()}`, (
     const result = await client.exec(command(outside), cwd === undefined ? {} : { cwd });
     expect(result.exitCode).not.toBe(0);
     expect(result.sandboxNotes).toEqual([note(outside)]);
+  });
+
+  it("a command in a warm sandbox gets its line too", async () => {
+    const { root } = await workspace();
+    const client = await createLocalSandbox({ root, mode: "workspace-write" });
+    await client.exec("true");
+    const result = await client.exec("echo x > .bashrc");
+    expect(result.sandboxNotes).toEqual([`sandbox: writing .bashrc was refused: ${BASHRC}`]);
   });
 
   it("a hidden file reads as 'Permission denied', not as empty", async () => {

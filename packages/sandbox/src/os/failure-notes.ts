@@ -15,6 +15,11 @@ import type { ProtectedPath } from "./protection.js";
 
 /** What a confined command ran under, as far as its failures can be explained. */
 export interface FailurePolicy {
+  /**
+   * What confined the command: bubblewrap's read-only mounts fail a write with "Read-only file
+   * system" (EROFS), Seatbelt's denials with "Operation not permitted" (EPERM).
+   */
+  backend: "bubblewrap" | "seatbelt";
   mode: "read-only" | "workspace-write";
   /** Whether the command could reach the network. */
   network: boolean;
@@ -133,19 +138,22 @@ function noteFor(
   if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
     return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
   }
+  const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
   if (policy.mode === "workspace-write") {
     const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
-    const placeholder = kept?.state === "missing";
+    // Under bubblewrap a protected path is a mount point (EBUSY to remove or rename), and a
+    // missing one a placeholder folder of mode 555 (EACCES inside, EISDIR to write over it).
+    const placeholder = policy.backend === "bubblewrap" && kept?.state === "missing";
     if (
       kept?.rule !== undefined &&
-      (errnos.has("EROFS") ||
-        errnos.has("EBUSY") ||
+      (refusedWrite ||
+        (policy.backend === "bubblewrap" && errnos.has("EBUSY")) ||
         (placeholder && (errnos.has("EACCES") || errnos.has("EISDIR"))))
     ) {
       return { key: `protected:${kept.path}`, line: protectedNote(shown, kept.rule) };
     }
   }
-  if (!errnos.has("EROFS")) return undefined;
+  if (!refusedWrite) return undefined;
   if (isInside(policy.root, absolute)) {
     return policy.mode === "read-only"
       ? { key: "read-only", line: readOnlyNote(shown) }
