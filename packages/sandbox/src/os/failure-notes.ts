@@ -81,25 +81,38 @@ export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOp
   const notes = new Map<string, string>();
   for (const line of proxyNotes) notes.set(line, line);
   const output = `${result.stdout}\n${result.stderr}`;
-  if (ANY_MESSAGE.test(output)) {
-    let looked = 0;
-    for (const line of output.split("\n")) {
-      if (notes.size >= MAX_NOTES || looked >= MAX_LINES) break;
-      const errnos = (Object.keys(MESSAGES) as Errno[]).filter((errno) =>
-        MESSAGES[errno].test(line),
-      );
-      if (errnos.length === 0) continue;
-      looked += 1;
-      for (const printed of printedPaths(line)) {
-        const note = noteFor(printed, new Set(errnos), policy);
-        if (note !== undefined && !notes.has(note.key)) notes.set(note.key, note.line);
-      }
+  for (const line of errorLines(output)) {
+    if (notes.size >= MAX_NOTES) break;
+    const errnos = new Set(
+      (Object.keys(MESSAGES) as Errno[]).filter((errno) => MESSAGES[errno].test(line)),
+    );
+    for (const printed of printedPaths(line)) {
+      const note = noteFor(printed, errnos, policy);
+      if (note !== undefined && !notes.has(note.key)) notes.set(note.key, note.line);
     }
   }
   if (result.exitCode !== 0 && !policy.network && OFFLINE.test(output)) {
     notes.set("network", NETWORK_OFF_NOTE);
   }
   return [...notes.values()].slice(0, MAX_NOTES);
+}
+
+/**
+ * The first {@link MAX_LINES} lines of `output` holding an error message, each once: found by one
+ * pass of a regular expression over the whole output, so many megabytes cost one scan.
+ */
+function* errorLines(output: string): Generator<string> {
+  let looked = 0;
+  let lineEnd = -1;
+  for (const match of output.matchAll(new RegExp(ANY_MESSAGE.source, "gi"))) {
+    if (match.index < lineEnd) continue;
+    if (looked >= MAX_LINES) return;
+    looked += 1;
+    const lineStart = output.lastIndexOf("\n", match.index) + 1;
+    lineEnd = output.indexOf("\n", match.index);
+    if (lineEnd === -1) lineEnd = output.length;
+    yield output.slice(lineStart, lineEnd);
+  }
 }
 
 /**
