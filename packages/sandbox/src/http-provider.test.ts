@@ -19,6 +19,7 @@ import {
 } from "./http-provider.js";
 import { createLocalSandboxProvider } from "./local-provider.js";
 import { createLocalSandbox } from "./local-sandbox.js";
+import { createCommandWrapper } from "./os/index.js";
 import { createSandboxServer, type SandboxServer } from "./server/sandbox-server.js";
 
 const TOKEN = "test-token-0123456789abcdef";
@@ -488,6 +489,37 @@ describe("hostile peers", () => {
     const refused = await session.client.readFile("x").catch((failure: unknown) => failure);
     expect(isSandboxUnavailable(refused)).toBe(true);
     client.close();
+  });
+});
+
+describe("the server's read policy", () => {
+  it("refuses a hidden file of the workspace to the file route as the local client does", async () => {
+    const folder = await makeTempDir("pleach-server-hidden-");
+    cleanups.push(folder.cleanup);
+    const workspace = path.join(folder.dir, "workspace");
+    await mkdir(workspace);
+    const secret = path.join(workspace, "secrets.env");
+    const hiding = await createSandboxServer({
+      root: folder.dir,
+      token: TOKEN,
+      workspacePath: () => workspace,
+      commandWrapper: createCommandWrapper({ hideReads: [secret] }),
+    });
+    const client = createHttpStreamSandboxProvider({ baseURL: hiding.url, auth });
+    try {
+      const box = await client.acquire();
+      await writeFile(secret, "TOKEN=SECRET\n");
+      const hidden = { code: "HIDDEN_PATH", details: { path: secret } };
+      await expect(box.client.readFile("secrets.env")).rejects.toMatchObject(hidden);
+      await expect(box.client.writeFile("secrets.env", "TOKEN=mine\n")).rejects.toMatchObject(
+        hidden,
+      );
+      expect(await readFile(secret, "utf8")).toBe("TOKEN=SECRET\n");
+      await box.release();
+    } finally {
+      client.close();
+      await hiding.close();
+    }
   });
 });
 
