@@ -393,6 +393,20 @@ describe("math", () => {
     variants: [
       { name: "default", command: mochaBinary, args: [], environment: { NO_COLOR: "1" } },
       { name: "color", command: mochaBinary, args: [], environment: { FORCE_COLOR: "1" } },
+      // mocha's TAP reporter ends with `# pass` and `# fail` only; its skips are `# SKIP` points.
+      {
+        name: "tap",
+        command: mochaBinary,
+        args: ["--reporter", "tap"],
+        environment: { NO_COLOR: "1" },
+        expected: {
+          runner: "tap",
+          passed: 3,
+          failed: 1,
+          skipped: 2,
+          failures: ["math division divides"],
+        },
+      },
     ],
   });
 }
@@ -514,6 +528,185 @@ class TestDivision:
       { name: "quiet", command: "python3", args: [...base, "-q", "--color=no"], environment },
       { name: "verbose", command: "python3", args: [...base, "-v", "--color=no"], environment },
       { name: "color", command: "python3", args: [...base, "--color=yes"], environment },
+    ],
+  });
+}
+
+/**
+ * The first Python that imports `module` (the one on PATH, else Debian's), with its version;
+ * `missing` says why there is none.
+ */
+async function pythonWith(module, installHint) {
+  let detected;
+  for (const python of ["python3", "/usr/bin/python3"]) {
+    detected = await detect(
+      python,
+      ["-c", `import ${module}, sys; print(sys.version)`],
+      installHint,
+    );
+    if (!detected.missing) return { python, version: detected.version.split(" ")[0] };
+  }
+  return detected;
+}
+
+/** The suite's shape in unittest: a skip and an expected failure, a failure in a second class. */
+const UNITTEST_SUITE = (base, importLine) => `import unittest
+${importLine}
+
+class MathTests(${base}):
+    def test_adds(self):
+        self.assertEqual(1 + 1, 2)
+
+    def test_subtracts(self):
+        self.assertEqual(3 - 1, 2)
+
+    def test_multiplies(self):
+        self.assertEqual(2 * 3, 6)
+
+    @unittest.skip("rounding is not settled")
+    def test_rounds(self):
+        self.assertEqual(round(2.5), 3)
+
+    @unittest.expectedFailure
+    def test_floors(self):
+        raise NotImplementedError
+
+
+class DivisionTests(${base}):
+    def test_divides(self):
+        self.assertEqual(6 / 3, 3)
+`;
+
+/** unittest names a test `test_x (module.Class)`, and from Python 3.11 `(module.Class.test_x)`. */
+function unittestName(pythonVersion, method, testClass) {
+  const [major, minor] = pythonVersion.split(".").map(Number);
+  const long = major > 3 || (major === 3 && minor >= 11);
+  return `${method} (${testClass}${long ? `.${method}` : ""})`;
+}
+
+// An expected failure is reported with the skips: it neither passed nor failed.
+async function unittestFixtures(workDirectory) {
+  const found = await pythonWith("unittest", "Debian: apt-get install python3");
+  if (found.missing) {
+    return {
+      fixtures: [],
+      skipped: [{ runner: "unittest", reason: found.missing, probe: found.probe }],
+    };
+  }
+  const cwd = path.join(workDirectory, "unittest");
+  await writeTree(cwd, { "test_math.py": UNITTEST_SUITE("unittest.TestCase", "") });
+  const environment = { PYTHONDONTWRITEBYTECODE: "1" };
+  return runVariants({
+    runner: "unittest",
+    version: found.version,
+    cwd,
+    expected: {
+      passed: 3,
+      failed: 1,
+      skipped: 2,
+      failures: [unittestName(found.version, "test_divides", "test_math.DivisionTests")],
+    },
+    variants: [
+      { name: "verbose", command: found.python, args: ["-m", "unittest", "-v"], environment },
+    ],
+  });
+}
+
+async function djangoFixtures(workDirectory) {
+  const found = await pythonWith("django", "Debian: apt-get install python3-django");
+  if (found.missing) {
+    return {
+      fixtures: [],
+      skipped: [{ runner: "django", reason: found.missing, probe: found.probe }],
+    };
+  }
+  const cwd = path.join(workDirectory, "django");
+  await writeTree(cwd, {
+    "settings.py": 'SECRET_KEY = "x"\nINSTALLED_APPS = ["app"]\nUSE_TZ = True\n',
+    "app/__init__.py": "",
+    "app/tests.py": UNITTEST_SUITE("SimpleTestCase", "from django.test import SimpleTestCase"),
+  });
+  const environment = { PYTHONDONTWRITEBYTECODE: "1" };
+  return runVariants({
+    runner: "django",
+    version: found.version,
+    cwd,
+    expected: {
+      runner: "unittest",
+      passed: 3,
+      failed: 1,
+      skipped: 2,
+      failures: [unittestName(found.version, "test_divides", "app.tests.DivisionTests")],
+    },
+    variants: [
+      {
+        name: "verbose",
+        command: found.python,
+        args: ["-m", "django", "test", "--settings=settings", "--verbosity", "2", "app"],
+        environment,
+      },
+    ],
+  });
+}
+
+async function sympyFixtures(workDirectory) {
+  const found = await pythonWith("sympy", "Debian: apt-get install python3-sympy");
+  if (found.missing) {
+    return {
+      fixtures: [],
+      skipped: [{ runner: "sympy", reason: found.missing, probe: found.probe }],
+    };
+  }
+  const cwd = path.join(workDirectory, "sympy");
+  await writeTree(cwd, {
+    "test_math.py": `from sympy.testing.pytest import skip, XFAIL
+
+
+def test_adds():
+    assert 1 + 1 == 2
+
+
+def test_subtracts():
+    assert 3 - 1 == 2
+
+
+def test_multiplies():
+    assert 2 * 3 == 6
+
+
+def test_rounds():
+    skip("rounding is not settled")
+
+
+@XFAIL
+def test_floors():
+    raise NotImplementedError
+
+
+def test_divides():
+    assert 6 / 3 == 3
+`,
+    // What bin/test does: sympy's runner and reporter, verbose and without colour (-C).
+    "run.py": `import sys
+from sympy.testing.runtests import SymPyTests, PyTestReporter
+tests = SymPyTests(PyTestReporter(verbose=True, colors=False))
+tests._testfiles.append("test_math.py")
+sys.exit(0 if tests.test(sort=True) else 1)
+`,
+  });
+  return runVariants({
+    runner: "sympy",
+    version: found.version,
+    cwd,
+    // An expected failure is reported with the skips; sympy does not nest tests.
+    expected: { passed: 3, failed: 1, skipped: 2, failures: ["test_divides"] },
+    variants: [
+      {
+        name: "verbose",
+        command: found.python,
+        args: ["run.py"],
+        environment: { PYTHONDONTWRITEBYTECODE: "1" },
+      },
     ],
   });
 }
@@ -742,6 +935,9 @@ async function main() {
       npmInstallation.then((installation) => mochaFixtures(workDirectory, installation)),
       uvuInstallation.then((installation) => uvuFixtures(workDirectory, installation)),
       pytestFixtures(workDirectory),
+      unittestFixtures(workDirectory),
+      djangoFixtures(workDirectory),
+      sympyFixtures(workDirectory),
       cargoFixtures(workDirectory),
       goFixtures(workDirectory),
     ]);

@@ -9,7 +9,12 @@ import {
   type ToolRegistration,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
-import { createLocalSandbox, type LocalSandbox } from "@pleach/sandbox";
+import {
+  createLocalSandbox,
+  type LocalSandbox,
+  type NetworkOption,
+  parseNetworkOption,
+} from "@pleach/sandbox";
 
 /** Where the CLI reads and writes; injectable so tests can capture it. */
 export interface CliIo {
@@ -111,11 +116,70 @@ export function readOptionsHelp(column: number): string {
   ].join("\n");
 }
 
+/** The network options of every command that opens sandboxes: all of it, or some domains. */
+export const NETWORK_OPTIONS = {
+  network: { type: "boolean" },
+  "allow-domain": { type: "string", multiple: true },
+  "deny-domain": { type: "string", multiple: true },
+} as const;
+
+/** The help lines of `--allow-domain` and `--deny-domain`, with their texts at `column`. */
+export function domainOptionsHelp(column: number): string {
+  const pad = " ".repeat(column);
+  const line = (flag: string, text: string) =>
+    flag.length > column - 4 ? `  ${flag}\n${pad}${text}` : `  ${flag.padEnd(column - 2)}${text}`;
+  return [
+    line("--allow-domain HOST", "let sandboxed commands reach HOST and no other host, through a"),
+    `${pad}proxy that refuses the rest (403); repeatable. *.example.com for every name`,
+    `${pad}below it, :PORT for one port (registry.npmjs.org, example.com:8443)`,
+    line("--deny-domain HOST", "refuse HOST even when an --allow-domain matches it; repeatable"),
+  ].join("\n");
+}
+
+/**
+ * `--network`, `--allow-domain` and `--deny-domain` as the sandbox's `network` option, each
+ * pattern checked: a wrong one, or `--network` with a domain list, is a {@link UsageError}.
+ */
+export function parseNetworkFlags(
+  values: {
+    network?: boolean | undefined;
+    "allow-domain"?: string[] | undefined;
+    "deny-domain"?: string[] | undefined;
+  },
+  command: string,
+): NetworkOption {
+  const allowDomains = values["allow-domain"] ?? [];
+  const denyDomains = values["deny-domain"] ?? [];
+  if (allowDomains.length === 0) {
+    if (denyDomains.length > 0) {
+      throw new UsageError(
+        "--deny-domain narrows an --allow-domain list; give the domains commands may reach with --allow-domain",
+        { command },
+      );
+    }
+    return values.network ?? false;
+  }
+  if (values.network) {
+    throw new UsageError(
+      "--network lets commands reach every host and --allow-domain only some; give one of them",
+      { command },
+    );
+  }
+  try {
+    parseNetworkOption({ allowDomains, denyDomains });
+  } catch (error) {
+    if (isToolError(error))
+      throw new UsageError(`--allow-domain/--deny-domain: ${error.message}`, { command });
+    throw error;
+  }
+  return { allowDomains, denyDomains };
+}
+
 /** The options every command that opens a workspace takes. */
 export const WORKSPACE_OPTIONS = {
   workspace: { type: "string" },
   mode: { type: "string" },
-  network: { type: "boolean" },
+  ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
 } as const;
 
@@ -195,8 +259,8 @@ export async function openWorkspace({
 }: {
   workspace: string | undefined;
   mode: SandboxMode;
-  /** @default false */
-  network?: boolean | undefined;
+  /** `--network` or the domains ({@link parseNetworkFlags}). @default false */
+  network?: NetworkOption | undefined;
   /** `--hide-read` and `--allow-read` ({@link parseReadFlags}). @default none */
   reads?: ReadFlags;
   io: CliIo;

@@ -20,6 +20,9 @@ export type {
 export { createLocalSandboxProvider } from "./local-provider.js";
 export type { LocalSandbox, LocalSandboxOptions } from "./local-sandbox.js";
 export { createLocalSandbox } from "./local-sandbox.js";
+export type { DomainList, NetworkOption } from "./network/domain-rules.js";
+export { parseNetworkOption } from "./network/domain-rules.js";
+export type { ProxyRequest } from "./network/proxy-log.js";
 export type {
   CommandInvocation,
   CommandWrapper,

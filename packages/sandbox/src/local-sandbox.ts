@@ -10,6 +10,8 @@ import type {
   SandboxMode,
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
+import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
+import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
 import { failureNotes } from "./os/failure-notes.js";
 import {
@@ -35,10 +37,13 @@ export interface LocalSandboxOptions {
    */
   mode?: SandboxMode;
   /**
-   * Whether commands may reach the network (in `danger-full-access` they always can).
+   * Which network commands may reach (in `danger-full-access`, all of it): none (`false`), all
+   * (`true`), or only the hosts of `{ allowDomains, denyDomains? }` through a proxy on the host
+   * (`*.` wildcards and `:PORT` accepted, a denied pattern winning). A refused request gets a 403,
+   * and a command that fails after one gets a line naming the rule in `sandboxNotes`.
    * @default false
    */
-  network?: boolean;
+  network?: NetworkOption;
   /**
    * Time limit of a command when the call gives none, in milliseconds.
    * @default 600_000
@@ -113,6 +118,7 @@ export async function createLocalSandbox({
       "hideReads and allowReads belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
+  const networkAccess = parseNetworkOption(network);
   const commandWrapper =
     givenWrapper ??
     createCommandWrapper({
@@ -189,7 +195,7 @@ export async function createLocalSandbox({
         cwd: directory,
         mode,
         env,
-        network,
+        network: networkAccess,
       });
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
@@ -205,8 +211,12 @@ export async function createLocalSandbox({
           maxOutputBytes,
           onOutput,
         });
+        // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
+        // file, ...), and, for a failed command, what the domain proxy refused it.
         const policy = invocation.failurePolicy;
-        const notes = policy === undefined ? [] : failureNotes({ result, policy });
+        const refused = result.exitCode === 0 ? [] : refusalNotes(invocation.proxyLog ?? []);
+        const notes =
+          policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

@@ -8,9 +8,11 @@ import { isToolError, renderToolResult } from "@pleach/core";
 import {
   type CliIo,
   type CommandInput,
+  domainOptionsHelp,
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   parseToolName,
   readOptionsHelp,
@@ -29,7 +31,7 @@ export const CALL_OPTIONS = {
 
 /** How `pleach call` is used: the first line of its help and its line in `pleach help`. */
 export const CALL_USAGE =
-  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]\n    [--hide-read PATH]... [--allow-read PATH]...";
+  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]\n    [--allow-domain HOST]... [--deny-domain HOST]... [--hide-read PATH]...\n    [--allow-read PATH]...";
 
 /** `pleach call --help`. */
 export const CALL_HELP = `Usage: ${CALL_USAGE}
@@ -42,6 +44,7 @@ Options:
   --mode MODE       read-only | workspace-write | danger-full-access
                     (default: workspace-write)
   --network         let sandboxed commands reach the network (git_clone of a remote URL)
+${domainOptionsHelp(20)}
   --text            print what a model would see instead of JSON: the tool's model-facing
                     text, cut in the middle past 50,000 characters as a model gets it
 ${readOptionsHelp(20)}
@@ -102,7 +105,7 @@ export async function callCommand({
   const client = await openWorkspace({
     workspace: values.workspace,
     mode,
-    network: values.network,
+    network: parseNetworkFlags(values, "call"),
     reads: parseReadFlags(values, io),
     io,
     command: "call",

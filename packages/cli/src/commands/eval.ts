@@ -5,8 +5,11 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import {
   type CommandInput,
   counted,
+  domainOptionsHelp,
+  NETWORK_OPTIONS,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,
   readOptionsHelp,
@@ -29,7 +32,7 @@ export const EVAL_OPTIONS = {
   concurrency: { type: "string" },
   "max-steps": { type: "string" },
   mode: { type: "string" },
-  network: { type: "boolean" },
+  ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
   output: { type: "string" },
   json: { type: "boolean" },
@@ -39,19 +42,21 @@ export const EVAL_OPTIONS = {
 /** How `pleach eval` is used: the first line of its help and its line in `pleach help`. */
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
-    [--mode MODE] [--network] [--output FILE] [--json] [--hide-read PATH]...
-    [--allow-read PATH]...`;
+    [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
+    [--output FILE] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
 
 Evaluate an agent the way SWE-bench does. For each instance (one JSON object per line:
 instance_id, repo, base_commit, problem_statement, test_patch, FAIL_TO_PASS, PASS_TO_PASS,
-and optionally patch and test_command), in a fresh sandboxed workspace: clone the repo with
-git_clone (a local path or file:// URL works offline; owner/name means GitHub and needs
---network), check out base_commit, let the agent work on the problem statement, apply the
-test patch, run the tests, and call the instance resolved when every FAIL_TO_PASS and
-PASS_TO_PASS test passes. Progress goes to stderr; a table (or JSON) to stdout.
+and optionally version, patch and test_command), in a fresh sandboxed workspace: clone the
+repo with git_clone (a git URL or a local path works offline; owner/name means GitHub and
+needs --network, unless a folder of that path exists here), check out base_commit, let the
+agent work on the problem statement, apply the test patch, run the tests (SWE-bench's own
+command for its repositories), read them as SWE-bench's harness does, and resolve by its rules.
+A timeout, or output naming no test, is an error. Progress goes to stderr; a table (or JSON)
+to stdout.
 
 Options:
   --model SPEC          gold    apply each instance's reference patch (through apply_diff)
@@ -61,11 +66,13 @@ Options:
   --model-name NAME     the model name to send to a <base-url> server
   --dataset mini        build and run the bundled mini dataset (5 small local repositories)
   --dataset-dir DIR     build the mini dataset into DIR and keep it (default: a temporary folder)
-  --test-command CMD    the test command for instances without test_command
+  --test-command CMD    the test command for instances without test_command (default:
+                        SWE-bench's, for SWE-bench Lite's and Verified's repositories)
   --concurrency N       instances run at once (default: 4)
   --max-steps N         the most model calls per instance (default: 50)
   --mode MODE           the agent's sandbox mode (default: workspace-write)
   --network             let sandboxed commands reach the network (remote repositories)
+${domainOptionsHelp(24)}
   --output FILE         also write the JSON report to FILE
   --json                print the JSON report instead of the table
 ${readOptionsHelp(24)}
@@ -152,10 +159,11 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
       progress: io.stderr,
       makeModel,
       mode,
-      network: values.network ?? false,
+      network: parseNetworkFlags(values, "eval"),
       reads: parseReadFlags(values, io),
       maxSteps,
       testCommand: values["test-command"],
+      cwd: io.cwd,
     });
     const json = `${JSON.stringify(report, null, 2)}\n`;
     if (values.output !== undefined) await writeFile(path.resolve(io.cwd, values.output), json);

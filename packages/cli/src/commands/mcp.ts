@@ -8,9 +8,11 @@ import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host
 import {
   type CommandInput,
   counted,
+  domainOptionsHelp,
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   parseToolName,
   readBearerToken,
@@ -37,7 +39,8 @@ export const MCP_OPTIONS = {
 /** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
     [--progress-interval SECONDS] [--http [HOST:]PORT] [--token-file FILE]
-    [--allow-host NAME]... [--hide-read PATH]... [--allow-read PATH]...`;
+    [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]...
+    [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: ${MCP_USAGE}
@@ -50,6 +53,7 @@ Options:
   --mode MODE         read-only | workspace-write | danger-full-access
                       (default: workspace-write)
   --network           let sandboxed commands reach the network (git_clone of a remote URL)
+${domainOptionsHelp(22)}
   --tools a,b,...     serve only these tools (default: all)
   --progress-interval SECONDS
                       how often a running call reports its elapsed time to the client
@@ -110,7 +114,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   const client = await openWorkspace({
     workspace: values.workspace,
     mode,
-    network: values.network,
+    network: parseNetworkFlags(values, "mcp"),
     reads: parseReadFlags(values, io),
     io,
     command: "mcp",

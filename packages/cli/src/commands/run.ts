@@ -8,9 +8,11 @@ import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import {
   type CommandInput,
+  domainOptionsHelp,
   openWorkspace,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   readOptionsHelp,
   UsageError,
@@ -31,8 +33,8 @@ export const RUN_OPTIONS = {
 
 /** How `pleach run` is used: the first line of its help and its line in `pleach help`. */
 export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
-    [--mode MODE] [--network] [--max-steps N] [--json] [--hide-read PATH]...
-    [--allow-read PATH]...`;
+    [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
+    [--max-steps N] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach run --help`. */
 export const RUN_HELP = `Usage: ${RUN_USAGE}
@@ -53,6 +55,7 @@ Options:
   --mode MODE         read-only | workspace-write | danger-full-access
                       (default: workspace-write)
   --network           let sandboxed commands reach the network
+${domainOptionsHelp(22)}
   --max-steps N       the most model calls (default: 50)
   --json              print each event as one JSON line instead of the transcript
 ${readOptionsHelp(22)}
@@ -206,10 +209,11 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
   });
   // Opening the workspace first checks it exists and reports a wrong --workspace clearly.
   const reads = parseReadFlags(values, io);
+  const network = parseNetworkFlags(values, "run");
   const client = await openWorkspace({
     workspace: values.workspace,
     mode,
-    network: values.network,
+    network,
     reads,
     io,
     command: "run",
@@ -221,7 +225,7 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
     sandboxProvider: createLocalSandboxProvider({
       root: client.root,
       mode,
-      network: values.network ?? false,
+      network,
       ...reads,
     }),
     model,

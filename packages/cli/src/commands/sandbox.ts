@@ -4,8 +4,11 @@ import { createCommandWrapper, createSandboxServer } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CommandInput,
+  domainOptionsHelp,
+  NETWORK_OPTIONS,
   parseCommandLine,
   parseMode,
+  parseNetworkFlags,
   parseReadFlags,
   READ_OPTIONS,
   readBearerToken,
@@ -20,7 +23,7 @@ export const SANDBOX_OPTIONS = {
   ...ALLOW_HOST_OPTION,
   "token-file": { type: "string" },
   mode: { type: "string" },
-  network: { type: "boolean" },
+  ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
   "max-sandboxes": { type: "string" },
   "max-request-bytes": { type: "string" },
@@ -35,8 +38,9 @@ export const SANDBOX_OPTIONS = {
 
 /** How `pleach sandbox serve` is used: the first line of its help and its line in `pleach help`. */
 export const SANDBOX_USAGE = `pleach sandbox serve --root DIR --token-file FILE [--listen [HOST:]PORT]
-    [--allow-host NAME]... [--mode MODE] [--network] [--max-sandboxes N]
-    [--max-request-bytes N] [--max-file-bytes N] [--max-output-bytes N]
+    [--allow-host NAME]... [--mode MODE] [--network] [--allow-domain HOST]...
+    [--deny-domain HOST]... [--max-sandboxes N] [--max-request-bytes N]
+    [--max-file-bytes N] [--max-output-bytes N]
     [--max-exec-timeout-ms N] [--idle-timeout-ms N] [--template-root DIR]
     [--git-protocols a,b] [--hide-read PATH]... [--allow-read PATH]...`;
 
@@ -57,6 +61,7 @@ ${allowHostHelp(29)}
   --mode MODE                read-only | workspace-write | danger-full-access
                              (default: workspace-write)
   --network                  let commands reach the network
+${domainOptionsHelp(29)}
   --max-sandboxes N          sandboxes alive at once (default: 64)
   --max-request-bytes N      largest request body (default: 33554432, 32 MiB); a larger
                              one gets 413 TOO_LARGE naming this limit
@@ -67,6 +72,7 @@ ${allowHostHelp(29)}
   --template-root DIR        folders clients may start sandboxes from, by name
   --git-protocols a,b        URL schemes of git templates (default: https; "" refuses git); the
                              clone runs inside the new sandbox, so https needs --network
+                             or --allow-domain of the git host
 ${readOptionsHelp(29)}
   -h, --help                 show this help
 
@@ -146,7 +152,7 @@ export async function sandboxCommand({
     port,
     allowedHosts,
     mode,
-    network: values.network ?? false,
+    network: parseNetworkFlags(values, "sandbox"),
     ...Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
     ...(values["template-root"] === undefined
       ? {}

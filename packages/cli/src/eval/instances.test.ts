@@ -34,6 +34,14 @@ describe("readInstances", () => {
     ]);
   });
 
+  it("reads SWE-bench's version as text, a number as its digits", async () => {
+    const file = await instancesFile([
+      JSON.stringify({ ...valid, version: "3.0" }),
+      JSON.stringify({ ...valid, instance_id: "two", version: 1.9 }),
+    ]);
+    expect((await readInstances(file)).map((instance) => instance.version)).toEqual(["3.0", "1.9"]);
+  });
+
   it("names the line and the field that is wrong", async () => {
     const { base_commit: _dropped, ...withoutCommit } = valid;
     const cases: Array<[unknown, string]> = [

@@ -28,17 +28,27 @@ const testNames = z.preprocess(
 const evalInstanceSchema = z.object(
   {
     instance_id: requiredString,
-    repo: requiredString.describe("A git URL, a local path, or SWE-bench's `owner/name` (GitHub)."),
+    repo: requiredString.describe(
+      "A git URL, a local path, or SWE-bench's `owner/name` (GitHub, unless a folder of that path exists).",
+    ),
     base_commit: requiredString,
     problem_statement: requiredString,
     test_patch: requiredString,
     FAIL_TO_PASS: testNames,
     PASS_TO_PASS: z.preprocess((value) => value ?? [], testNames),
+    version: z
+      .union([z.string(), z.number().transform(String)], {
+        error: 'must be a string, such as SWE-bench\'s "3.0"',
+      })
+      .optional()
+      .describe("The repository's version, which picks SWE-bench's test command for some."),
     patch: z.string().optional().describe("The reference solution, used by `--model gold`."),
     test_command: z
       .string()
       .optional()
-      .describe("The command that runs the tests; its output must name each test (TAP, pytest)."),
+      .describe(
+        "The command that runs the tests; its output must name each test (pytest, unittest, django, sympy, TAP).",
+      ),
   },
   { error: "must be a JSON object" },
 );

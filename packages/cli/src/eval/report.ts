@@ -1,14 +1,20 @@
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import type { TestListOutcome } from "./grading.js";
+import type { SweBenchStatus } from "./swe-bench.js";
 
 /** What happened to one instance. */
 export interface InstanceReport {
   instance_id: string;
   resolved: boolean;
-  /** `error`: the harness could not evaluate it (clone, checkout, test patch failed). */
+  /**
+   * `error`: the harness could not evaluate it (clone, checkout or test patch failed, the tests
+   * timed out, or their output named no test).
+   */
   status: "resolved" | "unresolved" | "error";
   FAIL_TO_PASS: TestListOutcome;
   PASS_TO_PASS: TestListOutcome;
+  /** Each test's status as SWE-bench records it, when the tests ran (see `Grade`). */
+  statuses?: Record<string, SweBenchStatus>;
   agent?: { stopReason: string; steps: number; toolCalls: number; totalTokens: number };
   error?: string;
   durationMs: number;

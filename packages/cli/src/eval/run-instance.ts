@@ -10,12 +10,18 @@ import {
   createRunTestsTool,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
-import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
+import {
+  createLocalSandbox,
+  createLocalSandboxProvider,
+  type NetworkOption,
+} from "@pleach/sandbox";
 import type { ReadFlags } from "../cli-support.js";
 import { git } from "./git.js";
 import { gradeInstance } from "./grading.js";
 import type { EvalInstance } from "./instances.js";
 import type { InstanceReport } from "./report.js";
+import { repositorySource } from "./repository-source.js";
+import { sweBenchTestCommand } from "./swe-bench.js";
 
 /** Options of {@link evaluateInstance}. */
 export interface EvaluateInstanceOptions {
@@ -23,22 +29,20 @@ export interface EvaluateInstanceOptions {
   makeModel: (instance: EvalInstance) => ModelAdapter;
   /** The agent's sandbox mode. */
   mode: SandboxMode;
-  /** Whether sandboxed commands may reach the network (remote repositories). */
-  network: boolean;
+  /** Which network sandboxed commands may reach (remote repositories): `--network` or domains. */
+  network: NetworkOption;
   /** Paths hidden from sandboxed commands besides the defaults, and those given back. @default none */
   reads?: ReadFlags;
   maxSteps: number;
-  /** The test command of instances without `test_command`. */
+  /** The test command of instances without `test_command`; else SWE-bench's for its repositories. */
   testCommand: string | undefined;
+  /** The folder a relative `repo` path is resolved from. @default process.cwd() */
+  cwd?: string;
   abortSignal: AbortSignal;
 }
 
-function repoURL(repo: string): string {
-  if (/^[\w.-]+\/[\w.-]+$/.test(repo) && !repo.startsWith(".")) {
-    return `https://github.com/${repo}.git`;
-  }
-  return repo;
-}
+/** How long the instance's tests may run. */
+const TEST_TIMEOUT_MS = 600_000;
 
 function taskFor(instance: EvalInstance): string {
   return `You are working in a git repository (the workspace root). Resolve this issue:
@@ -63,6 +67,7 @@ export async function evaluateInstance({
   reads = { hideReads: [], allowReads: [] },
   maxSteps,
   testCommand,
+  cwd = process.cwd(),
   abortSignal,
 }: EvaluateInstanceOptions): Promise<InstanceReport> {
   const started = Date.now();
@@ -77,12 +82,14 @@ export async function evaluateInstance({
   const provider = createLocalSandboxProvider({ mode: "workspace-write", network, ...reads });
   const session = await provider.acquire({ abortSignal });
   try {
-    const command = instance.test_command ?? testCommand;
+    const command = instance.test_command ?? testCommand ?? sweBenchTestCommand(instance);
     if (command === undefined) {
-      throw new Error("no test command: add test_command to the instance or pass --test-command");
+      throw new Error(
+        "no test command: add test_command to the instance or pass --test-command (SWE-bench's own repositories get theirs from repo and version)",
+      );
     }
     await createGitCloneTool(session.client).execute(
-      { url: repoURL(instance.repo), dest: "repo" },
+      { url: await repositorySource(instance.repo, cwd), dest: "repo" },
       { abortSignal },
     );
     const repoRoot = path.join(session.client.root, "repo");
@@ -116,14 +123,20 @@ export async function evaluateInstance({
       throw new Error(`the test patch did not apply: ${applied.conflicts.join("; ")}`);
     }
     const tests = await createRunTestsTool(repoClient).execute(
-      { command, timeout: 600_000 },
+      { command, timeout: TEST_TIMEOUT_MS },
       { abortSignal },
     );
-    const grade = gradeInstance(instance, `${tests.stdout}\n${tests.stderr}`);
+    const grade = gradeInstance(instance, {
+      output: `${tests.stdout}\n${tests.stderr}`,
+      timedOut: tests.timedOut,
+      timeoutMs: TEST_TIMEOUT_MS,
+    });
     report.FAIL_TO_PASS = grade.FAIL_TO_PASS;
     report.PASS_TO_PASS = grade.PASS_TO_PASS;
+    report.statuses = grade.statuses;
     report.resolved = grade.resolved;
-    report.status = grade.resolved ? "resolved" : "unresolved";
+    report.status = grade.status;
+    if (grade.error !== undefined) report.error = grade.error;
   } catch (error) {
     report.status = "error";
     report.error = isToolError(error)

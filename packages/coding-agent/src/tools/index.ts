@@ -41,8 +41,13 @@ export {
 } from "./git-diff.js";
 export type { ListFilesInput, ListFilesOutput, ListFilesToolOptions } from "./list-files.js";
 export { createListFilesTool, listFilesInputSchema, listFilesOutputSchema } from "./list-files.js";
-export type { TestRunnerCounts } from "./parse-test-output.js";
-export { parseTestRunnerOutput } from "./parse-test-output.js";
+export type {
+  TestOutputReading,
+  TestRunnerCounts,
+  TestStatus,
+  TestVerdict,
+} from "./parse-test-output.js";
+export { latestStatuses, parseTestRunnerOutput, readTestOutput } from "./parse-test-output.js";
 export type { ReadFileInput, ReadFileOutput, ReadFileToolOptions } from "./read-file.js";
 export { createReadFileTool, readFileInputSchema, readFileOutputSchema } from "./read-file.js";
 export type { RunTestsInput, RunTestsOutput, RunTestsToolOptions } from "./run-tests.js";
@@ -58,7 +63,5 @@ export {
   searchFilesOutputSchema,
 } from "./search-files.js";
 export { shellJoin, shellQuote } from "./shell-quote.js";
-export type { TestStatus } from "./test-output/test-statuses.js";
-export { parseTestStatuses } from "./test-output/test-statuses.js";
 export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file.js";
 export { createWriteFileTool, writeFileInputSchema, writeFileOutputSchema } from "./write-file.js";

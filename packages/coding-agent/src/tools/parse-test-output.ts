@@ -8,14 +8,19 @@ import { NextestScanner } from "./test-output/nextest.js";
 import { NodeSpecScanner } from "./test-output/node-spec.js";
 import { PytestScanner } from "./test-output/pytest.js";
 import type { OutputLine, RunnerReport, RunnerScanner } from "./test-output/runner-scanner.js";
+import { SympyScanner } from "./test-output/sympy.js";
 import { COUNT_CATEGORIES } from "./test-output/tally.js";
 import { TapScanner } from "./test-output/tap.js";
 import type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
+import type { RecordVerdict, TestVerdict } from "./test-output/test-verdicts.js";
+import { UnittestScanner } from "./test-output/unittest.js";
 import { UvuScanner } from "./test-output/uvu.js";
 import { VitestScanner } from "./test-output/vitest.js";
 
 export type { TestRunnerCounts } from "./test-output/test-runner-counts.js";
 export { MAX_FAILURE_NAME_LENGTH, MAX_FAILURE_NAMES } from "./test-output/test-runner-counts.js";
+export type { TestStatus, TestVerdict } from "./test-output/test-verdicts.js";
+export { latestStatuses } from "./test-output/test-verdicts.js";
 
 const LINE_BREAK = /\r\n|\n|\r/;
 
@@ -24,7 +29,7 @@ const LINE_BREAK = /\r\n|\n|\r/;
  * runners' (nextest's `FAIL [` starts like jest's `FAIL `, which vitest prints too), so the order
  * is part of the grammar; TAP, the loosest, comes last.
  */
-function createScanners(): RunnerScanner[] {
+function createScanners(record: RecordVerdict): RunnerScanner[] {
   return [
     new GoScanner(),
     new MochaScanner(),
@@ -33,10 +38,13 @@ function createScanners(): RunnerScanner[] {
     new UvuScanner(),
     new JestScanner(),
     new VitestScanner(),
-    new PytestScanner(),
-    new CargoScanner(),
+    new PytestScanner(record),
+    // Before unittest: libtest's `test x ... ok` has unittest's shape.
+    new CargoScanner(record),
+    new UnittestScanner(record),
+    new SympyScanner(record),
     new NodeSpecScanner(),
-    new TapScanner(),
+    new TapScanner(record),
   ];
 }
 
@@ -70,11 +78,44 @@ function combine(found: RunnerReport[]): TestRunnerCounts {
   return result;
 }
 
+/** What a test run's output says: its counts, and each test's verdict. */
+export interface TestOutputReading {
+  /** See {@link parseTestRunnerOutput}. */
+  counts: TestRunnerCounts;
+  /**
+   * Every line's verdict on a named test, in the order printed (pytest `-rA` and `-v`, unittest
+   * and django `--verbosity 2`, sympy `--verbose`, cargo test and TAP), whether or not a summary
+   * appeared; {@link latestStatuses} gives each test's last.
+   */
+  verdicts: TestVerdict[];
+}
+
+/**
+ * Reads a test run's stdout and stderr once, for both the counts `run_tests` reports and the
+ * per-test verdicts `pleach eval` grades by.
+ */
+export function readTestOutput(output: string): TestOutputReading {
+  const verdicts: TestVerdict[] = [];
+  const scanners = createScanners((verdict) => verdicts.push(verdict));
+  const lines = stripAnsi(output).split(LINE_BREAK);
+  for (let index = 0; index < lines.length; index++) {
+    const text = lines[index] as string;
+    scanLine(scanners, { text, trimmed: text.trim(), index });
+  }
+  const reports: RunnerReport[] = [];
+  for (const scanner of scanners) {
+    const report = scanner.finish();
+    if (report !== undefined) reports.push(report);
+  }
+  return { counts: combine(reports), verdicts };
+}
+
 /**
  * Reads the counts and failing test names out of a test run's stdout and stderr. Best effort
  * over the summaries of jest, vitest, pytest, cargo test, cargo nextest, go test, node --test
- * (spec and TAP reporters), mocha, uvu and any TAP producer; colour codes are ignored, and the work is
- * one pass that stays linear in the size of the output.
+ * (spec and TAP reporters), mocha (its TAP reporter too), uvu, unittest (and django's runner),
+ * sympy's runner and any TAP producer; colour codes are ignored, and the work is one pass that
+ * stays linear in the size of the output.
  *
  * Counts are never invented: when no summary is recognised, `passed`, `failed` and `skipped` are
  * all `undefined` ("no signal"), never 0. When a runner's summary is recognised, all three are
@@ -85,8 +126,9 @@ function combine(found: RunnerReport[]): TestRunnerCounts {
  * lines alone (`ok  pkg`, `FAIL pkg`) give no counts, though a package that failed without
  * naming a test (a build error) is listed in `failures` by its import path.
  *
- * Categories map as: skipped, ignored, pending, todo and pytest's xfailed count as `skipped`;
- * errors, cancelled, timed-out and exec-failed tests as `failed`; xpassed as `passed`; uvu's
+ * Categories map as: skipped, ignored, pending, todo and expected failures (pytest's xfailed,
+ * unittest's and sympy's) count as `skipped`; errors, exceptions, cancelled, timed-out and
+ * exec-failed tests as `failed`; unexpected successes (xpassed) as `passed`; uvu's
  * failed tests are its `Total` (tests run) minus its `Passed`. Tests
  * deselected or filtered out by the caller are not counted. Several summaries (cargo prints one
  * per test binary, doc-tests included; a workspace may run a runner per package) are summed.
@@ -101,16 +143,5 @@ function combine(found: RunnerReport[]): TestRunnerCounts {
  * ```
  */
 export function parseTestRunnerOutput(output: string): TestRunnerCounts {
-  const scanners = createScanners();
-  const lines = stripAnsi(output).split(LINE_BREAK);
-  for (let index = 0; index < lines.length; index++) {
-    const text = lines[index] as string;
-    scanLine(scanners, { text, trimmed: text.trim(), index });
-  }
-  const reports: RunnerReport[] = [];
-  for (const scanner of scanners) {
-    const report = scanner.finish();
-    if (report !== undefined) reports.push(report);
-  }
-  return combine(reports);
+  return readTestOutput(output).counts;
 }

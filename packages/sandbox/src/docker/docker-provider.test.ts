@@ -111,3 +111,16 @@ if (skipReason !== undefined) {
     it.skip(`skipped: ${skipReason}`, () => {});
   });
 }
+
+describe("Docker sandbox options", () => {
+  it("refuses a domain list, which its container could not be held to", () => {
+    expect(() =>
+      createDockerSandboxProvider({ network: { allowDomains: ["example.com"] } }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "UNSUPPORTED",
+        message: expect.stringContaining("not a domain list"),
+      }),
+    );
+  });
+});

@@ -8,6 +8,7 @@ import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode, SandboxProvider } from "@pleach/core/sandbox";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
+import { type NetworkOption, parseNetworkOption } from "../network/domain-rules.js";
 import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import { waitUntilAnswering, within } from "./container-start.js";
@@ -54,9 +55,11 @@ export interface DockerSandboxProviderOptions {
   /**
    * Whether commands may reach the network (`--network bridge`); without it the container has
    * no network at all and is reached through a Unix socket in a mounted folder.
+   * A domain list (`{ allowDomains }`) is refused with `UNSUPPORTED`: the container's bridge
+   * would reach every host, and the domain proxy runs only with the local sandbox.
    * @default false
    */
-  network?: boolean;
+  network?: NetworkOption;
   /**
    * The user the container's server and its commands run as, `uid:gid`. A provider running as
    * root defaults to the owner of a bound workspace, else `1000:1000`; any other provider runs
@@ -132,6 +135,14 @@ export function createDockerSandboxProvider({
 }: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
+  }
+  const networkOn = parseNetworkOption(network);
+  if (typeof networkOn !== "boolean") {
+    throw new ToolError(
+      "UNSUPPORTED",
+      "the Docker sandbox takes network true or false, not a domain list: its container would reach every host. " +
+        "Use the local sandbox (createLocalSandboxProvider) for allowDomains, or network: false",
+    );
   }
   const ownUid = process.getuid?.() ?? 0;
   const ownGid = process.getgid?.() ?? 0;
@@ -258,7 +269,7 @@ export function createDockerSandboxProvider({
         }
         const home = process.env.HOME ?? os.homedir();
         const environment = path.isAbsolute(home) ? ["--env", `HOME=${home}`] : [];
-        if (network) serverArgs.push("--network");
+        if (networkOn) serverArgs.push("--network");
         const args = [
           "run",
           "--rm",
@@ -273,7 +284,7 @@ export function createDockerSandboxProvider({
           "--label",
           `${DOCKER_LABELS.owner}=${ownerText}`,
           "--network",
-          network ? "bridge" : "none",
+          networkOn ? "bridge" : "none",
           "--cpus",
           String(cpus),
           "--memory",

@@ -1,6 +1,12 @@
-import { networkAttacks } from "./test-support/network-attacks.js";
+import { domainNetworkAttacks, networkAttacks } from "./test-support/network-attacks.js";
 import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 
 describeAttacks("network and socket attacks through bubblewrap", skipReason, networkAttacks);
+describeAttacks(
+  "network attacks past a domain list through bubblewrap",
+  skipReason,
+  domainNetworkAttacks,
+  { warmToo: false },
+);

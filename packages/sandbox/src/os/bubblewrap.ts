@@ -1,5 +1,10 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
+import {
+  forwardingShell,
+  policyProxyEnvironment,
+  SANDBOX_PROXY_FOLDER,
+} from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
 import { SHELL } from "./command-text.js";
 import { HIDDEN_TREES, type HiddenPath, type HostFacts } from "./host-facts.js";
@@ -37,10 +42,13 @@ export function bubblewrapArguments({
   hostFacts,
 }: BubblewrapArgumentsOptions): string[] {
   const args = bubblewrapSandboxArguments({ policy, hostFacts });
-  for (const [name, value] of Object.entries(requestedEnvironment(policy.env))) {
+  const defaults = policyProxyEnvironment(policy.network);
+  for (const [name, value] of Object.entries(requestedEnvironment(policy.env, defaults))) {
     args.push("--setenv", name, value);
   }
-  args.push("--chdir", policy.cwd, "--", SHELL, ...shell);
+  // Through the domain proxy, the forwarder starts first and the command runs in place of its shell.
+  const run = typeof policy.network === "object" ? forwardingShell(shell) : shell;
+  args.push("--chdir", policy.cwd, "--", SHELL, ...run);
   return args;
 }
 
@@ -74,7 +82,8 @@ export function bubblewrapSandboxArguments({
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
-    ...(policy.network ? [] : ["--unshare-net"]),
+    // A domain policy keeps the namespace closed too: its proxy is reached through a socket.
+    ...(policy.network === true ? [] : ["--unshare-net"]),
     "--ro-bind",
     "/",
     "/",
@@ -97,6 +106,16 @@ export function bubblewrapSandboxArguments({
     ...(hostFacts.varRunIsDirectory ? ["--tmpfs", "/var/run"] : []),
   ];
   for (const kept of hostFacts.runPathsToKeep) args.push("--ro-bind", kept, kept);
+  if (typeof policy.network === "object") {
+    const folder = policy.network.socketFolder;
+    if (folder === undefined) {
+      throw new ToolError(
+        "NO_SANDBOX",
+        "a domain policy under bubblewrap needs the proxy's socket folder",
+      );
+    }
+    args.push("--ro-bind", folder, SANDBOX_PROXY_FOLDER);
+  }
   // Credential stores and the shadow files outside the workspace: commands cannot create a missing
   // one there (the host is read-only, and the trees above are private), so it needs nothing.
   const mounted = hostFacts.hiddenPaths.filter(

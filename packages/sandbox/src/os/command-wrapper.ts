@@ -1,4 +1,6 @@
 import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
+import type { NetworkAccess } from "../network/domain-rules.js";
+import type { ProxyRequest } from "../network/proxy-log.js";
 import type { WarmRunOptions } from "../run-options.js";
 import type { FailurePolicy } from "./failure-notes.js";
 import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
@@ -39,6 +41,11 @@ export interface CommandInvocation {
    * nothing is confined (`danger-full-access`).
    */
   failurePolicy?: FailurePolicy;
+  /**
+   * With a domain policy: the requests the command made to its proxy, filled as it runs (read it
+   * once the command is done). Absent otherwise.
+   */
+  proxyLog?: readonly ProxyRequest[];
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -52,8 +59,11 @@ export interface InvocationRequest {
   mode: SandboxMode;
   /** Extra environment variables the caller passed. */
   env: Record<string, string>;
-  /** Whether the command may reach the network (ignored in `danger-full-access`). */
-  network: boolean;
+  /**
+   * Which network the command may reach: none, all, or the domains of the rules, through a proxy
+   * of its own (`parseNetworkOption`). Ignored in `danger-full-access`.
+   */
+  network: NetworkAccess;
 }
 
 /** Turns a command into a confined invocation, or refuses. */
@@ -153,7 +163,8 @@ export interface CommandWrapperOptions {
    * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
    * command left before the next one starts, empties its private folders, and stops after
    * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside) and `/usr/bin/mkfifo`;
-   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own.
+   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own, as
+   * does every command with a domain list (its proxy and the proxy's log are its own).
    * @default true
    */
   warmSandbox?: boolean;

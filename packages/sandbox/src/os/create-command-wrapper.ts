@@ -1,4 +1,5 @@
 import { ToolError } from "@pleach/core";
+import { startCommandProxy } from "../network/command-proxy.js";
 import { isInside } from "../paths.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
@@ -6,17 +7,19 @@ import type {
   CommandInvocation,
   CommandWrapper,
   CommandWrapperOptions,
+  InvocationRequest,
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
-import { installHint, probeSandboxBackend } from "./probe.js";
+import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
 import {
   nonInteractiveEnvironment,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "./protected-entries.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
 import { WarmSandbox } from "./warm-sandbox.js";
 import { warmSandboxSupported } from "./warm-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
@@ -75,106 +78,141 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
-      const protect = mode === "workspace-write";
-      const hostFacts = await gatherHostFacts({
-        root,
-        protect,
-        maxDirectories,
-        protectedEntries,
-        hostEnvironment,
-        cache,
-        readPolicy,
-        ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
-      });
-      // Seatbelt matches paths, so missing protected paths need no placeholder there.
-      const lease =
-        protect && chosen === "bubblewrap"
-          ? acquirePlaceholders(hostFacts.protectedPaths, {
-              idleMs: placeholderIdleMs,
-              command: true,
-            })
-          : undefined;
+      const request = { command, root, cwd, mode, env, backend: chosen, probe };
+      if (typeof network !== "object") return confined({ ...request, network });
+      // A domain policy: a proxy of the command's own, stopped once its process group is gone.
+      const proxy = await startCommandProxy(network, chosen);
       try {
-        // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
-        const commandVariables =
-          lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
-        const policy = { backend: chosen, mode, cwd, network, env: commandVariables } as const;
-        const facts =
-          lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-        const wrapped: CommandInvocation = {
-          ...wrapCommand({ command, policy, hostFacts: facts }),
-          failurePolicy: {
-            backend: chosen,
-            mode,
-            network,
-            root: facts.root,
-            cwd,
-            protectedPaths: facts.protectedPaths,
-            hiddenPaths: facts.hiddenPaths,
-          },
-        };
-        if (!warmEnabled || chosen !== "bubblewrap") {
-          return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
-        }
-        const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
-        const inWorkspace = new Set([root]);
-        for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
-        // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
-        for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
-        const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
-        const warm = warmSlots.take(
-          `${root}\0${mode}\0${network}`,
-          key,
-          () =>
-            new WarmSandbox(
-              {
-                file: wrapped.file,
-                sandboxArgs,
-                inputs: wrapped.inputs ?? [],
-                protectedPaths: facts.protectedPaths,
-                cleanFolders: [
-                  "/tmp",
-                  "/run",
-                  "/dev",
-                  "/dev/shm",
-                  ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
-                ],
-                placeholderIdleMs,
-              },
-              placeholderIdleMs,
-              (_gone, startFailed) => {
-                // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
-                if (startFailed) warmEnabled = false;
-              },
-            ),
-        );
-        const ready = warm.sandbox;
+        const invocation = await confined({ ...request, network: proxy.network });
         const release = async () => {
-          warm.done();
-          // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
-          // points in the workspace as it starts, which must not happen after the call.
-          await warm.started?.ready;
-          // A sandbox killed under its command (a timeout, an abort) holds the command's lease
-          // until it is gone, so that exit does not remove a placeholder it still mounts over.
-          if (ready !== undefined && !ready.alive) await ready.destroy();
-          await lease?.release();
+          await invocation.release?.();
+          await proxy.close();
         };
-        const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
-        return {
-          ...wrapped,
-          release,
-          ...(ready === undefined
-            ? {}
-            : {
-                warm: { run: (options) => ready.run({ cwd, command, env: commandEnv }, options) },
-              }),
-        };
+        return { ...invocation, release, proxyLog: proxy.log };
       } catch (error) {
-        await lease?.release();
+        await proxy.close();
         throw error;
       }
     },
   };
+
+  /** The invocation in the OS sandbox `backend`, with the policy's network. */
+  async function confined({
+    command,
+    root,
+    cwd,
+    mode,
+    env,
+    network,
+    backend,
+    probe,
+  }: Omit<InvocationRequest, "network" | "mode"> & {
+    mode: SandboxPolicy["mode"];
+    network: SandboxPolicy["network"];
+    backend: SandboxPolicy["backend"];
+    probe: Extract<BackendProbe, { available: true }>;
+  }): Promise<CommandInvocation> {
+    const protect = mode === "workspace-write";
+    const hostFacts = await gatherHostFacts({
+      root,
+      protect,
+      maxDirectories,
+      protectedEntries,
+      hostEnvironment,
+      cache,
+      readPolicy,
+      ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
+    });
+    // Seatbelt matches paths, so missing protected paths need no placeholder there.
+    const lease =
+      protect && backend === "bubblewrap"
+        ? acquirePlaceholders(hostFacts.protectedPaths, {
+            idleMs: placeholderIdleMs,
+            command: true,
+          })
+        : undefined;
+    try {
+      // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
+      const commandVariables =
+        lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
+      const policy = { backend, mode, cwd, network, env: commandVariables } as const;
+      const facts =
+        lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
+      const wrapped: CommandInvocation = {
+        ...wrapCommand({ command, policy, hostFacts: facts }),
+        failurePolicy: {
+          backend,
+          mode,
+          // A domain list's refusals are the proxy's own notes.
+          network: network !== false,
+          root: facts.root,
+          cwd,
+          protectedPaths: facts.protectedPaths,
+          hiddenPaths: facts.hiddenPaths,
+        },
+      };
+      // A domain policy's proxy and its log are the command's own, so it never runs warm.
+      if (!warmEnabled || backend !== "bubblewrap" || typeof network === "object") {
+        return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+      }
+      const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
+      const inWorkspace = new Set([root]);
+      for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+      // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
+      for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
+      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
+      const warm = warmSlots.take(
+        `${root}\0${mode}\0${network}`,
+        key,
+        () =>
+          new WarmSandbox(
+            {
+              file: wrapped.file,
+              sandboxArgs,
+              inputs: wrapped.inputs ?? [],
+              protectedPaths: facts.protectedPaths,
+              cleanFolders: [
+                "/tmp",
+                "/run",
+                "/dev",
+                "/dev/shm",
+                ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
+              ],
+              placeholderIdleMs,
+            },
+            placeholderIdleMs,
+            (_gone, startFailed) => {
+              // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+              if (startFailed) warmEnabled = false;
+            },
+          ),
+      );
+      const ready = warm.sandbox;
+      const release = async () => {
+        warm.done();
+        // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
+        // points in the workspace as it starts, which must not happen after the call.
+        await warm.started?.ready;
+        // A sandbox killed under its command (a timeout, an abort) holds the command's lease
+        // until it is gone, so that exit does not remove a placeholder it still mounts over.
+        if (ready !== undefined && !ready.alive) await ready.destroy();
+        await lease?.release();
+      };
+      const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
+      return {
+        ...wrapped,
+        release,
+        ...(ready === undefined
+          ? {}
+          : {
+              warm: { run: (options) => ready.run({ cwd, command, env: commandEnv }, options) },
+            }),
+      };
+    } catch (error) {
+      await lease?.release();
+      throw error;
+    }
+  }
 }
 
 function platformBackend(): "bubblewrap" | "seatbelt" | "none" {

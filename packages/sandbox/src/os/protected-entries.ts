@@ -232,14 +232,15 @@ export function inheritedEnvironment({
 
 /**
  * The variables set for a confined command inside the sandbox, over what it inherits:
- * {@link NON_INTERACTIVE_ENVIRONMENT}, then the caller's explicit variables but the secret-looking
- * ones. They are handed to the command inside the sandbox, never to the sandbox launcher itself,
+ * {@link NON_INTERACTIVE_ENVIRONMENT}, then `defaults` (the domain proxy's variables), then the
+ * caller's explicit variables but the secret-looking ones. They are handed to the command inside the sandbox, never to the sandbox launcher itself,
  * because a launcher started with a caller's `LD_PRELOAD` would run the caller's code unconfined.
  */
 export function requestedEnvironment(
   requested: Readonly<Record<string, string>>,
+  defaults: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
-  const environment = nonInteractiveEnvironment();
+  const environment = { ...nonInteractiveEnvironment(), ...defaults };
   for (const [name, value] of Object.entries(requested)) {
     if (!isSecretLookingName(name)) environment[name] = value;
   }

@@ -21,11 +21,12 @@ const MACH_SERVICES = [
 ];
 
 /**
- * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere but the hidden paths, write only to the
- * workspace (`workspace-write`) and the temporary folders, never to protected paths, no network
- * unless allowed and never host Unix sockets. Seatbelt matches paths rather than mounts, so a
- * missing protected path needs no placeholder, and a `.git` anywhere below the root is covered by
- * one pattern, also one created later.
+ * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere but the hidden paths,
+ * write only to the workspace (`workspace-write`) and the temporary folders, never to protected
+ * paths, no network unless allowed (with a domain list, only the proxy's port of loopback), and
+ * never host Unix sockets. Seatbelt matches paths rather than mounts, so a missing protected path
+ * needs no placeholder, and a `.git` anywhere below the root is covered by one pattern, also one
+ * created later.
  *
  * Writable paths are combined with `require-not` inside a single `allow` so the result does not
  * depend on how Seatbelt orders rules.
@@ -63,7 +64,12 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
     ...protectedFilters.map((filter) => `    ${filter}`),
     "  ))",
   );
-  if (policy.network) {
+  if (typeof policy.network === "object") {
+    // Only the domain proxy, which listens on this port of the host's loopback.
+    lines.push(
+      `(allow network-outbound (remote ip ${quote(`localhost:${policy.network.proxyPort}`)}))`,
+    );
+  } else if (policy.network) {
     lines.push(
       "(allow network-outbound (remote ip))",
       "(allow network-inbound (local ip))",

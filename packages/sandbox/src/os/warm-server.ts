@@ -6,7 +6,8 @@ import { MKFIFO_PATH } from "./warm-control.js";
  * started inside bubblewrap, and its small protocol.
  */
 
-const PERL_PATH = "/usr/bin/perl";
+/** The only Perl pleach runs, in a sandbox: the warm sandbox's server, the proxy's forwarder. */
+export const PERL_PATH = "/usr/bin/perl";
 /** Where the folder of the output FIFOs (in the host's temporary folder) is mounted (read-only) inside the sandbox. */
 const CONTROL_MOUNT = "/dev/.pleach-warm";
 /** `prctl`'s system call number, per architecture (`PR_SET_DUMPABLE` is 4 everywhere). */

@@ -305,6 +305,58 @@ describe("wrapCommand with Seatbelt", () => {
   });
 });
 
+describe("a domain list's policy", () => {
+  const proxied = { proxyPort: 3128, socketFolder: "/tmp/pleach-proxy-abc" };
+
+  it("keeps bubblewrap's network namespace closed, binds the proxy's folder and starts the forwarder first", () => {
+    const { args } = wrapCommand({
+      command: "npm install",
+      policy: {
+        ...policy,
+        mode: "read-only",
+        network: proxied,
+        env: { HTTPS_PROXY: "http://mine:1" },
+      },
+      hostFacts,
+    });
+    expect(args).toContain("--unshare-net");
+    const bind = args.indexOf("/tmp/pleach-proxy-abc");
+    expect(args.slice(bind - 1, bind + 2)).toEqual([
+      "--ro-bind",
+      "/tmp/pleach-proxy-abc",
+      "/run/pleach-proxy",
+    ]);
+    expect(bind).toBeGreaterThan(args.lastIndexOf("/run"));
+    const set = (name: string) => args[args.lastIndexOf(name) + 1];
+    expect(set("HTTPS_PROXY")).toBe("http://mine:1");
+    expect(set("https_proxy")).toBe("http://127.0.0.1:3128");
+    expect(set("GIT_CONFIG_VALUE_0")).toBe("http://127.0.0.1:3128");
+    const command = args.slice(args.indexOf("--") + 1);
+    expect([command[0], command[1], command[3], command[4]]).toEqual([
+      "/bin/bash",
+      "-c",
+      "pleach-proxy",
+      "/usr/bin/perl",
+    ]);
+    expect(command.slice(-5)).toEqual([
+      "3128",
+      "/run/pleach-proxy/proxy.sock",
+      "/bin/bash",
+      "-c",
+      "npm install",
+    ]);
+  });
+
+  it("lets a Seatbelt command reach only the proxy's port of loopback", () => {
+    const profile = seatbeltProfile({
+      policy: { ...policy, backend: "seatbelt", mode: "read-only", network: { proxyPort: 50123 } },
+      hostFacts,
+    });
+    const network = profile.split("\n").filter((line) => line.includes("network"));
+    expect(network).toEqual(['(allow network-outbound (remote ip "localhost:50123"))']);
+  });
+});
+
 describe("createCommandWrapper", () => {
   const request = {
     command: "echo hi",

@@ -1,4 +1,5 @@
 import { ToolError } from "@pleach/core";
+import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
 import { BUBBLEWRAP_COMMAND_FD, BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type { HostFacts } from "./host-facts.js";
@@ -57,7 +58,7 @@ export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions):
     };
   }
   if (policy.backend === "seatbelt") {
-    const requested = requestedEnvironment(policy.env);
+    const requested = requestedEnvironment(policy.env, policyProxyEnvironment(policy.network));
     const env = { ...hostFacts.inheritedEnvironment };
     for (const [name, value] of Object.entries(requested)) {
       // The dynamic loader's variables would act on the launcher before the profile applies.

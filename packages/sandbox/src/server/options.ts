@@ -1,4 +1,5 @@
 import type { SandboxMode } from "@pleach/core/sandbox";
+import type { NetworkOption } from "../network/domain-rules.js";
 import type { CommandWrapper } from "../os/index.js";
 import type { ConnectionLimitsOptions } from "./connection-limits.js";
 
@@ -43,10 +44,11 @@ export interface SandboxServerOptions {
    */
   mode?: SandboxMode;
   /**
-   * Whether commands may reach the network.
+   * Which network commands may reach, as for the local client: `false`, `true`, or
+   * `{ allowDomains, denyDomains? }` through a domain proxy of each command's own.
    * @default false
    */
-  network?: boolean;
+  network?: NetworkOption;
   /**
    * The most sandboxes alive at once; creating one more is refused (503) until one goes.
    * @default 64

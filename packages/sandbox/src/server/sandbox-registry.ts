@@ -5,6 +5,7 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import type { NetworkOption } from "../network/domain-rules.js";
 import { type CommandWrapper, hiddenWith, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import type { StreamingExecLimits } from "./exec-limits.js";
@@ -40,7 +41,7 @@ export interface SandboxRegistryOptions {
   workspacePath: ((sandboxId: string) => string) | undefined;
   wrapper: CommandWrapper;
   mode: SandboxMode;
-  network: boolean;
+  network: NetworkOption;
   maxSandboxes: number;
   maxFileBytes: number;
   limits: StreamingExecLimits;
@@ -136,7 +137,7 @@ export function createSandboxRegistry({
           });
           return cloner.exec(command, options);
         },
-        networkOff: !network && mode !== "danger-full-access",
+        networkOff: network === false && mode !== "danger-full-access",
         abortSignal: filled.signal,
       });
     } finally {

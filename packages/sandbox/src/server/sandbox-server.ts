@@ -2,6 +2,7 @@ import { chmod, mkdir, realpath } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ToolError } from "@pleach/core";
+import { parseNetworkOption } from "../network/domain-rules.js";
 import { createCommandWrapper } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { createConnectionLimits } from "./connection-limits.js";
@@ -77,6 +78,8 @@ export async function createSandboxServer({
     folders: [rootReal],
     files: hiddenFiles,
   });
+  // Checked now: a wrong domain pattern stops the server from starting, not each sandbox.
+  parseNetworkOption(network);
   const registry = createSandboxRegistry({
     rootReal,
     templateRootReal: templateRoot === undefined ? undefined : await realpath(templateRoot),

@@ -5,14 +5,24 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
+import type { RecordVerdict } from "./test-verdicts.js";
 
+const CARGO_TEST_LINE = /^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?$/;
 const CARGO_RESULT =
   /^test result: [A-Za-z]+\. (\d{1,15}) passed; (\d{1,15}) failed; (\d{1,15}) ignored;/;
 
-/** cargo test: one `test result:` line per test binary, failing tests by `test x ... FAILED`. */
+/**
+ * cargo test: one `test result:` line per test binary, each test's verdict and the failing tests
+ * by `test x ... ok`, `test x ... FAILED`, `test x ... ignored`.
+ */
 export class CargoScanner implements RunnerScanner {
   readonly #summaries = new RunnerSummaries();
   readonly #failures = new NameList();
+  readonly #record: RecordVerdict;
+
+  constructor(record: RecordVerdict) {
+    this.#record = record;
+  }
 
   summary({ text, index }: OutputLine): boolean {
     const result = CARGO_RESULT.exec(text);
@@ -26,8 +36,13 @@ export class CargoScanner implements RunnerScanner {
   }
 
   detail({ text }: OutputLine): boolean {
-    if (!text.startsWith("test ") || !text.endsWith(" ... FAILED")) return false;
-    this.#failures.add(text.slice("test ".length, -" ... FAILED".length));
+    const line = CARGO_TEST_LINE.exec(text);
+    if (!line) return false;
+    const name = line[1] as string;
+    const word = line[2];
+    if (word === "FAILED") this.#failures.add(name);
+    const status = word === "ok" ? "passed" : word === "FAILED" ? "failed" : "skipped";
+    this.#record({ name, status, runner: "cargo" });
     return true;
   }
 

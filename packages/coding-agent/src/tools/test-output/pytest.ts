@@ -6,11 +6,11 @@ import {
   RunnerSummaries,
 } from "./runner-scanner.js";
 import { type CountCategory, sumCounts, type Tally, zeroTally } from "./tally.js";
+import type { RecordVerdict, TestStatus } from "./test-verdicts.js";
 
 const PYTEST_COUNT =
   /^(\d{1,15}) (passed|failed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun|reruns)$/;
 const PYTEST_DURATION = /^\d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?$/;
-const VERDICTS = ["PASSED", "FAILED", "ERROR"] as const;
 
 function pytestCategory(word: string): CountCategory | undefined {
   switch (word) {
@@ -50,47 +50,88 @@ function parsePytestSummary(trimmed: string): Tally | undefined {
   return sumCounts(counts.split(", "), PYTEST_COUNT, pytestCategory);
 }
 
-/** A pytest node id ends at the first space outside a `[...]` parametrisation. */
-function pytestNodeId(text: string): string {
-  let depth = 0;
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index];
-    if (character === "[") depth++;
-    else if (character === "]" && depth > 0) depth--;
-    else if (character === " " && depth === 0) return text.slice(0, index);
+const STATUS_OF_WORD = {
+  PASSED: "passed",
+  FAILED: "failed",
+  ERROR: "error",
+  SKIPPED: "skipped",
+  XFAIL: "xfail",
+  XPASS: "xpass",
+} as const satisfies Record<string, TestStatus>;
+
+type StatusWord = keyof typeof STATUS_OF_WORD;
+
+/** `-rA`'s summary lines: `PASSED id`, `FAILED id - message`, `XPASS id reason`, ... */
+const STATUS_FIRST = /^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S.*)$/;
+/** `SKIPPED [2] tests/test_x.py:12: reason`: skips summed by place, naming no test. */
+const SKIP_SUMMARY = /^\[\d+\] /;
+/**
+ * The status word of a `-v` line: `id PASSED`, then `(reason)` or the progress `[ 50%]` or the
+ * end. The first such word ends the id, so an id holding spaces (`test_x[a b]`) stays whole.
+ */
+const STATUS_AFTER = / (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?= \(| +\[ *\d{1,3}%\]$|$)/;
+
+/**
+ * The id in a `-rA` line after its status word. It ends at the first space, unless a `[` opened
+ * its parameters before that: then at the first `]` that ends the line or comes before a space
+ * (`test_x[c - d] - AssertionError` is `test_x[c - d]`).
+ */
+function summaryNodeId(rest: string): string {
+  const space = rest.indexOf(" ");
+  const bracket = rest.indexOf("[");
+  if (space === -1) return rest;
+  if (bracket === -1 || bracket > space) return rest.slice(0, space);
+  for (let index = rest.indexOf("]", bracket); index !== -1; index = rest.indexOf("]", index + 1)) {
+    if (index + 1 === rest.length || rest[index + 1] === " ") return rest.slice(0, index + 1);
   }
-  return text;
+  return rest.slice(0, space);
 }
 
 /** What one pytest line says about one test. */
-export interface PytestVerdict {
-  /** The test's node id, `tests/test_x.py::test_y[a b]`. */
+interface PytestVerdict {
+  /** The test's node id, `tests/test_x.py::test_y[a b]`, spaces kept. */
   nodeId: string;
-  verdict: (typeof VERDICTS)[number];
+  status: TestStatus;
 }
 
 /**
  * The verdict on one test in a trimmed line of pytest's output: `-rA`'s summary lines
- * (`FAILED tests/test_x.py::test_y - boom`, `PASSED ...`, `ERROR ...`) and `-v`'s progress lines
- * (`tests/test_x.py::test_y FAILED [ 50%]`). Undefined for any other line.
+ * (`FAILED tests/test_x.py::test_y - boom`, `PASSED ...`, `XFAIL ...`) and `-v`'s progress lines
+ * (`tests/test_x.py::test_y FAILED [ 50%]`). `null` for `-rA`'s skip lines, which name a place,
+ * not a test; undefined for any other line.
  */
-export function pytestVerdict(trimmed: string): PytestVerdict | undefined {
-  for (const verdict of VERDICTS) {
-    if (trimmed.startsWith(`${verdict} `)) {
-      return { nodeId: pytestNodeId(trimmed.slice(verdict.length + 1)), verdict };
-    }
+function pytestVerdict(trimmed: string): PytestVerdict | null | undefined {
+  const first = STATUS_FIRST.exec(trimmed);
+  if (first) {
+    const word = first[1] as StatusWord;
+    const rest = first[2] as string;
+    if (word === "SKIPPED" && SKIP_SUMMARY.test(rest)) return null;
+    // pytest prints nothing after a passing id, so all of it is the id.
+    const nodeId = word === "PASSED" ? rest : summaryNodeId(rest);
+    return { nodeId, status: STATUS_OF_WORD[word] };
   }
   if (!trimmed.includes("::")) return undefined;
-  const nodeId = pytestNodeId(trimmed);
-  const rest = trimmed.slice(nodeId.length).trimStart();
-  const verdict = VERDICTS.find((candidate) => rest.startsWith(candidate));
-  return verdict === undefined ? undefined : { nodeId, verdict };
+  const after = STATUS_AFTER.exec(trimmed);
+  if (!after) return undefined;
+  const nodeId = trimmed.slice(0, after.index);
+  // A node id starts with its file's path: `test a::b ... FAILED` is cargo's, not pytest's.
+  const path = nodeId.indexOf("::");
+  if (path <= 0 || /\s/.test(nodeId.slice(0, path))) return undefined;
+  return { nodeId, status: STATUS_OF_WORD[after[1] as StatusWord] };
 }
 
-/** pytest: its final summary line, failing tests by node id (`-rA`, `-v` and the default). */
+/**
+ * pytest: its final summary line, failing tests by node id (`-rA`, `-v` and the default), and
+ * each test's verdict from `-rA` and `-v` lines.
+ */
 export class PytestScanner implements RunnerScanner {
   readonly #summaries = new RunnerSummaries();
   readonly #failures = new NameList();
+  readonly #record: RecordVerdict;
+
+  constructor(record: RecordVerdict) {
+    this.#record = record;
+  }
 
   summary({ trimmed, index }: OutputLine): boolean {
     const tally = trimmed.includes(" in ") ? parsePytestSummary(trimmed) : undefined;
@@ -100,7 +141,9 @@ export class PytestScanner implements RunnerScanner {
   detail({ trimmed }: OutputLine): boolean {
     const found = pytestVerdict(trimmed);
     if (found === undefined) return false;
-    if (found.verdict !== "PASSED") this.#failures.add(found.nodeId);
+    if (found === null) return true;
+    this.#record({ name: found.nodeId, status: found.status, runner: "pytest" });
+    if (found.status === "failed" || found.status === "error") this.#failures.add(found.nodeId);
     return true;
   }
 

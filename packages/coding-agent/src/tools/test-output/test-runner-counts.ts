@@ -9,6 +9,8 @@ export type TestRunnerName =
   | "node"
   | "mocha"
   | "uvu"
+  | "unittest"
+  | "sympy"
   | "tap";
 
 /**

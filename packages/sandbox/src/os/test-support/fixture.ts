@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
 import { hostState } from "@pleach/core/testing";
+import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
 import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
@@ -29,8 +30,8 @@ export interface AttackFixture {
 export interface SandboxRunOptions {
   /** @default "workspace-write" */
   mode?: SandboxMode;
-  /** @default false */
-  network?: boolean;
+  /** As `createLocalSandbox`'s; a domain list never runs in a warm sandbox. @default false */
+  network?: NetworkOption;
   env?: Record<string, string>;
   /** @default process.env */
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
@@ -155,8 +156,9 @@ export async function createAttackFixture({
           ? wrapper
           : createCommandWrapper({ ...wrapperOptions, hostEnvironment }));
       try {
-        const request = { command, root, cwd: cwd ?? root, mode, env, network };
-        if (warm && chosen === undefined && stdin === undefined)
+        const access = parseNetworkOption(network);
+        const request = { command, root, cwd: cwd ?? root, mode, env, network: access };
+        if (warm && chosen === undefined && stdin === undefined && typeof access === "boolean")
           return await runWarm(runner, request);
         const invocation = await runner.invocation(request);
         return await runInvocation(invocation, stdin === undefined ? {} : { stdin });

@@ -162,3 +162,71 @@ export const networkAttacks: AttackCases = (fixture, it) => {
     }
   });
 };
+
+/**
+ * The cases of a domain policy in `attacks-network.test.ts`: the proxy is the only way out, so a
+ * connection that does not go through it fails as with the network off, and one through it to
+ * the host's own services is refused.
+ */
+export const domainNetworkAttacks: AttackCases = (fixture, it) => {
+  const network = { allowDomains: ["localhost", "example.com"] };
+
+  it("cannot reach the host's loopback or a public address without the proxy", async () => {
+    const server = await listenStream({ port: 0 });
+    try {
+      const { stdout } = await fixture.run(
+        [
+          "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+          attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3`),
+          attempt("exec 3<>/dev/tcp/1.1.1.1/53"),
+          attempt("exec 3<>/dev/tcp/93.184.215.14/80"),
+          attempt("getent hosts example.com"),
+        ].join("\n"),
+        { network },
+      );
+      await server.sendMarker();
+      expect(stdout.split("\n")[0]).toBe("lo");
+      expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED", "BLOCKED", "BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach the host's loopback through the proxy, by address or by an allowed name", async () => {
+    const server = await listenStream({ port: 0 });
+    try {
+      const { stdout } = await fixture.run(
+        [
+          attempt(`curl -sS --fail --noproxy '' http://127.0.0.1:${server.port}/`),
+          attempt(`curl -sS --fail --noproxy '' -p http://localhost:${server.port}/`),
+          `curl -sS --noproxy '' http://localhost:${server.port}/`,
+        ].join("\n"),
+        { network },
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+      expect(stdout).toContain("localhost resolves to 127.0.0.1, a loopback address");
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach a Unix socket in the host's /tmp, where the proxy's folder is, but the proxy's", async () => {
+    const socketPath = path.join(fixture.hostTemporary, "host.sock");
+    const server = await listenStream({ path: socketPath });
+    try {
+      const { stdout } = await fixture.run(
+        [attempt(connectUnix(socketPath)), "ls -A /run/pleach-proxy"].join("\n"),
+        { network },
+      );
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout.split("\n").slice(1)).toEqual(["proxy.sock", ""]);
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      await server.close();
+    }
+  });
+};

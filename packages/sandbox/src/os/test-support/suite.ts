@@ -28,15 +28,21 @@ export type AttackCases = (fixture: AttackFixture, it: AttackTest) => void;
 
 /**
  * Declare an attack suite twice: once with a sandbox of its own per command, once with every
- * command in a warm sandbox (after another command ran in it). Each case gets a fresh fixture;
+ * command in a warm sandbox (after another command ran in it), unless `warmToo` is false. Each case gets a fresh fixture;
  * where the suites cannot run, both are skipped with `skipReason` in their names.
  */
 export function describeAttacks(
   title: string,
   skipReason: string | undefined,
   cases: AttackCases,
+  {
+    warmToo = true,
+  }: {
+    /** Declare the warm suite too; not for cases that never run warm (a domain list's). @default true */
+    warmToo?: boolean;
+  } = {},
 ): void {
-  for (const warm of [false, true]) {
+  for (const warm of warmToo ? [false, true] : [false]) {
     const where = warm ? ", in a warm sandbox" : "";
     const skipped = skipReason === undefined ? "" : ` (skipped: ${skipReason})`;
     describe.skipIf(skipReason !== undefined)(`${title} ${runningAs()}${where}${skipped}`, () => {

@@ -1,0 +1,49 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { ProxiedNetwork } from "../os/sandbox-policy.js";
+import { startDomainProxy } from "./domain-proxy.js";
+import type { DomainRules } from "./domain-rules.js";
+import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from "./proxy-forwarder.js";
+import type { ProxyRequest } from "./proxy-log.js";
+
+/** The domain proxy of one command: the policy's network, its log, and how to stop it. */
+export interface CommandProxy {
+  network: ProxiedNetwork;
+  log: readonly ProxyRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * Start a proxy of its own for one command, so that its log is that command's requests. Under
+ * bubblewrap it listens on a Unix socket in a fresh private folder (mode 700, made by `mkdtemp`)
+ * that is bound into the sandbox; under Seatbelt, which has no network namespace, on a free port
+ * of the host's loopback that the profile lets the command reach.
+ */
+export async function startCommandProxy(
+  rules: DomainRules,
+  backend: "bubblewrap" | "seatbelt",
+): Promise<CommandProxy> {
+  if (backend === "seatbelt") {
+    const proxy = await startDomainProxy({ rules, listen: { loopbackPort: 0 } });
+    return { network: { proxyPort: proxy.port }, log: proxy.log, close: () => proxy.close() };
+  }
+  const socketFolder = await mkdtemp(path.join(os.tmpdir(), "pleach-proxy-"));
+  try {
+    const proxy = await startDomainProxy({
+      rules,
+      listen: { socketPath: path.join(socketFolder, PROXY_SOCKET_NAME) },
+    });
+    return {
+      network: { proxyPort: SANDBOX_PROXY_PORT, socketFolder },
+      log: proxy.log,
+      async close() {
+        await proxy.close();
+        await rm(socketFolder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(socketFolder, { recursive: true, force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,236 @@
+import { execFile } from "node:child_process";
+import { stat } from "node:fs/promises";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { promisify } from "node:util";
+import { useTempDir } from "@pleach/core/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { startCommandProxy } from "./command-proxy.js";
+import { type DomainProxy, startDomainProxy } from "./domain-proxy.js";
+import { type DomainRules, parseNetworkOption } from "./domain-rules.js";
+import { forwardingShell } from "./proxy-forwarder.js";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** A loopback HTTP server that records the Host of every request it gets, and raw TCP bytes. */
+async function upstreamServer() {
+  const hosts: string[] = [];
+  const server = http.createServer((request, response) => {
+    hosts.push(request.headers.host ?? "");
+    response.end(`upstream saw ${request.headers.host}\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return { port: (server.address() as net.AddressInfo).port, hosts };
+}
+
+/**
+ * A proxy on a Unix socket over `rules`, whose names resolve through `names` (a name missing
+ * there does not resolve); every lookup is recorded.
+ */
+async function proxyFor(allowDomains: string[], names: Record<string, string[]> = {}) {
+  const socketPath = path.join(await useTempDir(), "proxy.sock");
+  const lookups: string[] = [];
+  const proxy: DomainProxy = await startDomainProxy({
+    rules: parseNetworkOption({ allowDomains }) as DomainRules,
+    listen: { socketPath },
+    lookup: async (host) => {
+      lookups.push(host);
+      const found = names[host];
+      if (found === undefined) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
+      return found;
+    },
+  });
+  closers.push(() => proxy.close());
+  return { proxy, socketPath, lookups };
+}
+
+/** Send `text` on a fresh connection to the proxy and read until it closes (or `until` is seen). */
+function exchange(socketPath: string, text: string | Buffer, until?: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    let received = "";
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1");
+      if (until?.test(received)) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve(received));
+    socket.write(text);
+  });
+}
+
+describe("the domain proxy", () => {
+  it("refuses a host outside the list with a 403 naming it, before any lookup", async () => {
+    const { proxy, socketPath, lookups } = await proxyFor(["registry.npmjs.org"]);
+    const answer = await exchange(
+      socketPath,
+      "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n",
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 403 Forbidden/);
+    expect(answer).toContain(
+      "pleach's sandbox refused a connection to evil.example:443: not in the allowed domains (registry.npmjs.org). To allow it, start pleach with --allow-domain evil.example (or allowDomains).",
+    );
+    expect(lookups).toEqual([]);
+    expect(proxy.log).toMatchObject([{ host: "evil.example", port: 443, connected: false }]);
+  });
+
+  it("tunnels to an allowed name, connecting to the address it checked", async () => {
+    const upstream = await upstreamServer();
+    const { proxy, socketPath } = await proxyFor(["allowed.test", "127.0.0.1"], {
+      "allowed.test": ["127.0.0.1"],
+    });
+    const answer = await exchange(
+      socketPath,
+      `CONNECT allowed.test:${upstream.port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 200 Connection Established\r\n\r\nHTTP\/1.1 200 OK/);
+    expect(proxy.log).toMatchObject([{ host: "allowed.test", connected: true }]);
+  });
+
+  it("refuses an allowed name that resolves to loopback or link-local, unless the address is named", async () => {
+    const upstream = await upstreamServer();
+    const names = { "allowed.test": ["127.0.0.1"], "metadata.test": ["169.254.169.254"] };
+    const { proxy, socketPath } = await proxyFor(["allowed.test", "metadata.test"], names);
+    const loopback = await exchange(
+      socketPath,
+      `CONNECT allowed.test:${upstream.port} HTTP/1.1\r\n\r\n`,
+    );
+    expect(loopback).toMatch(/^HTTP\/1.1 403/);
+    expect(loopback).toContain(
+      `allowed.test resolves to 127.0.0.1, a loopback address, which only a rule naming that address reaches. To allow it, start pleach with --allow-domain 127.0.0.1:${upstream.port}`,
+    );
+    const metadata = await exchange(
+      socketPath,
+      "GET http://metadata.test/latest/meta-data HTTP/1.1\r\n\r\n",
+    );
+    expect(metadata).toMatch(
+      /^HTTP\/1.1 403[\s\S]*169.254.169.254, a link-local \(cloud metadata\) address/,
+    );
+    expect(upstream.hosts).toEqual([]);
+    expect(proxy.log.map(({ connected }) => connected)).toEqual([false, false]);
+  });
+
+  it("refuses a CONNECT to an allowed host's address, which the list does not name", async () => {
+    const upstream = await upstreamServer();
+    const { proxy, socketPath } = await proxyFor(["allowed.test"], {
+      "allowed.test": ["127.0.0.1"],
+    });
+    const answer = await exchange(
+      socketPath,
+      `CONNECT 127.0.0.1:${upstream.port} HTTP/1.1\r\nHost: allowed.test\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 403/);
+    expect(answer).toContain("refused a connection to 127.0.0.1:");
+    expect(proxy.log).toMatchObject([{ host: "127.0.0.1", connected: false }]);
+  });
+
+  it("sends upstream the URL's host, whatever Host header the request names", async () => {
+    const upstream = await upstreamServer();
+    const { socketPath } = await proxyFor(["allowed.test", "127.0.0.1"], {
+      "allowed.test": ["127.0.0.1"],
+    });
+    const answer = await exchange(
+      socketPath,
+      `GET http://allowed.test:${upstream.port}/ HTTP/1.1\r\nHost: evil.example\r\n\r\n`,
+      /upstream saw/,
+    );
+    expect(answer).toContain(`upstream saw allowed.test:${upstream.port}`);
+    expect(upstream.hosts).toEqual([`allowed.test:${upstream.port}`]);
+  });
+
+  it("judges every request of a kept-alive connection by its own URL", async () => {
+    const upstream = await upstreamServer();
+    const { proxy, socketPath } = await proxyFor(["127.0.0.1"]);
+    const answer = await exchange(
+      socketPath,
+      `GET http://127.0.0.1:${upstream.port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` +
+        "GET http://evil.example/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    );
+    expect(answer).toContain("upstream saw");
+    expect(answer).toContain("refused a connection to evil.example:80");
+    expect(upstream.hosts).toHaveLength(1);
+    expect(proxy.log.map(({ host, connected }) => [host, connected])).toEqual([
+      ["127.0.0.1", true],
+      ["evil.example", false],
+    ]);
+  });
+
+  it("refuses a request that is not for a proxy, and a request line too long to read", async () => {
+    const { proxy, socketPath } = await proxyFor(["allowed.test"]);
+    expect(await exchange(socketPath, "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")).toMatch(
+      /^HTTP\/1.1 400/,
+    );
+    expect(await exchange(socketPath, "GET https://allowed.test/ HTTP/1.1\r\n\r\n")).toMatch(
+      /^HTTP\/1.1 400/,
+    );
+    const long = await exchange(
+      socketPath,
+      `GET http://allowed.test/${"a".repeat(100_000)} HTTP/1.1\r\n\r\n`,
+    );
+    expect(long).toMatch(/^HTTP\/1.1 4(00|31)/);
+    expect(proxy.log).toEqual([]);
+  });
+
+  it("answers 502 for a name that resolves nowhere", async () => {
+    const { proxy, socketPath } = await proxyFor(["nowhere.test"]);
+    const answer = await exchange(socketPath, "CONNECT nowhere.test:443 HTTP/1.1\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1.1 502[\s\S]*found no address for nowhere.test \(ENOTFOUND\)/);
+    expect(proxy.log).toMatchObject([
+      { host: "nowhere.test", connected: false, error: "ENOTFOUND" },
+    ]);
+  });
+
+  it("serves many connections at once and stays up", async () => {
+    const upstream = await upstreamServer();
+    const { proxy, socketPath } = await proxyFor(["127.0.0.1"]);
+    const many = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        exchange(
+          socketPath,
+          `GET http://127.0.0.1:${upstream.port}/ HTTP/1.1\r\n\r\n`,
+          /upstream saw/,
+        ),
+      ),
+    );
+    expect(many.every((answer) => answer.includes("upstream saw"))).toBe(true);
+    expect(proxy.log).toHaveLength(100);
+  });
+
+  it("keeps a command's socket in a private folder, removed when it stops", async () => {
+    const proxy = await startCommandProxy(
+      parseNetworkOption({ allowDomains: [] }) as DomainRules,
+      "bubblewrap",
+    );
+    const folder = proxy.network.socketFolder as string;
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect((await stat(path.join(folder, "proxy.sock"))).isSocket()).toBe(true);
+    await proxy.close();
+    await expect(stat(folder)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("stops a command whose forwarder cannot start, saying why", async () => {
+    const run = promisify(execFile);
+    const failure = await run(
+      "/bin/bash",
+      forwardingShell(["-c", "echo RAN"], "/nonexistent/perl"),
+    ).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect(failure).toMatchObject({
+      code: 126,
+      stdout: "",
+      stderr: expect.stringContaining(
+        "the network proxy forwarder did not start in the sandbox (/nonexistent/perl exited)",
+      ),
+    });
+  });
+});

@@ -1,0 +1,286 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import http from "node:http";
+import net from "node:net";
+import type { Duplex } from "node:stream";
+import { type DomainRules, decideDomain, namesAddress, parseHostPort } from "./domain-rules.js";
+import { type ProxyRequest, refusalLine } from "./proxy-log.js";
+
+/** Where {@link startDomainProxy} listens: a Unix socket path, or a free port of 127.0.0.1. */
+export type ProxyListen = { socketPath: string } | { loopbackPort: 0 };
+
+/** Options of {@link startDomainProxy}. */
+export interface DomainProxyOptions {
+  rules: DomainRules;
+  listen: ProxyListen;
+  /** Resolves a host name to its addresses. @default node's `dns.lookup`, every address */
+  lookup?: (host: string) => Promise<string[]>;
+  /**
+   * The most connections from commands open at once; more are dropped.
+   * @default 256
+   */
+  maxConnections?: number;
+}
+
+/** A running proxy: what it was asked, and how to stop it. */
+export interface DomainProxy {
+  /** The port on 127.0.0.1 it listens on, with `loopbackPort`; else 0. */
+  readonly port: number;
+  /** Every request it received, in order. */
+  readonly log: readonly ProxyRequest[];
+  /** Stop listening and cut every connection. */
+  close(): Promise<void>;
+}
+
+/** Addresses no name may lead to, unless a rule names the address itself. */
+const SPECIAL_ADDRESSES: readonly [string, number, "ipv4" | "ipv6", string][] = [
+  ["0.0.0.0", 8, "ipv4", "unspecified"],
+  ["127.0.0.0", 8, "ipv4", "loopback"],
+  ["169.254.0.0", 16, "ipv4", "link-local (cloud metadata)"],
+  ["224.0.0.0", 4, "ipv4", "multicast or broadcast"],
+  ["::", 128, "ipv6", "unspecified"],
+  ["::1", 128, "ipv6", "loopback"],
+  ["fe80::", 10, "ipv6", "link-local"],
+  ["ff00::", 8, "ipv6", "multicast"],
+];
+
+/** The kind of special address `address` is ({@link SPECIAL_ADDRESSES}), if it is one. */
+function specialAddressKind(address: string): string | undefined {
+  const family = net.isIPv6(address) ? "ipv6" : "ipv4";
+  for (const [prefix, bits, type, kind] of SPECIAL_ADDRESSES) {
+    const list = new net.BlockList();
+    list.addSubnet(prefix, bits, type);
+    if (list.check(address, family)) return kind;
+  }
+  return undefined;
+}
+
+const defaultLookup = async (host: string) =>
+  (await dnsLookup(host, { all: true, verbatim: true })).map(({ address }) => address);
+
+/** Headers a proxy does not pass on. */
+const HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+]);
+
+/**
+ * The host side of a domain policy: an HTTP proxy that opens a tunnel (`CONNECT host:port`, for
+ * https and anything else over TCP) or forwards a plain-http request (`GET http://host/...`) only
+ * to a host `rules` allow. A refused host gets a 403 naming it, the rule and the way out, before
+ * any name lookup or connection. An allowed name that resolves to a loopback, link-local,
+ * unspecified or multicast address is refused too, unless a rule names that address; one that
+ * resolves nowhere gets a 502. The proxy connects to the address it checked, never the name again.
+ */
+export async function startDomainProxy({
+  rules,
+  listen,
+  lookup = defaultLookup,
+  maxConnections = 256,
+}: DomainProxyOptions): Promise<DomainProxy> {
+  const log: ProxyRequest[] = [];
+  const sockets = new Set<Duplex>();
+  const track = (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  };
+
+  /** Decide on `host:port`, then resolve and check: the address to connect to, or a reply sent. */
+  const admit = async (
+    record: ProxyRequest,
+    reply: (status: number, body: string) => void,
+  ): Promise<string | undefined> => {
+    log.push(record);
+    const decision = decideDomain(rules, record.host, record.port);
+    if (!decision.allowed) {
+      record.refusal = refusalLine(record, rules, decision);
+      reply(403, record.refusal);
+      return undefined;
+    }
+    let addresses: string[];
+    if (net.isIP(record.host) !== 0) {
+      addresses = [record.host];
+    } else {
+      try {
+        addresses = await lookup(record.host);
+      } catch (error) {
+        addresses = [];
+        record.error = (error as NodeJS.ErrnoException).code ?? String(error);
+      }
+    }
+    if (addresses.length === 0) {
+      record.error ??= "no address";
+      reply(
+        502,
+        `pleach's proxy found no address for ${record.host} (${record.error}); check the name`,
+      );
+      return undefined;
+    }
+    const address = addresses.find(
+      (each) => specialAddressKind(each) === undefined || namesAddress(rules, each, record.port),
+    );
+    if (address === undefined) {
+      const first = addresses[0] as string;
+      record.refusal = refusalLine(record, rules, {
+        allowed: false,
+        rule: "special-address",
+        address: first,
+        kind: specialAddressKind(first) as string,
+      });
+      reply(403, record.refusal);
+      return undefined;
+    }
+    return address;
+  };
+
+  // The Host header is not needed: a request is judged and sent by its URL.
+  const server = http.createServer(
+    { maxHeaderSize: 16 * 1024, requireHostHeader: false },
+    (request, response) => {
+      track(request.socket);
+      const send = (status: number, body: string) => {
+        if (!response.headersSent) {
+          response.writeHead(status, {
+            "content-type": "text/plain; charset=utf-8",
+            connection: "close",
+          });
+        }
+        response.end(`${body}\n`);
+      };
+      let target: URL | undefined;
+      try {
+        target = new URL(request.url ?? "");
+      } catch {
+        target = undefined;
+      }
+      const authority = target?.protocol === "http:" ? parseHostPort(target.host) : undefined;
+      if (target === undefined || authority === undefined || target.username || target.password) {
+        send(
+          400,
+          "pleach's proxy takes CONNECT host:port, or a plain-http request with an absolute URL (GET http://host/path); set HTTP_PROXY and HTTPS_PROXY to it",
+        );
+        return;
+      }
+      const port = authority.port ?? 80;
+      const record: ProxyRequest = {
+        method: request.method ?? "GET",
+        host: authority.host,
+        port,
+        connected: false,
+      };
+      void admit(record, send).then((address) => {
+        if (address === undefined) return;
+        const headers: http.OutgoingHttpHeaders = {};
+        for (const [name, value] of Object.entries(request.headers)) {
+          if (!HOP_HEADERS.has(name)) headers[name] = value;
+        }
+        // The Host is the URL's: a request cannot name one host to the proxy and another upstream.
+        headers.host = target.host;
+        headers.connection = "close";
+        const upstream = http.request({
+          host: address,
+          port,
+          method: request.method,
+          path: `${target.pathname}${target.search}`,
+          headers,
+          agent: false,
+          setHost: false,
+        });
+        upstream.on("socket", (socket) => {
+          track(socket);
+          socket.once("connect", () => {
+            record.connected = true;
+          });
+        });
+        upstream.on("response", (answer) => {
+          const passed: http.OutgoingHttpHeaders = {};
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (!HOP_HEADERS.has(name)) passed[name] = value;
+          }
+          response.writeHead(answer.statusCode ?? 502, passed);
+          answer.pipe(response);
+        });
+        upstream.on("error", (error) => {
+          record.error ??= (error as NodeJS.ErrnoException).code ?? error.message;
+          if (response.headersSent) response.destroy();
+          else send(502, `pleach's proxy could not reach ${target.host}: ${record.error}`);
+        });
+        request.pipe(upstream);
+      });
+    },
+  );
+
+  server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
+    track(client);
+    client.on("error", () => client.destroy());
+    const reply = (status: number, body: string) => {
+      const reason = status === 403 ? "Forbidden" : status === 400 ? "Bad Request" : "Bad Gateway";
+      const bytes = Buffer.from(`${body}\n`);
+      client.end(
+        `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${bytes.length}\r\nconnection: close\r\n\r\n${bytes}`,
+      );
+    };
+    const authority = parseHostPort(request.url ?? "");
+    if (authority?.port === undefined) {
+      reply(400, "pleach's proxy takes CONNECT host:port");
+      return;
+    }
+    const record: ProxyRequest = {
+      method: "CONNECT",
+      host: authority.host,
+      port: authority.port,
+      connected: false,
+    };
+    void admit(record, reply).then((address) => {
+      if (address === undefined || client.destroyed) return;
+      const upstream = net.connect({ host: address, port: record.port });
+      track(upstream);
+      upstream.once("connect", () => {
+        record.connected = true;
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        if (head.length > 0) upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on("error", (error) => {
+        record.error ??= (error as NodeJS.ErrnoException).code ?? error.message;
+        if (record.connected) client.destroy();
+        else reply(502, `pleach's proxy could not reach ${request.url}: ${record.error}`);
+      });
+      upstream.on("close", () => client.destroy());
+      client.on("close", () => upstream.destroy());
+    });
+  });
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  server.maxConnections = maxConnections;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    const done = () => {
+      server.off("error", reject);
+      resolve();
+    };
+    if ("socketPath" in listen) server.listen(listen.socketPath, done);
+    else server.listen(0, "127.0.0.1", done);
+  });
+  const address = server.address();
+  return {
+    port: typeof address === "object" && address !== null ? address.port : 0,
+    log,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
