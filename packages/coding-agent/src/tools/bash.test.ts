@@ -76,6 +76,18 @@ describe("bash", () => {
     );
   });
 
+  it("shows the domain proxy's refusal the same way", async () => {
+    const root = await workspace();
+    const client = await createLocalSandbox({ root, network: { allowDomains: [] } });
+    const output = await createBashTool(client).execute({
+      command: "curl -sS --max-time 20 https://evil.example/",
+    });
+    expect(output.exitCode).not.toBe(0);
+    expect(output.output).toMatch(
+      /\n\[exit \d+\]\n\[pleach's sandbox refused a connection to evil\.example:443: not in the allowed domains \(none\)\. To allow it, start pleach with --allow-domain evil\.example \(or allowDomains\)\.\]$/,
+    );
+  });
+
   it("shows the sandbox's note on a write to a protected path, as the model reads it", async () => {
     const root = await workspace();
     await mkdir(path.join(root, ".git"));
