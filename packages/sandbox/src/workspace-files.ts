@@ -74,10 +74,7 @@ export async function readWorkspaceFile({
     const opened = openedPath(fd, walked);
     const covering = hiddenPathOf(hiddenPaths, [opened]);
     if (covering !== undefined) {
-      const rule = isInside(root.real, opened)
-        ? (await protection()).ruleFor(path.relative(root.real, opened))
-        : undefined;
-      throw hiddenPathError(shown, covering, "read", rule);
+      throw hiddenPathError(shown, covering, "read", await protectedRule(root, opened, protection));
     }
     const info = fstatSync(fd);
     if (info.isDirectory()) {
@@ -98,6 +95,23 @@ export async function readWorkspaceFile({
     throw error instanceof ToolError ? error : fromErrno(error, shown);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The rule that protects the workspace path `real` too, if any, to name beside the hidden one; none
+ * when the policy cannot be had (a workspace past its folder limit): the read is refused anyway.
+ */
+async function protectedRule(
+  root: WorkspaceRoot,
+  real: string,
+  protection: () => Promise<WorkspaceProtection>,
+): Promise<string | undefined> {
+  if (!isInside(root.real, real)) return undefined;
+  try {
+    return (await protection()).ruleFor(path.relative(root.real, real));
+  } catch {
+    return undefined;
   }
 }
 
