@@ -16,10 +16,11 @@ import {
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
-import { at, type Located, locate, openedPath, type WalkedFolder } from "./beneath.js";
-import { type HiddenPath, hiddenPathError, hiddenPathOf } from "./os/hidden-reads.js";
+import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
+import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
+import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
-import { fromErrno, isInside } from "./paths.js";
+import { fromErrno } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**
@@ -71,11 +72,7 @@ export async function readWorkspaceFile({
   const hiddenPaths = hidden();
   const { fd, walked } = openWorkspaceFile(root, filePath);
   try {
-    const opened = openedPath(fd, walked);
-    const covering = hiddenPathOf(hiddenPaths, [opened]);
-    if (covering !== undefined) {
-      throw hiddenPathError(shown, covering, "read", await protectedRule(root, opened, protection));
-    }
+    await refuseHiddenRead({ root, fd, walked, shown, hidden: hiddenPaths, protection });
     const info = fstatSync(fd);
     if (info.isDirectory()) {
       throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${shown} (list it instead)`);
@@ -95,23 +92,6 @@ export async function readWorkspaceFile({
     throw error instanceof ToolError ? error : fromErrno(error, shown);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * The rule that protects the workspace path `real` too, if any, to name beside the hidden one; none
- * when the policy cannot be had (a workspace past its folder limit): the read is refused anyway.
- */
-async function protectedRule(
-  root: WorkspaceRoot,
-  real: string,
-  protection: () => Promise<WorkspaceProtection>,
-): Promise<string | undefined> {
-  if (!isInside(root.real, real)) return undefined;
-  try {
-    return (await protection()).ruleFor(path.relative(root.real, real));
-  } catch {
-    return undefined;
   }
 }
 
@@ -266,12 +246,7 @@ export async function writeWorkspaceFile({
   }
   const policy = mode === "danger-full-access" ? undefined : await protection();
   const hiddenPaths = hidden();
-  const refuseHidden = (located: Located) => {
-    const folder = openedPath(located.parent.fd, path.join(root.real, located.parent.relative));
-    const target = path.join(folder, ...located.missing, located.name);
-    const covering = hiddenPathOf(hiddenPaths, [target]);
-    if (covering !== undefined) throw hiddenPathError(shown, covering, "write");
-  };
+  const refuseHidden = (located: Located) => refuseHiddenWrite(root, located, shown, hiddenPaths);
   // Judge the path before anything is made for it, then again on the walk that makes its folders.
   const probe = locate(root, filePath);
   try {
