@@ -28,6 +28,7 @@ export type {
   CommandWrapper,
   CommandWrapperOptions,
   CurrentProtectionOptions,
+  FailurePolicy,
   HiddenPath,
   InvocationRequest,
   ProtectedPath,

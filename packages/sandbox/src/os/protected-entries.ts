@@ -83,8 +83,8 @@ export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
 
 /**
  * The credential stores in the home of the user running pleach that commands in `read-only` and
- * `workspace-write` cannot read (see `hiddenReads`): a folder is covered by an empty one, a file
- * reads as empty. Each `why` says what the store holds.
+ * `workspace-write` cannot read (see `hiddenReads`): reading one fails with "Permission denied".
+ * Each `why` says what the store holds.
  */
 export const CREDENTIAL_STORES: readonly ProtectedEntry[] = [
   { name: ".ssh", why: "ssh's private keys" },
