@@ -52,7 +52,7 @@ const GIT =
 const READ_ONLY =
   'this sandbox runs in read-only mode, where commands write only their private /tmp. Writing the workspace needs workspace-write mode (--mode workspace-write where pleach is started, mode: "workspace-write" in the options); ask the user to switch.';
 const NETWORK_OFF =
-  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--network` on its command line (call, mcp, run, eval), or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to turn it on, or work from what is already on disk (a local repository clones from its path or file:// URL).";
+  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--allow-domain HOST` (repeatable) on its command line (call, mcp, run, eval) for just the hosts the task needs, or `--network` for all; `network: { allowDomains: [...] }` or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to allow what the task needs, or work from what is already on disk (a local repository clones from its path or file:// URL).";
 
 /** One rule failure: the command, the mode it runs in, and the note it gets (`outside` filled in). */
 interface Row {

@@ -196,4 +196,4 @@ function outsideNote(shown: string, mode: FailurePolicy["mode"]): string {
 
 /** The way out of a failed name lookup while the network is off. */
 const NETWORK_OFF_NOTE =
-  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--network` on its command line (call, mcp, run, eval), or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to turn it on, or work from what is already on disk (a local repository clones from its path or file:// URL).";
+  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--allow-domain HOST` (repeatable) on its command line (call, mcp, run, eval) for just the hosts the task needs, or `--network` for all; `network: { allowDomains: [...] }` or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to allow what the task needs, or work from what is already on disk (a local repository clones from its path or file:// URL).";
