@@ -36,6 +36,7 @@ export type {
   WorkspaceProtection,
 } from "./os/index.js";
 export {
+  CONFINED_ENVIRONMENT,
   CREDENTIAL_STORES,
   createCommandWrapper,
   currentProtection,

@@ -35,6 +35,7 @@ export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
 export {
+  CONFINED_ENVIRONMENT,
   CREDENTIAL_STORES,
   HOME_FOLDER_ENTRIES,
   inheritedEnvironment,
