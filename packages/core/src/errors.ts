@@ -21,6 +21,11 @@ export type ToolErrorCode =
   | "READ_ONLY"
   /** The path is protected (the gitdir, shell rc files, agent configuration) and may not be written. */
   | "PROTECTED_PATH"
+  /**
+   * The path is hidden by the sandbox's read policy (credential stores, `hideReads`): neither
+   * commands nor the file tools may read or write it.
+   */
+  | "HIDDEN_PATH"
   /** No working OS sandbox backend, and the mode is not `danger-full-access`. */
   | "NO_SANDBOX"
   /** `edit_file`'s `old` text does not occur in the file. */

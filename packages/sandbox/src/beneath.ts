@@ -103,6 +103,14 @@ export function at(root: WorkspaceRoot, folder: HeldFolder, name: string): strin
 }
 
 /**
+ * The real path of what is open as `fd` now: on Linux read from `/proc/self/fd`, so it is the very
+ * file or folder held, wherever it was moved; elsewhere `walked`, its path as walked (no symlink).
+ */
+export function openedPath(fd: number, walked: string): string {
+  return HAS_PROC_FD ? readlinkSync(`/proc/self/fd/${fd}`) : walked;
+}
+
+/**
  * Walk `requested` from the root, holding one folder open at a time (each opened relative to the
  * one before), following symlinks only by resolving them here within the workspace. With
  * `create`, missing folders on the way (not the final name) are made, each relative to its held

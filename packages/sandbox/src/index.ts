@@ -28,6 +28,7 @@ export type {
   CommandWrapper,
   CommandWrapperOptions,
   CurrentProtectionOptions,
+  FailurePolicy,
   HiddenPath,
   InvocationRequest,
   ProtectedPath,
@@ -35,6 +36,7 @@ export type {
   WorkspaceProtection,
 } from "./os/index.js";
 export {
+  CONFINED_ENVIRONMENT,
   CREDENTIAL_STORES,
   createCommandWrapper,
   currentProtection,

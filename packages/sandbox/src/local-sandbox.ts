@@ -13,7 +13,13 @@ import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core
 import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
-import { type CommandWrapper, createCommandWrapper, protectionWith } from "./os/index.js";
+import { failureNotes } from "./os/failure-notes.js";
+import {
+  type CommandWrapper,
+  createCommandWrapper,
+  hiddenWith,
+  protectionWith,
+} from "./os/index.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
@@ -131,6 +137,8 @@ export async function createLocalSandbox({
   }
   const workspace = workspaceRoot(rootGiven, rootReal);
   const protection = () => protectionWith(commandWrapper, rootReal);
+  // The file tools run unconfined on the host: they refuse what commands cannot read.
+  const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
 
   return {
     root: rootReal,
@@ -139,12 +147,14 @@ export async function createLocalSandbox({
 
     async readFile(filePath: string, options: ReadFileOptions = {}) {
       const encoding = fileEncodingOf(options);
-      const bytes = await readWorkspaceFile(
-        workspace,
-        nonEmpty(filePath),
+      const bytes = await readWorkspaceFile({
+        root: workspace,
+        filePath: nonEmpty(filePath),
         maxFileBytes,
-        readLimitOf(options.maxBytes),
-      );
+        maxBytes: readLimitOf(options.maxBytes),
+        hidden,
+        protection,
+      });
       return bytes.toString(encoding);
     },
 
@@ -157,6 +167,7 @@ export async function createLocalSandbox({
         bytes: Buffer.from(content, encoding),
         mode,
         protection,
+        hidden,
       });
     },
 
@@ -200,11 +211,13 @@ export async function createLocalSandbox({
           maxOutputBytes,
           onOutput,
         });
-        // A failed command that the domain proxy refused something: say which rule, and the way out.
-        const notes = refusalNotes(invocation.proxyLog ?? []);
-        return result.exitCode !== 0 && notes.length > 0
-          ? { ...result, sandboxNotes: notes }
-          : result;
+        // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
+        // file, ...), and, for a failed command, what the domain proxy refused it.
+        const policy = invocation.failurePolicy;
+        const refused = result.exitCode === 0 ? [] : refusalNotes(invocation.proxyLog ?? []);
+        const notes =
+          policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
+        return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
         await invocation.release?.();

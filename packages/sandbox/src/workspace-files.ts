@@ -17,6 +17,8 @@ import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
+import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
+import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
@@ -30,23 +32,47 @@ import type { WorkspaceRoot } from "./workspace-root.js";
 /** Attempts at opening a file whose final name is swapped for a symlink between walk and open. */
 const MAX_OPEN_ATTEMPTS = 8;
 
+/** Options of {@link readWorkspaceFile}. */
+export interface ReadWorkspaceFileOptions {
+  root: WorkspaceRoot;
+  /** The path as the caller gave it. */
+  filePath: unknown;
+  /** The largest file this sandbox reads. */
+  maxFileBytes: number;
+  /** The most bytes the caller wants, when it says. */
+  maxBytes?: number | undefined;
+  /**
+   * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. Asked once
+   * per read, and judged on the real path of the file opened.
+   */
+  hidden: () => readonly HiddenPath[];
+  /** What is protected in the workspace now; asked only for a hidden file, to name both rules. */
+  protection: () => Promise<WorkspaceProtection>;
+}
+
 /**
  * The bytes of the workspace file `filePath`. The path is walked from the held root (see `locate`), and the file is opened
- * relative to its held folder with `O_NOFOLLOW`, so the file read is the file checked. Its size is
- * checked from `fstat` before a byte is read. Walk, open, fstat and close are synchronous: each
- * takes microseconds on a local file system, a fifth or less of a trip through libuv's thread pool.
+ * relative to its held folder with `O_NOFOLLOW`, so the file read is the file checked: refused
+ * (`HIDDEN_PATH`) when its real path, read from the descriptor held, lies at or under a hidden
+ * path. Its size is checked from `fstat` before a byte is read. Walk, open, fstat and close are
+ * synchronous: each takes microseconds on a local file system, a fifth or less of a trip through
+ * libuv's thread pool.
  */
-export async function readWorkspaceFile(
-  root: WorkspaceRoot,
-  filePath: unknown,
-  maxFileBytes: number,
-  maxBytes?: number,
-): Promise<Buffer> {
+export async function readWorkspaceFile({
+  root,
+  filePath,
+  maxFileBytes,
+  maxBytes,
+  hidden,
+  protection,
+}: ReadWorkspaceFileOptions): Promise<Buffer> {
   const shown = String(filePath);
   const limit = maxBytes === undefined ? maxFileBytes : Math.min(maxFileBytes, maxBytes);
   const whose = limit < maxFileBytes ? "the caller asked for at most" : "this sandbox reads";
-  const fd = openWorkspaceFile(root, filePath);
+  const hiddenPaths = hidden();
+  const { fd, walked } = openWorkspaceFile(root, filePath);
   try {
+    await refuseHiddenRead({ root, fd, walked, shown, hidden: hiddenPaths, protection });
     const info = fstatSync(fd);
     if (info.isDirectory()) {
       throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${shown} (list it instead)`);
@@ -69,8 +95,11 @@ export async function readWorkspaceFile(
   }
 }
 
-/** Open the workspace file `filePath` for reading, race-free; the caller closes the descriptor. */
-function openWorkspaceFile(root: WorkspaceRoot, filePath: unknown): number {
+/**
+ * Open the workspace file `filePath` for reading, race-free, with its path as walked; the caller
+ * closes the descriptor.
+ */
+function openWorkspaceFile(root: WorkspaceRoot, filePath: unknown): { fd: number; walked: string } {
   for (let attempt = 1; ; attempt += 1) {
     const located = locate(root, filePath);
     try {
@@ -83,10 +112,11 @@ function openWorkspaceFile(root: WorkspaceRoot, filePath: unknown): number {
       }
       try {
         // O_NONBLOCK so that a FIFO planted in the workspace cannot hang the open.
-        return openSync(
+        const fd = openSync(
           at(root, located.parent, located.name),
           constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW,
         );
+        return { fd, walked: path.join(root.real, located.relative) };
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         // Swapped for a symlink or removed since the walk: walk again (it follows links itself).
@@ -185,6 +215,11 @@ export interface WriteWorkspaceFileOptions {
   mode: SandboxMode;
   /** What is protected in the workspace now; asked once per write outside `danger-full-access`. */
   protection: () => Promise<WorkspaceProtection>;
+  /**
+   * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. A write at
+   * or under one is refused (`HIDDEN_PATH`), judged on the real path of the folder held.
+   */
+  hidden: () => readonly HiddenPath[];
 }
 
 /**
@@ -203,16 +238,20 @@ export async function writeWorkspaceFile({
   bytes,
   mode,
   protection,
+  hidden,
 }: WriteWorkspaceFileOptions): Promise<void> {
   const shown = String(filePath);
   if (mode === "read-only") {
     throw new ToolError("READ_ONLY", `the read-only sandbox refuses writes: ${shown}`);
   }
   const policy = mode === "danger-full-access" ? undefined : await protection();
+  const hiddenPaths = hidden();
+  const refuseHidden = (located: Located) => refuseHiddenWrite(root, located, shown, hiddenPaths);
   // Judge the path before anything is made for it, then again on the walk that makes its folders.
   const probe = locate(root, filePath);
   try {
     refuseProtected(policy, probe);
+    refuseHidden(probe);
   } finally {
     probe.close();
   }
@@ -223,6 +262,7 @@ export async function writeWorkspaceFile({
     });
     try {
       refuseProtected(policy, located);
+      refuseHidden(located);
       const outcome = await replaceFile(root, located, bytes);
       if (outcome === "written") return;
       if (attempt >= MAX_OPEN_ATTEMPTS) {

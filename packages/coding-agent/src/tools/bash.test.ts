@@ -58,20 +58,47 @@ describe("bash", () => {
     expect((await tool.execute({ command: "exit 1" })).output).toBe("[exit 1]");
   });
 
-  it("adds a hint on the network switch when a failed command could not resolve a host", async () => {
+  it("shows the sandbox's note on the network switch when a failed command could not resolve a host", async () => {
     const root = await workspace();
     const tool = createBashTool(await createLocalSandbox({ root, mode: "workspace-write" }));
     // `.invalid` never resolves, network or not.
     const output = await tool.execute({ command: "git ls-remote https://example.invalid/x.git" });
     expect(output.exitCode).not.toBe(0);
     expect(output.output).toMatch(
-      /Could not resolve host: example\.invalid\n\[exit 128\]\n\[hint: /,
+      /Could not resolve host: example\.invalid\n\[exit 128\]\n\[sandbox: the network is off /,
     );
     expect(tool.toModelOutput(output).output).toContain("`--network`");
     // The same words in a command that succeeds, or a failure of another kind, add nothing.
     const fine = await tool.execute({ command: "echo 'Could not resolve host: x'" });
     expect(fine.output).toBe("Could not resolve host: x\n");
-    expect((await tool.execute({ command: "ls /no-such-folder" })).output).not.toContain("hint");
+    expect((await tool.execute({ command: "ls /no-such-folder" })).output).not.toContain(
+      "sandbox:",
+    );
+  });
+
+  it("shows the domain proxy's refusal the same way", async () => {
+    const root = await workspace();
+    const client = await createLocalSandbox({ root, network: { allowDomains: [] } });
+    const output = await createBashTool(client).execute({
+      command: "curl -sS --max-time 20 https://evil.example/",
+    });
+    expect(output.exitCode).not.toBe(0);
+    expect(output.output).toMatch(
+      /\n\[exit \d+\]\n\[pleach's sandbox refused a connection to evil\.example:443: not in the allowed domains \(none\)\. To allow it, start pleach with --allow-domain evil\.example \(or allowDomains\)\.\]$/,
+    );
+  });
+
+  it("shows the sandbox's note on a write to a protected path, as the model reads it", async () => {
+    const root = await workspace();
+    await mkdir(path.join(root, ".git"));
+    const tool = createBashTool(await createLocalSandbox({ root, mode: "workspace-write" }));
+    const output = await tool.execute({ command: "echo '[core]' > .git/config" });
+    expect(tool.toModelOutput(output)).toEqual({
+      output:
+        "/bin/bash: line 1: .git/config: Read-only file system\n[exit 1]\n" +
+        "[sandbox: writing .git/config was refused: .git at the top of the workspace is protected: git runs its hooks and the commands its config names (core.fsmonitor). pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.]",
+      error: true,
+    });
   });
 
   it("reports a command ended by a signal", async () => {

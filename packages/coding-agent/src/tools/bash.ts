@@ -1,7 +1,7 @@
 import { capText, defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
-import { looksOffline, NETWORK_OFF_HINT } from "./sandbox-hints.js";
+import { sandboxNoteLines } from "./sandbox-hints.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (ten minutes). */
 const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -37,7 +37,7 @@ export const bashOutputSchema = z.object({
   output: z
     .string()
     .describe(
-      "stdout, then stderr, capped at 50,000 characters (head and tail kept), with `[exit N]` appended on a non-zero exit, a note on a timeout, and a `[hint: ...]` when a failure looks like the sandbox's network being off.",
+      "stdout, then stderr, capped at 50,000 characters (head and tail kept), with `[exit N]` appended on a non-zero exit, a note on a timeout, and the sandbox's notes (`[sandbox: ...]`) when a failure met one of its rules (a protected or read-only path, a hidden file, the network off), each saying the way out.",
     ),
   exitCode: z
     .number()
@@ -126,7 +126,7 @@ export function createBashTool(
         );
       }
       const merged = mergeStreams(result.stdout, result.stderr);
-      if (result.exitCode !== 0 && looksOffline(merged)) notes.push(`[hint: ${NETWORK_OFF_HINT}]`);
+      notes.push(...sandboxNoteLines(result));
       const trailer = notes.join("\n");
       const room = Math.max(0, maxOutputChars - trailer.length - 1);
       const body = capText(merged, { maxChars: room });

@@ -1,9 +1,9 @@
 import { defineTool, isToolError, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
-import type { SandboxClient } from "../sandbox/index.js";
+import type { ExecResult, SandboxClient } from "../sandbox/index.js";
 import { hasControlCharacter } from "./control-characters.js";
 import { isInsideGitDir, workspaceRelativePath } from "./relative-path.js";
-import { isUnderTmp, looksOffline, NETWORK_OFF_HINT, PRIVATE_TMP_HINT } from "./sandbox-hints.js";
+import { isUnderTmp, PRIVATE_TMP_HINT, sandboxNoteLines } from "./sandbox-hints.js";
 import { shellJoin } from "./shell-quote.js";
 
 /** The input of `git_clone`. */
@@ -228,29 +228,32 @@ const MISSING_REPOSITORY =
 
 /**
  * What to do about a failed clone whose cause lies in the sandbox rather than the URL: a local
- * repository under `/tmp` (the sandbox's `/tmp` is its own), or a remote one while the network is
- * off. `undefined` when git's message points at neither.
+ * repository under `/tmp` (the sandbox's `/tmp` is its own), or the sandbox's own notes (the
+ * network off, say). `undefined` when neither says anything.
  */
-function cloneFailureHint(
-  url: string,
-  result: { stderr: string; stdout: string },
-): string | undefined {
+function cloneFailureHint(url: string, result: ExecResult): string | undefined {
   const said = `${result.stderr}\n${result.stdout}`;
   const localPath = url.startsWith("file://") ? url.slice("file://".length) : url;
-  if (isUnderTmp(localPath) && MISSING_REPOSITORY.test(said)) return PRIVATE_TMP_HINT;
-  if (looksOffline(said)) return NETWORK_OFF_HINT;
-  return undefined;
+  const lines = sandboxNoteLines(result);
+  if (isUnderTmp(localPath) && MISSING_REPOSITORY.test(said)) lines.unshift(PRIVATE_TMP_HINT);
+  return lines.length === 0 ? undefined : lines.join("\n");
 }
 
 function commandFailed(
   what: string,
-  result: { exitCode: number | null; stderr: string; stdout: string },
+  result: ExecResult,
   { hint }: { hint?: string | undefined } = {},
 ): ToolError {
   const message = (result.stderr.trim() || result.stdout.trim() || "no message").slice(-4_000);
   return new ToolError(
     "COMMAND_FAILED",
     `${what} failed (exit ${result.exitCode}):\n${message}${hint === undefined ? "" : `\n${hint}`}`,
-    { details: { exitCode: result.exitCode, stderr: result.stderr } },
+    {
+      details: {
+        exitCode: result.exitCode,
+        stderr: result.stderr,
+        ...(result.sandboxNotes === undefined ? {} : { sandboxNotes: result.sandboxNotes }),
+      },
+    },
   );
 }

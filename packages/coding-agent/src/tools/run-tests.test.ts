@@ -151,6 +151,18 @@ describe("run_tests", () => {
     expect(tool.toModelOutput(hello).error).toBe(false);
   });
 
+  it("shows the sandbox's note on a failure that met one of its rules, after the summary", async () => {
+    const { root } = await workspace();
+    const tool = createRunTestsTool(await createLocalSandbox({ root, mode: "read-only" }));
+    const output = await tool.execute({ command: "echo x > snapshot.txt" });
+    const note =
+      'sandbox: writing snapshot.txt was refused: this sandbox runs in read-only mode, where commands write only their private /tmp. Writing the workspace needs workspace-write mode (--mode workspace-write where pleach is started, mode: "workspace-write" in the options); ask the user to switch.';
+    expect(output.sandboxNotes).toEqual([note]);
+    expect(tool.toModelOutput({ ...output, durationMs: 5 }).output).toBe(
+      `exit code 1 after 0.0 s · no test counts recognised in the output\n[${note}]\n--- stderr ---\n/bin/bash: line 1: snapshot.txt: Read-only file system`,
+    );
+  });
+
   it("kills a hanging command at the time limit and says so", async () => {
     const { client } = await workspace();
     const tool = createRunTestsTool(client);

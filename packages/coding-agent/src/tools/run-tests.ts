@@ -3,6 +3,7 @@ import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@plea
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { parseTestRunnerOutput } from "./parse-test-output.js";
+import { sandboxNoteLines } from "./sandbox-hints.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (one hour). */
 const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
@@ -62,6 +63,12 @@ export const runTestsOutputSchema = z.object({
   timedOut: z.boolean().describe("The command ran past the time limit and was killed."),
   truncated: z.boolean().describe("stdout or stderr was longer than the bound and was cut."),
   signal: z.string().optional().describe("The signal that ended the command, if one did."),
+  sandboxNotes: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "The sandbox's notes: each ties a failure to one of its rules (a protected or read-only path, a hidden file, the network off) and says the way out.",
+    ),
 });
 
 /** Input of `run_tests`. */
@@ -146,6 +153,7 @@ export function createRunTestsTool(
       if (failures !== undefined && failures.length > 0) output.failures = failures;
       if (runner !== undefined) output.runner = runner;
       if (result.signal !== undefined) output.signal = result.signal;
+      if (result.sandboxNotes !== undefined) output.sandboxNotes = result.sandboxNotes;
       return output;
     },
     toModelOutput(output) {
@@ -192,7 +200,7 @@ function summarize(output: RunTestsOutput, maxOutputBytes: number): string {
     counts.length === 0
       ? "no test counts recognised in the output"
       : `${output.runner === undefined ? "" : `${output.runner}: `}${counts.join(", ")}`;
-  const lines = [`${status} · ${tally}`];
+  const lines = [`${status} · ${tally}`, ...sandboxNoteLines(output)];
   if (output.truncated) {
     lines.push(
       `[output cut: the command printed more than the ${bytes(maxOutputBytes)} kept of stdout or stderr; the middle was dropped and the counts come from the start and end that were kept]`,

@@ -1,21 +1,17 @@
+import type { ExecResult } from "../sandbox/index.js";
+
 /**
- * What to do when a command fails because of how the sandbox is set up rather than a mistake in
- * the command: the network that is off, the private `/tmp`. Shared by the tools that run commands,
- * so the model reads the same words whichever tool met the failure.
+ * What the tools that run commands (bash, run_tests, git_clone) tell the model when a failure lies
+ * in how the sandbox is set up rather than in the command: the sandbox's own notes on the result
+ * (`sandboxNotes`: a protected path, read-only mode, a hidden file, the network off, a refused
+ * domain), rendered one way by every tool, and the private `/tmp` that git_clone's argument can
+ * trip on.
  */
 
-/** What the resolver, git, curl, ssh and Node print when no name can be looked up or reached. */
-const OFFLINE =
-  /Could not resolve host|Temporary failure in name resolution|unable to look up \S+ \(port|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|Network is unreachable/i;
-
-/** Whether a command's output says it could not reach the network (a name lookup failed, say). */
-export function looksOffline(output: string): boolean {
-  return OFFLINE.test(output);
+/** The sandbox's notes on `result`, one `[...]` line each; none when it has none. */
+export function sandboxNoteLines(result: Pick<ExecResult, "sandboxNotes">): string[] {
+  return (result.sandboxNotes ?? []).map((note) => `[${note}]`);
 }
-
-/** The way out of {@link looksOffline}: the switch that gives sandboxed commands the network. */
-export const NETWORK_OFF_HINT =
-  "This looks like no network: by default the sandbox runs commands without network access. It is turned on where pleach is started: `--network` on its command line (call, mcp, run, eval), or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to turn it on, or work from what is already on disk (a local repository clones from its path or file:// URL); if the network is on, check the host name.";
 
 /** `/tmp` itself or a path under it: `/tmp`, `/tmp/x`. */
 export function isUnderTmp(path: string): boolean {

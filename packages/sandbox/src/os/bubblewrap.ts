@@ -181,7 +181,9 @@ export function bubblewrapSandboxArguments({
 
 /**
  * Mounts that hide `hidden` from reads: an empty read-only folder that nobody may list (mode 000,
- * where bubblewrap sets a tmpfs's mode) over a folder, `/dev/null` over a file, which reads empty.
+ * where bubblewrap sets a tmpfs's mode) over a folder, `/dev/null` over a file. Bubblewrap's binds
+ * are `nodev`, so that device cannot be opened there, not even by root: reading the file fails with
+ * "Permission denied" (EACCES), which a failure note ties to the rule, rather than reading empty.
  */
 function hideArguments(hidden: readonly HiddenPath[], hostFacts: HostFacts): string[] {
   const args: string[] = [];

@@ -2,6 +2,8 @@ import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkAccess } from "../network/domain-rules.js";
 import type { ProxyRequest } from "../network/proxy-log.js";
 import type { WarmRunOptions } from "../run-options.js";
+import type { FailurePolicy } from "./failure-notes.js";
+import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
 import {
   currentProtection,
   type HostFactsCache,
@@ -34,6 +36,11 @@ export interface CommandInvocation {
    * away meanwhile (then spawn `file`). Only for commands without stdin.
    */
   warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
+  /**
+   * The rules the command runs under, for `failureNotes` to tie its failures to; absent where
+   * nothing is confined (`danger-full-access`).
+   */
+  failurePolicy?: FailurePolicy;
   /**
    * With a domain policy: the requests the command made to its proxy, filled as it runs (read it
    * once the command is done). Absent otherwise.
@@ -76,6 +83,13 @@ export interface CommandWrapper {
    * route) refuse to write. Optional: without it they use {@link currentProtection}'s defaults.
    */
   protection?(root: string): Promise<WorkspaceProtection>;
+  /**
+   * What commands in `read-only` and `workspace-write` cannot read, for the workspace `root` (a
+   * real path), by the wrapper's read policy: what host-side readers and writers (the file tools,
+   * the server's file route) refuse outside `danger-full-access`. Optional: without it they use
+   * {@link hiddenReads}'s defaults.
+   */
+  hiddenReads?(root: string): HiddenPath[];
 }
 
 /**
@@ -87,6 +101,16 @@ export function protectionWith(
   root: string,
 ): Promise<WorkspaceProtection> {
   return wrapper.protection?.(root) ?? currentProtection({ root, cache: sharedHostFactsCache() });
+}
+
+/**
+ * What `wrapper` hides from commands in `mode` in the workspace `root` now
+ * ({@link CommandWrapper.hiddenReads}, or the default read policy when the wrapper does not say):
+ * nothing in `danger-full-access`.
+ */
+export function hiddenWith(wrapper: CommandWrapper, root: string, mode: SandboxMode): HiddenPath[] {
+  if (mode === "danger-full-access") return [];
+  return wrapper.hiddenReads?.(root) ?? hiddenReads({ root });
 }
 
 /** Options of {@link createCommandWrapper}. */
@@ -147,8 +171,8 @@ export interface CommandWrapperOptions {
   /**
    * More paths that commands in `read-only` and `workspace-write` cannot read, besides the
    * credential stores of the user's home and the system's shadow files (see `hiddenReads`):
-   * absolute, or relative to the current folder. A folder is covered by an empty one nobody may
-   * list, a file reads as empty.
+   * absolute, or relative to the current folder. Reading one fails with "Permission denied" (a
+   * folder is covered by an empty one nobody may list, a file by a `/dev/null` nobody may open).
    * @default []
    */
   hideReads?: readonly string[];

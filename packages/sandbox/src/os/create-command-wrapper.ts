@@ -9,6 +9,7 @@ import type {
   CommandWrapperOptions,
   InvocationRequest,
 } from "./command-wrapper.js";
+import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
@@ -55,6 +56,7 @@ export function createCommandWrapper({
     backend: chosen,
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
+    hiddenReads: (root) => hiddenReads({ root, hostEnvironment, ...readPolicy }),
     async close() {
       await warmSlots.destroyAll();
       removeIdlePlaceholders();
@@ -136,7 +138,19 @@ export function createCommandWrapper({
       const policy = { backend, mode, cwd, network, env: commandVariables } as const;
       const facts =
         lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-      const wrapped = wrapCommand({ command, policy, hostFacts: facts });
+      const wrapped: CommandInvocation = {
+        ...wrapCommand({ command, policy, hostFacts: facts }),
+        failurePolicy: {
+          backend,
+          mode,
+          // A domain list's refusals are the proxy's own notes.
+          network: network !== false,
+          root: facts.root,
+          cwd,
+          protectedPaths: facts.protectedPaths,
+          hiddenPaths: facts.hiddenPaths,
+        },
+      };
       // A domain policy's proxy and its log are the command's own, so it never runs warm.
       if (!warmEnabled || backend !== "bubblewrap" || typeof network === "object") {
         return lease === undefined ? wrapped : { ...wrapped, release: lease.release };

@@ -19,7 +19,8 @@ export interface HiddenPath {
   /** Absolute path; a real path unless `state` is `link` or `missing`. */
   path: string;
   /**
-   * `folder` and `file` exist there (bubblewrap covers them with an empty folder or `/dev/null`);
+   * `folder` and `file` exist there (bubblewrap covers them with an empty folder nobody may list
+   * or a `/dev/null` nobody may open);
    * `link` is a path through a symbolic link whose target is listed too, and `missing` is nothing
    * yet (Seatbelt matches paths, so it denies both; bubblewrap needs nothing there).
    */
@@ -115,7 +116,7 @@ export function hiddenReads({
     const resolved = path.resolve(each);
     return [resolved, realpathOr(resolved)];
   });
-  for (const candidate of candidates.keys()) {
+  for (const candidate of allowed.length === 0 ? [] : candidates.keys()) {
     const real = realpathOr(candidate);
     if (allowed.some((each) => isInside(each, candidate) || isInside(each, real))) {
       candidates.delete(candidate);
@@ -159,6 +160,45 @@ export function hiddenReads({
     hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
   }
   return outermostOnly(hidden);
+}
+
+/**
+ * The hidden path that `reached` (absolute paths naming one file: as printed, as resolved) lies at
+ * or under, or `undefined`: how a refusal or a failure note finds the rule.
+ */
+export function hiddenPathOf(
+  hidden: readonly HiddenPath[],
+  reached: readonly string[],
+): HiddenPath | undefined {
+  return hidden.find((each) => reached.some((candidate) => isInside(each.path, candidate)));
+}
+
+/**
+ * The refusal of the host-side file tools for `shown` (as the caller wrote it), at or under the
+ * hidden path `hidden`: commands cannot read it, so the tools, which run unconfined on the host,
+ * neither read nor write it. `HIDDEN_PATH`; but a path the protection policy covers too (`.ssh`
+ * in a home folder that is the workspace) is `PROTECTED_PATH` naming both rules, since giving it
+ * back with `--allow-read` makes it readable, never writable.
+ */
+export function hiddenPathError(
+  shown: string,
+  hidden: HiddenPath,
+  access: "read" | "write",
+  protectedRule?: string,
+): ToolError {
+  const wayOut = `If the task needs to read it, ask the user to give it back with --allow-read ${hidden.path} (allowReads).`;
+  if (protectedRule !== undefined) {
+    return new ToolError(
+      "PROTECTED_PATH",
+      `refusing to ${access} ${shown}: ${protectedRule}, and ${hidden.rule}, by the sandbox's read policy. ${wayOut}`,
+      { details: { rule: protectedRule, path: hidden.path, hidden: hidden.rule } },
+    );
+  }
+  return new ToolError(
+    "HIDDEN_PATH",
+    `refusing to ${access} ${shown}: ${hidden.rule}, by the sandbox's read policy, for commands and file tools alike. ${wayOut}`,
+    { details: { path: hidden.path, rule: hidden.rule } },
+  );
 }
 
 /**

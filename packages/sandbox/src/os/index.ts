@@ -11,8 +11,9 @@ export type {
   CommandWrapperOptions,
   InvocationRequest,
 } from "./command-wrapper.js";
-export { protectionWith } from "./command-wrapper.js";
+export { hiddenWith, protectionWith } from "./command-wrapper.js";
 export { createCommandWrapper } from "./create-command-wrapper.js";
+export type { FailurePolicy } from "./failure-notes.js";
 export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
 export { createWorkspaceWalker } from "./folder-walk.js";
 export { hiddenReads } from "./hidden-reads.js";
@@ -34,6 +35,7 @@ export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
 export {
+  CONFINED_ENVIRONMENT,
   CREDENTIAL_STORES,
   HOME_FOLDER_ENTRIES,
   inheritedEnvironment,

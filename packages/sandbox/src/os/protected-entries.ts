@@ -83,8 +83,8 @@ export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
 
 /**
  * The credential stores in the home of the user running pleach that commands in `read-only` and
- * `workspace-write` cannot read (see `hiddenReads`): a folder is covered by an empty one, a file
- * reads as empty. Each `why` says what the store holds.
+ * `workspace-write` cannot read (see `hiddenReads`): reading one fails with "Permission denied".
+ * Each `why` says what the store holds.
  */
 export const CREDENTIAL_STORES: readonly ProtectedEntry[] = [
   { name: ".ssh", why: "ssh's private keys" },
@@ -192,6 +192,18 @@ export const NON_INTERACTIVE_ENVIRONMENT: Readonly<Record<string, { value: strin
     PIP_NO_INPUT: { value: "1", why: "pip fails instead of asking for credentials" },
   };
 
+/**
+ * Variables a confined command (`read-only`, `workspace-write`) gets because its home is read-only:
+ * tools that would fail writing their cache there write it in the private `/tmp` instead. The
+ * caller's `env` overrides each; `danger-full-access` leaves the host's home as it is.
+ */
+export const CONFINED_ENVIRONMENT: Readonly<Record<string, { value: string; why: string }>> = {
+  npm_config_cache: {
+    value: "/tmp/.npm",
+    why: "npm keeps its cache and logs in the private /tmp (emptied after each command) instead of failing with EROFS on ~/.npm",
+  },
+};
+
 /** {@link NON_INTERACTIVE_ENVIRONMENT}'s values, by name. */
 export function nonInteractiveEnvironment(): Record<string, string> {
   const environment: Record<string, string> = {};
@@ -232,15 +244,18 @@ export function inheritedEnvironment({
 
 /**
  * The variables set for a confined command inside the sandbox, over what it inherits:
- * {@link NON_INTERACTIVE_ENVIRONMENT}, then `defaults` (the domain proxy's variables), then the
- * caller's explicit variables but the secret-looking ones. They are handed to the command inside the sandbox, never to the sandbox launcher itself,
- * because a launcher started with a caller's `LD_PRELOAD` would run the caller's code unconfined.
+ * {@link NON_INTERACTIVE_ENVIRONMENT} and {@link CONFINED_ENVIRONMENT}, then `defaults` (the domain
+ * proxy's variables), then the caller's explicit variables but the secret-looking ones. They are
+ * handed to the command inside the sandbox, never to the sandbox launcher itself, because a
+ * launcher started with a caller's `LD_PRELOAD` would run the caller's code unconfined.
  */
 export function requestedEnvironment(
   requested: Readonly<Record<string, string>>,
   defaults: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
-  const environment = { ...nonInteractiveEnvironment(), ...defaults };
+  const environment = nonInteractiveEnvironment();
+  for (const [name, { value }] of Object.entries(CONFINED_ENVIRONMENT)) environment[name] = value;
+  Object.assign(environment, defaults);
   for (const [name, value] of Object.entries(requested)) {
     if (!isSecretLookingName(name)) environment[name] = value;
   }

@@ -101,6 +101,7 @@ describe("wrapCommand with bubblewrap", () => {
       --setenv npm_config_yes true
       --setenv DEBIAN_FRONTEND noninteractive
       --setenv PIP_NO_INPUT 1
+      --setenv npm_config_cache /tmp/.npm
       --setenv NODE_ENV test
       --chdir /home/ada/project/src
       -- /bin/bash -c npm test"
@@ -151,6 +152,7 @@ describe("wrapCommand with bubblewrap", () => {
       --setenv npm_config_yes true
       --setenv DEBIAN_FRONTEND noninteractive
       --setenv PIP_NO_INPUT 1
+      --setenv npm_config_cache /tmp/.npm
       --chdir /home/ada/project/src
       -- /bin/bash -c curl -sI https://example.com"
     `);
@@ -238,6 +240,7 @@ describe("wrapCommand with Seatbelt", () => {
     expect(env).toEqual({
       ...hostFacts.inheritedEnvironment,
       ...nonInteractiveEnvironment(),
+      npm_config_cache: "/tmp/.npm",
       CI: "1",
     });
   });

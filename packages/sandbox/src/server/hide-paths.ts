@@ -28,6 +28,9 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
     ...(wrapper.protection === undefined
       ? {}
       : { protection: (root: string) => protectionWith(wrapper, root) }),
+    ...(wrapper.hiddenReads === undefined
+      ? {}
+      : { hiddenReads: (root: string) => wrapper.hiddenReads?.(root) ?? [] }),
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
       // Unconfined (danger-full-access) commands see the host, deliberately.

@@ -88,6 +88,7 @@ export const execEventSchema = z.discriminatedUnion("type", [
     timedOut: z.boolean(),
     truncated: z.boolean(),
     signal: z.string().optional(),
+    sandboxNotes: z.array(z.string()).optional(),
   }),
   z.object({ type: z.literal("error"), error: wireErrorSchema }),
 ]);

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { currentProtection } from "../os/host-facts.js";
-import { createCommandWrapper } from "../os/index.js";
+import { createCommandWrapper, hiddenWith } from "../os/index.js";
 import { createRawFiles } from "./raw-files.js";
 
 // The server's file route reads and writes bytes itself, past the local client's strings: every
@@ -140,6 +140,7 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
         mode,
         maxFileBytes: MAX_FILE_BYTES,
         protection: () => currentProtection({ root: raw.root }),
+        hidden: () => hiddenWith(createCommandWrapper({ backend: "none" }), raw.root, mode),
       });
       return { local, raw, client, files };
     }

@@ -1,6 +1,7 @@
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
+import type { HiddenPath } from "../os/hidden-reads.js";
 import type { WorkspaceProtection } from "../os/protection.js";
 import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
@@ -21,6 +22,7 @@ export function createRawFiles({
   mode,
   maxFileBytes,
   protection,
+  hidden,
 }: {
   /** The sandbox's workspace root. */
   root: WorkspaceRoot;
@@ -28,6 +30,8 @@ export function createRawFiles({
   maxFileBytes: number;
   /** What is protected in the workspace now (the sandbox's command wrapper's policy). */
   protection: () => Promise<WorkspaceProtection>;
+  /** What the sandbox's read policy hides (its command wrapper's), none in `danger-full-access`. */
+  hidden: () => readonly HiddenPath[];
 }): RawFiles {
   const nonEmpty = (requested: unknown) => {
     if (requested === "") throw new ToolError("INVALID_PATH", "the path is empty");
@@ -35,8 +39,15 @@ export function createRawFiles({
   };
   return {
     read: (filePath, maxBytes) =>
-      readWorkspaceFile(root, nonEmpty(filePath), maxFileBytes, maxBytes),
+      readWorkspaceFile({
+        root,
+        filePath: nonEmpty(filePath),
+        maxFileBytes,
+        maxBytes,
+        hidden,
+        protection,
+      }),
     write: (filePath, bytes) =>
-      writeWorkspaceFile({ root, filePath: nonEmpty(filePath), bytes, mode, protection }),
+      writeWorkspaceFile({ root, filePath: nonEmpty(filePath), bytes, mode, protection, hidden }),
   };
 }

@@ -6,7 +6,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { NetworkOption } from "../network/domain-rules.js";
-import { type CommandWrapper, protectionWith } from "../os/index.js";
+import { type CommandWrapper, hiddenWith, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import type { StreamingExecLimits } from "./exec-limits.js";
 import { HttpError, shuttingDown } from "./http-errors.js";
@@ -180,6 +180,7 @@ export function createSandboxRegistry({
           mode,
           maxFileBytes,
           protection: () => protectionWith(wrapper, client.root),
+          hidden: () => hiddenWith(wrapper, client.root, mode),
         }),
         limits,
         lastUsed: Date.now(),

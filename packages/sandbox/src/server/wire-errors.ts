@@ -18,6 +18,7 @@ const CODES: Record<ToolErrorCode, true> = {
   NOT_A_DIRECTORY: true,
   READ_ONLY: true,
   PROTECTED_PATH: true,
+  HIDDEN_PATH: true,
   NO_SANDBOX: true,
   NO_MATCH: true,
   AMBIGUOUS_MATCH: true,

@@ -1,0 +1,70 @@
+import path from "node:path";
+import { type Located, openedPath } from "./beneath.js";
+import { type HiddenPath, hiddenPathError, hiddenPathOf } from "./os/hidden-reads.js";
+import type { WorkspaceProtection } from "./os/protection.js";
+import { isInside } from "./paths.js";
+import type { WorkspaceRoot } from "./workspace-root.js";
+
+/**
+ * The read policy on the host side: the file tools run unconfined, so they refuse what commands
+ * cannot read (`hiddenReads`), judged on the real path of what the race-free walk holds open
+ * (`/proc/self/fd` on Linux), never on the name the caller gave.
+ */
+
+/**
+ * Throw `HIDDEN_PATH` when the file open as `fd` (walked as `walked`) lies at or under one of
+ * `hidden`; `PROTECTED_PATH` naming both rules when the protection policy covers it too.
+ */
+export async function refuseHiddenRead({
+  root,
+  fd,
+  walked,
+  shown,
+  hidden,
+  protection,
+}: {
+  root: WorkspaceRoot;
+  fd: number;
+  walked: string;
+  /** The path as the caller wrote it. */
+  shown: string;
+  hidden: readonly HiddenPath[];
+  protection: () => Promise<WorkspaceProtection>;
+}): Promise<void> {
+  const opened = openedPath(fd, walked);
+  const covering = hiddenPathOf(hidden, [opened]);
+  if (covering === undefined) return;
+  throw hiddenPathError(shown, covering, "read", await protectedRule(root, opened, protection));
+}
+
+/**
+ * Throw `HIDDEN_PATH` when the target of `located` (its held folder's real path, then the names
+ * below it) lies at or under one of `hidden`.
+ */
+export function refuseHiddenWrite(
+  root: WorkspaceRoot,
+  located: Located,
+  shown: string,
+  hidden: readonly HiddenPath[],
+): void {
+  const folder = openedPath(located.parent.fd, path.join(root.real, located.parent.relative));
+  const covering = hiddenPathOf(hidden, [path.join(folder, ...located.missing, located.name)]);
+  if (covering !== undefined) throw hiddenPathError(shown, covering, "write");
+}
+
+/**
+ * The rule that protects the workspace path `real` too, if any, to name beside the hidden one; none
+ * when the policy cannot be had (a workspace past its folder limit): the read is refused anyway.
+ */
+async function protectedRule(
+  root: WorkspaceRoot,
+  real: string,
+  protection: () => Promise<WorkspaceProtection>,
+): Promise<string | undefined> {
+  if (!isInside(root.real, real)) return undefined;
+  try {
+    return (await protection()).ruleFor(path.relative(root.real, real));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,199 @@
+import path from "node:path";
+import type { ExecResult } from "@pleach/core/sandbox";
+import { isInside } from "../paths.js";
+import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
+import { realpathOr } from "./path-state.js";
+import type { ProtectedPath } from "./protection.js";
+
+/**
+ * Failures explained: after a confined command, the lines that tie what it printed to one of the
+ * sandbox's rules and say the way out (`ExecResult.sandboxNotes`). A line is added only when the
+ * failure is tied to the rule: a path the policy covers, on the same output line as the error
+ * message that rule produces (or, for the network, a name lookup that failed while the policy had
+ * it off). Nothing is guessed from a message alone.
+ */
+
+/** What a confined command ran under, as far as its failures can be explained. */
+export interface FailurePolicy {
+  /**
+   * What confined the command: bubblewrap's read-only mounts fail a write with "Read-only file
+   * system" (EROFS), Seatbelt's denials with "Operation not permitted" (EPERM).
+   */
+  backend: "bubblewrap" | "seatbelt";
+  mode: "read-only" | "workspace-write";
+  /** Whether the command could reach the network. */
+  network: boolean;
+  /** Real path of the workspace root. */
+  root: string;
+  /** Real path of the folder the command started in: relative paths it prints are resolved here. */
+  cwd: string;
+  /** The paths kept read-only for it (`HostFacts.protectedPaths`, placeholders included). */
+  protectedPaths: readonly ProtectedPath[];
+  /** The paths it could not read (`HostFacts.hiddenPaths`). */
+  hiddenPaths: readonly HiddenPath[];
+}
+
+/** Options of {@link failureNotes}. */
+export interface FailureNotesOptions {
+  result: Pick<ExecResult, "exitCode" | "stdout" | "stderr">;
+  policy: FailurePolicy;
+  /**
+   * Lines from the network proxy about the requests of this command it refused (from its own log
+   * of the command, so they are tied by construction), added as they are, first.
+   * @default []
+   */
+  proxyNotes?: readonly string[];
+}
+
+/** The most lines a result gets: one per rule and path, the first ones met. */
+const MAX_NOTES = 5;
+/** The most output lines looked at for an error message. */
+const MAX_LINES = 200;
+
+/** The error messages of the errors a sandbox rule produces, as C tools, Node and Python print them. */
+const MESSAGES = {
+  EROFS: /read-only file system/i,
+  EACCES: /permission denied/i,
+  EPERM: /operation not permitted/i,
+  EBUSY: /device or resource busy/i,
+  EISDIR: /is a directory/i,
+} as const;
+type Errno = keyof typeof MESSAGES;
+const ANY_MESSAGE = new RegExp(
+  Object.values(MESSAGES)
+    .map((each) => each.source)
+    .join("|"),
+  "i",
+);
+
+/** What the resolver, git, curl, ssh, pip and Node print when no name can be looked up or reached. */
+const OFFLINE =
+  /Could not resolve host|Temporary failure in name resolution|unable to look up \S+ \(port|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|Network is unreachable/i;
+
+/** A quoted path: 'x' (coreutils, Node, Python), "x", ‘x’ (coreutils in a UTF-8 locale), `x'. */
+const QUOTED = /'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’|`([^'`\n]+)'/g;
+
+/**
+ * The sandbox's notes on a command's result under `policy`: each line names the rule a failure
+ * met and the way out. Empty when nothing in the output is tied to a rule.
+ */
+export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOptions): string[] {
+  const notes = new Map<string, string>();
+  for (const line of proxyNotes) notes.set(line, line);
+  const output = `${result.stdout}\n${result.stderr}`;
+  for (const line of errorLines(output)) {
+    if (notes.size >= MAX_NOTES) break;
+    const errnos = new Set(
+      (Object.keys(MESSAGES) as Errno[]).filter((errno) => MESSAGES[errno].test(line)),
+    );
+    for (const printed of printedPaths(line)) {
+      const note = noteFor(printed, errnos, policy);
+      if (note !== undefined && !notes.has(note.key)) notes.set(note.key, note.line);
+    }
+  }
+  if (result.exitCode !== 0 && !policy.network && OFFLINE.test(output)) {
+    notes.set("network", NETWORK_OFF_NOTE);
+  }
+  return [...notes.values()].slice(0, MAX_NOTES);
+}
+
+/**
+ * The first {@link MAX_LINES} lines of `output` holding an error message, each once: found by one
+ * pass of a regular expression over the whole output, so many megabytes cost one scan.
+ */
+function* errorLines(output: string): Generator<string> {
+  let looked = 0;
+  let lineEnd = -1;
+  for (const match of output.matchAll(new RegExp(ANY_MESSAGE.source, "gi"))) {
+    if (match.index < lineEnd) continue;
+    if (looked >= MAX_LINES) return;
+    looked += 1;
+    const lineStart = output.lastIndexOf("\n", match.index) + 1;
+    lineEnd = output.indexOf("\n", match.index);
+    if (lineEnd === -1) lineEnd = output.length;
+    yield output.slice(lineStart, lineEnd);
+  }
+}
+
+/**
+ * The paths an error line names: its quoted strings when it has any, else the last word before
+ * the message (`bash: x: ...`, `sh: 1: cannot create x: ...`, git's `... file .git/config: ...`).
+ */
+function printedPaths(line: string): string[] {
+  const quoted = [...line.matchAll(QUOTED)]
+    .map((match) => match.slice(1).find((group) => group !== undefined) ?? "")
+    .filter((each) => each !== "");
+  if (quoted.length > 0) return quoted;
+  const at = line.search(ANY_MESSAGE);
+  const before = line
+    .slice(0, at)
+    .replace(/[:,\s]+$/, "")
+    .split(": ")
+    .pop();
+  const word = before?.split(/\s+/).pop() ?? "";
+  return word === "" ? [] : [word];
+}
+
+/** The note for one printed path and the error messages on its line, keyed by rule and path. */
+function noteFor(
+  printed: string,
+  errnos: ReadonlySet<Errno>,
+  policy: FailurePolicy,
+): { key: string; line: string } | undefined {
+  if (printed.includes("\0")) return undefined;
+  const absolute = path.resolve(policy.cwd, printed);
+  const reached = [absolute, realpathOr(absolute)];
+  const shown = isInside(policy.root, absolute)
+    ? path.relative(policy.root, absolute) || "."
+    : absolute;
+
+  const hidden = hiddenPathOf(policy.hiddenPaths, reached);
+  if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
+    return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
+  }
+  const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
+  if (policy.mode === "workspace-write") {
+    const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
+    // Under bubblewrap a protected path is a mount point (EBUSY to remove or rename), and a
+    // missing one a placeholder folder of mode 555 (EACCES inside, EISDIR to write over it).
+    const placeholder = policy.backend === "bubblewrap" && kept?.state === "missing";
+    if (
+      kept?.rule !== undefined &&
+      (refusedWrite ||
+        (policy.backend === "bubblewrap" && errnos.has("EBUSY")) ||
+        (placeholder && (errnos.has("EACCES") || errnos.has("EISDIR"))))
+    ) {
+      return { key: `protected:${kept.path}`, line: protectedNote(shown, kept.rule) };
+    }
+  }
+  if (!refusedWrite) return undefined;
+  if (isInside(policy.root, absolute)) {
+    return policy.mode === "read-only"
+      ? { key: "read-only", line: readOnlyNote(shown) }
+      : undefined;
+  }
+  if (absolute === "/tmp" || isInside("/tmp", absolute)) return undefined;
+  return { key: "outside", line: outsideNote(shown, policy.mode) };
+}
+
+function hiddenNote(shown: string, hidden: HiddenPath): string {
+  return `sandbox: reading ${shown} was refused: ${hidden.rule}. Commands in read-only and workspace-write cannot read it; if the task needs it, ask the user to give it back with --allow-read ${hidden.path} (allowReads).`;
+}
+
+function protectedNote(shown: string, rule: string): string {
+  return `sandbox: writing ${shown} was refused: ${rule}. pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.`;
+}
+
+function readOnlyNote(shown: string): string {
+  return `sandbox: writing ${shown} was refused: this sandbox runs in read-only mode, where commands write only their private /tmp. Writing the workspace needs workspace-write mode (--mode workspace-write where pleach is started, mode: "workspace-write" in the options); ask the user to switch.`;
+}
+
+function outsideNote(shown: string, mode: FailurePolicy["mode"]): string {
+  const writable =
+    mode === "workspace-write" ? "the workspace and a private /tmp are" : "a private /tmp is";
+  return `sandbox: writing ${shown} was refused: in ${mode} mode only ${writable} writable for commands (/tmp is emptied after each command). Write inside the workspace instead, or ask the user to make changes outside it.`;
+}
+
+/** The way out of a failed name lookup while the network is off. */
+const NETWORK_OFF_NOTE =
+  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--allow-domain HOST` (repeatable) on its command line (call, mcp, run, eval) for just the hosts the task needs, or `--network` for all; `network: { allowDomains: [...] }` or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to allow what the task needs, or work from what is already on disk (a local repository clones from its path or file:// URL).";
