@@ -131,6 +131,24 @@ done
 cp -R "$repo/node_modules/zod" "$modules/zod"
 cp "$repo/scripts/sandbox-serve.mjs" "$rootfs/opt/pleach/sandbox-serve.mjs"
 
+# Launchers for when these files are mounted read-only at /opt/pleach-runtime in another image
+# (SWE-bench's, say; the Docker provider's runtimeImage): node and bubblewrap run there through
+# this image's own loader and libraries, never the other image's.
+runtime=/opt/pleach-runtime
+loader="$(ldd "$(readlink -f "$(type -P node)")" | grep -oE '/[^ ]*ld-linux[^ ]*' | head -n 1)"
+library_path="$(
+  ldd "$(readlink -f "$(type -P node)")" /usr/bin/bwrap | grep -oE '/[^ ]+\.so[^ ]*' |
+    xargs -n 1 dirname | sort -u | sed "s|^|$runtime|" | paste -sd: -
+)"
+mkdir -p "$rootfs/opt/pleach/portable"
+for program in node bwrap; do
+  binary="$(readlink -f "$(type -P "$program")")"
+  [[ "$program" == bwrap ]] && binary=/usr/bin/bwrap
+  printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' \
+    "$runtime$loader" "$library_path" "$runtime$binary" >"$rootfs/opt/pleach/portable/$program"
+  chmod 755 "$rootfs/opt/pleach/portable/$program"
+done
+
 tar -C "$rootfs" --owner=0 --group=0 --numeric-owner -c . | docker import \
   --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
   --change 'WORKDIR /workspaces' \

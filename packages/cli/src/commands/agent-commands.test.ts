@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EvalReport } from "../eval/report.js";
+import type { SwebenchRunReport } from "../eval/swebench-report.js";
 import { type FakeReply, fakeChatServer } from "../test-support/fake-chat-server.js";
 import { runCli } from "../test-support/run-cli.js";
 
@@ -52,33 +53,59 @@ describe("pleach demo", () => {
 });
 
 describe("pleach eval", () => {
-  it("resolves the whole mini dataset with the gold patches", async () => {
+  /** `pleach eval --dataset mini --model <model> --output FILE`, and FILE's SWE-bench report. */
+  async function evalMini(model: string, extra: string[] = []) {
     const temp = await makeTempDir("pleach-eval-out-");
     cleanups.push(temp.cleanup);
     const output = path.join(temp.dir, "report.json");
-    const { code, stdout, stderr } = await run([
+    const ran = await run([
       "eval",
       "--dataset",
       "mini",
       "--model",
-      "gold",
+      model,
       "--output",
       output,
+      ...extra,
     ]);
+    return { ...ran, swebench: JSON.parse(await readFile(output, "utf8")) as SwebenchRunReport };
+  }
+
+  it("resolves the whole mini dataset with the gold patches", async () => {
+    const { code, stdout, stderr, swebench: report } = await evalMini("gold");
     expect(stderr).toContain("[5/5]");
     expect(code).toBe(0);
     expect(stdout).toContain("model gold: resolved 5 of 5 (100%), unresolved 0, errors 0");
-    const report = JSON.parse(await readFile(output, "utf8")) as EvalReport;
-    expect(report).toMatchObject({ total: 5, resolved: 5, errors: 0 });
-    for (const instance of report.instances) {
-      expect(instance.FAIL_TO_PASS.failed).toEqual([]);
-      expect(instance.FAIL_TO_PASS.passed.length).toBeGreaterThan(0);
-      expect(instance.PASS_TO_PASS.failed).toEqual([]);
+    // SWE-bench's report: the run's counts and ids, and each instance's tests_status.
+    expect(report).toMatchObject({
+      total_instances: 5,
+      completed_instances: 5,
+      resolved_instances: 5,
+      unresolved_instances: 0,
+      empty_patch_instances: 0,
+      error_instances: 0,
+      unresolved_ids: [],
+      error_ids: [],
+      schema_version: 2,
+    });
+    expect(report.resolved_ids).toHaveLength(5);
+    expect(report.resolved_ids).toEqual([...report.resolved_ids].sort());
+    for (const id of report.resolved_ids) {
+      const instance = report.instances[id];
+      expect(instance).toMatchObject({
+        patch_is_None: false,
+        patch_exists: true,
+        patch_successfully_applied: true,
+        resolved: true,
+      });
+      expect(instance?.tests_status?.FAIL_TO_PASS.failure).toEqual([]);
+      expect(instance?.tests_status?.FAIL_TO_PASS.success.length).toBeGreaterThan(0);
+      expect(instance?.tests_status?.PASS_TO_PASS.failure).toEqual([]);
     }
   });
 
   it("resolves none of it with an empty patch", async () => {
-    const { code, stdout } = await run(["eval", "--dataset", "mini", "--model", "empty", "--json"]);
+    const { code, stdout, swebench } = await evalMini("empty", ["--json"]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as EvalReport;
     expect(report).toMatchObject({ total: 5, resolved: 0, unresolved: 5, errors: 0 });
@@ -86,6 +113,16 @@ describe("pleach eval", () => {
       expect(instance.FAIL_TO_PASS.passed).toEqual([]);
       expect(instance.PASS_TO_PASS.failed).toEqual([]);
     }
+    // As SWE-bench counts them: no change is an empty patch, neither completed nor unresolved.
+    expect(swebench).toMatchObject({
+      resolved_instances: 0,
+      completed_instances: 0,
+      empty_patch_instances: 5,
+      error_instances: 0,
+    });
+    expect(Object.values(swebench.instances)).toEqual(
+      Array(5).fill(expect.objectContaining({ patch_exists: false, resolved: false })),
+    );
   });
 
   it("reports an instance whose repository cannot be cloned as an error", async () => {

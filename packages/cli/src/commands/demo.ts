@@ -115,7 +115,7 @@ function demoScript(): ScriptedStep[] {
  * One short line per event, for a person watching. What the model and the tools said is shown
  * with its control characters made visible, so none of it can drive the terminal.
  */
-function formatAgentEvent(event: AgentEvent): string | undefined {
+export function formatAgentEvent(event: AgentEvent): string | undefined {
   switch (event.type) {
     case "step-start":
       return `\nstep ${event.step}`;

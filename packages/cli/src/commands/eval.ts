@@ -16,10 +16,13 @@ import {
   UsageError,
 } from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
+import { htmlReport } from "../eval/html-report.js";
 import { type EvalInstance, readInstances } from "../eval/instances.js";
 import { buildMiniDataset, sandboxVisibleTempParent } from "../eval/mini-dataset.js";
 import { isPseudoModel, type PseudoModelName, pseudoModel } from "../eval/pseudo-models.js";
 import { formatEvalTable } from "../eval/report.js";
+import { swebenchRunReport } from "../eval/swebench-report.js";
+import { unknownImagePlaceholders, type WorkspaceOptions } from "../eval/workspaces.js";
 import { modelFromSpec, parseCount } from "./run.js";
 
 /** The options `pleach eval` takes. */
@@ -34,7 +37,10 @@ export const EVAL_OPTIONS = {
   mode: { type: "string" },
   ...NETWORK_OPTIONS,
   ...READ_OPTIONS,
+  image: { type: "string" },
+  "sandbox-image": { type: "string" },
   output: { type: "string" },
+  html: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -43,7 +49,8 @@ export const EVAL_OPTIONS = {
 export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dataset-dir DIR] [--model SPEC]
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
     [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
-    [--output FILE] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
+    [--image TEMPLATE [--sandbox-image NAME]] [--output FILE] [--html FILE] [--json]
+    [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}
@@ -55,8 +62,9 @@ repo with git_clone (a git URL or a local path works offline; owner/name means G
 needs --network, unless a folder of that path exists here), check out base_commit, let the
 agent work on the problem statement, apply the test patch, run the tests (SWE-bench's own
 command for its repositories), read them as SWE-bench's harness does, and resolve by its rules.
-A timeout, or output naming no test, is an error. Progress goes to stderr; a table (or JSON)
-to stdout.
+A timeout, or output naming no test, is an error. With --image, each instance runs in its
+Docker image instead, whose /testbed already holds the repository at base_commit. Progress
+goes to stderr; a table (or JSON) to stdout.
 
 Options:
   --model SPEC          gold    apply each instance's reference patch (through apply_diff)
@@ -73,7 +81,18 @@ Options:
   --mode MODE           the agent's sandbox mode (default: workspace-write)
   --network             let sandboxed commands reach the network (remote repositories)
 ${domainOptionsHelp(24)}
-  --output FILE         also write the JSON report to FILE
+  --image TEMPLATE      run each instance in its Docker image, whose /testbed holds the
+                        repository at base_commit (no clone); {instance_id} and {hub_id}
+                        name it: SWE-bench's images are
+                        'swebench/sweb.eval.x86_64.{hub_id}:latest'
+                        ({hub_id}: the id lower-cased, its __ written _1776_)
+  --sandbox-image NAME  the pleach sandbox image whose server runs in those containers,
+                        mounted read-only (default: pleach-sandbox:dev, built by
+                        scripts/build-sandbox-image.sh)
+  --output FILE         write SWE-bench's report (resolved_ids, ..., and each instance's
+                        tests_status) to FILE
+  --html FILE           write an HTML report to FILE: resolved rate, a chart per
+                        repository, each instance's log
   --json                print the JSON report instead of the table
 ${readOptionsHelp(24)}
   -h, --help            show this help
@@ -125,6 +144,27 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     command: "eval",
     fallback: 4,
   });
+  const image = parseImage(values);
+  const reads = parseReadFlags(values, io);
+  const network = parseNetworkFlags(values, "eval");
+  if (image !== undefined && typeof network !== "boolean") {
+    throw new UsageError(
+      "--allow-domain and --deny-domain do not reach into --image containers, whose network is all or nothing: use --network, or neither",
+      { command: "eval" },
+    );
+  }
+  if (image !== undefined && reads.hideReads.length + reads.allowReads.length > 0) {
+    throw new UsageError(
+      "--hide-read and --allow-read apply to this machine's files; --image containers hold only the image's: leave them out",
+      { command: "eval" },
+    );
+  }
+  if (image !== undefined && mode === "read-only") {
+    throw new UsageError(
+      "--image runs the agent, the test patch and the tests in one container: --mode read-only would keep the test patch out; use workspace-write",
+      { command: "eval" },
+    );
+  }
   const maxSteps = parseCount({
     value: values["max-steps"],
     option: "--max-steps",
@@ -152,21 +192,30 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
     io.stderr(
       `pleach eval: ${counted(instances.length, "instance")}, model ${modelName}, ${Math.min(concurrency, instances.length)} at a time\n`,
     );
-    const report = await evaluateAll({
+    const { report, details } = await evaluateAll({
       instances,
       model: modelName,
       concurrency,
       progress: io.stderr,
       makeModel,
       mode,
-      network: parseNetworkFlags(values, "eval"),
-      reads: parseReadFlags(values, io),
+      network,
+      reads,
       maxSteps,
       testCommand: values["test-command"],
       cwd: io.cwd,
+      image,
     });
     const json = `${JSON.stringify(report, null, 2)}\n`;
-    if (values.output !== undefined) await writeFile(path.resolve(io.cwd, values.output), json);
+    if (values.output !== undefined) {
+      await writeFile(
+        path.resolve(io.cwd, values.output),
+        `${JSON.stringify(swebenchRunReport(report, details), null, 2)}\n`,
+      );
+    }
+    if (values.html !== undefined) {
+      await writeFile(path.resolve(io.cwd, values.html), htmlReport(report, details));
+    }
     io.stdout(
       values.json ? showControlCharacters(json, { multiline: true }) : formatEvalTable(report),
     );
@@ -174,4 +223,25 @@ export async function evalCommand({ args, io }: CommandInput): Promise<number> {
   } finally {
     if (temporary !== undefined) await rm(temporary, { recursive: true, force: true });
   }
+}
+
+/** `--image` and `--sandbox-image`, checked. */
+function parseImage(values: {
+  image?: string;
+  "sandbox-image"?: string;
+}): WorkspaceOptions["image"] {
+  if (values.image === undefined) {
+    if (values["sandbox-image"] !== undefined) {
+      throw new UsageError("--sandbox-image goes with --image", { command: "eval" });
+    }
+    return undefined;
+  }
+  const unknown = unknownImagePlaceholders(values.image);
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `--image ${values.image}: unknown placeholder ${unknown.map((name) => `{${name}}`).join(", ")}; use {instance_id} or {hub_id}`,
+      { command: "eval" },
+    );
+  }
+  return { template: values.image, runtimeImage: values["sandbox-image"] ?? "pleach-sandbox:dev" };
 }

@@ -3,7 +3,7 @@ import type { EvalInstance } from "./instances.js";
 import {
   type EvalReport,
   formatProgressLine,
-  type InstanceReport,
+  type InstanceDetails,
   summarizeReports,
 } from "./report.js";
 import { type EvaluateInstanceOptions, evaluateInstance } from "./run-instance.js";
@@ -49,28 +49,41 @@ export async function evaluateAll({
   concurrency,
   progress,
   ...options
-}: EvaluateAllOptions): Promise<EvalReport> {
+}: EvaluateAllOptions): Promise<{ report: EvalReport; details: InstanceDetails[] }> {
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   process.once("SIGINT", onInterrupt);
   let finished = 0;
   let resolvedSoFar = 0;
-  let reports: InstanceReport[];
+  let evaluated: Awaited<ReturnType<typeof evaluateInstance>>[];
   try {
-    reports = await mapConcurrently(instances, concurrency, async (instance) => {
+    evaluated = await mapConcurrently(instances, concurrency, async (instance) => {
       progress(`  started  ${showControlCharacters(instance.instance_id)}\n`);
-      const report = await evaluateInstance({
+      const outcome = await evaluateInstance({
         ...options,
         instance,
         abortSignal: controller.signal,
       });
       finished += 1;
-      if (report.resolved) resolvedSoFar += 1;
-      progress(formatProgressLine({ report, finished, total: instances.length, resolvedSoFar }));
-      return report;
+      if (outcome.report.resolved) resolvedSoFar += 1;
+      progress(
+        formatProgressLine({
+          report: outcome.report,
+          finished,
+          total: instances.length,
+          resolvedSoFar,
+        }),
+      );
+      return outcome;
     });
   } finally {
     process.off("SIGINT", onInterrupt);
   }
-  return summarizeReports(model, reports);
+  return {
+    report: summarizeReports(
+      model,
+      evaluated.map((outcome) => outcome.report),
+    ),
+    details: evaluated.map((outcome) => outcome.details),
+  };
 }

@@ -20,6 +20,20 @@ export interface InstanceReport {
   durationMs: number;
 }
 
+/** What the reports beyond the JSON one show of an instance: its log, and what its grade rests on. */
+export interface InstanceDetails {
+  /** The instance's `repo`, as the dataset gives it. */
+  repo: string;
+  /** The files the agent changed (absent when it did not get to finish). */
+  changedFiles?: string[];
+  /** Whether the test patch applied and the test command ran. */
+  testsRan: boolean;
+  /** The agent's steps, a line per event as `pleach demo` prints them. */
+  agentLog: string[];
+  /** The test command's stdout, then its stderr. */
+  testOutput?: string;
+}
+
 /** The whole evaluation. */
 export interface EvalReport {
   model: string;

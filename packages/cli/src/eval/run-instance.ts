@@ -1,43 +1,24 @@
-import path from "node:path";
 import {
   type AgentResult,
   createCodingAgentRuntime,
   type ModelAdapter,
 } from "@pleach/coding-agent/runtime";
-import {
-  createApplyDiffTool,
-  createGitCloneTool,
-  createRunTestsTool,
-} from "@pleach/coding-agent/tools";
-import { isToolError, type SandboxMode } from "@pleach/core";
-import {
-  createLocalSandbox,
-  createLocalSandboxProvider,
-  type NetworkOption,
-} from "@pleach/sandbox";
-import type { ReadFlags } from "../cli-support.js";
-import { git } from "./git.js";
+import { createApplyDiffTool, createRunTestsTool } from "@pleach/coding-agent/tools";
+import { isToolError } from "@pleach/core";
+import { formatAgentEvent } from "../commands/demo.js";
 import { gradeInstance } from "./grading.js";
 import type { EvalInstance } from "./instances.js";
-import type { InstanceReport } from "./report.js";
-import { repositorySource } from "./repository-source.js";
+import type { InstanceDetails, InstanceReport } from "./report.js";
 import { sweBenchTestCommand } from "./swe-bench.js";
+import { changedFiles, instanceWorkspace, type WorkspaceOptions } from "./workspaces.js";
 
 /** Options of {@link evaluateInstance}. */
-export interface EvaluateInstanceOptions {
+export interface EvaluateInstanceOptions extends WorkspaceOptions {
   instance: EvalInstance;
   makeModel: (instance: EvalInstance) => ModelAdapter;
-  /** The agent's sandbox mode. */
-  mode: SandboxMode;
-  /** Which network sandboxed commands may reach (remote repositories): `--network` or domains. */
-  network: NetworkOption;
-  /** Paths hidden from sandboxed commands besides the defaults, and those given back. @default none */
-  reads?: ReadFlags;
   maxSteps: number;
   /** The test command of instances without `test_command`; else SWE-bench's for its repositories. */
   testCommand: string | undefined;
-  /** The folder a relative `repo` path is resolved from. @default process.cwd() */
-  cwd?: string;
   abortSignal: AbortSignal;
 }
 
@@ -55,21 +36,20 @@ Change the source code so the issue is fixed. Do not change the existing tests; 
 }
 
 /**
- * Evaluate one instance in a fresh workspace from the local sandbox provider: clone, check out
- * `base_commit`, let the agent work, apply the test patch, run the tests and grade them. A step
- * that fails makes the report's status `error`, with the reason; it never throws.
+ * Evaluate one instance in its workspace (a local clone at `base_commit`, or the instance's image;
+ * see {@link instanceWorkspace}): let the agent work, note the files it changed, apply the test
+ * patch, run the tests and grade them. A step that fails makes the report's status `error`, with
+ * the reason; it never throws. The details (the agent's steps, the test output) are for the HTML
+ * report.
  */
 export async function evaluateInstance({
   instance,
   makeModel,
-  mode,
-  network,
-  reads = { hideReads: [], allowReads: [] },
   maxSteps,
   testCommand,
-  cwd = process.cwd(),
   abortSignal,
-}: EvaluateInstanceOptions): Promise<InstanceReport> {
+  ...where
+}: EvaluateInstanceOptions): Promise<{ report: InstanceReport; details: InstanceDetails }> {
   const started = Date.now();
   const report: InstanceReport = {
     instance_id: instance.instance_id,
@@ -79,8 +59,8 @@ export async function evaluateInstance({
     PASS_TO_PASS: { passed: [], failed: [...instance.PASS_TO_PASS] },
     durationMs: 0,
   };
-  const provider = createLocalSandboxProvider({ mode: "workspace-write", network, ...reads });
-  const session = await provider.acquire({ abortSignal });
+  const details: InstanceDetails = { repo: instance.repo, testsRan: false, agentLog: [] };
+  let release: (() => Promise<void>) | undefined;
   try {
     const command = instance.test_command ?? testCommand ?? sweBenchTestCommand(instance);
     if (command === undefined) {
@@ -88,46 +68,43 @@ export async function evaluateInstance({
         "no test command: add test_command to the instance or pass --test-command (SWE-bench's own repositories get theirs from repo and version)",
       );
     }
-    await createGitCloneTool(session.client).execute(
-      { url: await repositorySource(instance.repo, cwd), dest: "repo" },
-      { abortSignal },
-    );
-    const repoRoot = path.join(session.client.root, "repo");
-    // The harness checks out as itself: the sandbox never lets a command write a .git folder.
-    await git(["checkout", "--quiet", "--detach", instance.base_commit], { cwd: repoRoot });
+    const workspace = await instanceWorkspace(instance, where, abortSignal);
+    release = workspace.release;
 
     const runtime = createCodingAgentRuntime({
-      sandboxProvider: createLocalSandboxProvider({ root: repoRoot, mode, network, ...reads }),
+      sandboxProvider: workspace.agentProvider,
       model: makeModel(instance),
       maxSteps,
     });
-    const result: AgentResult = await runtime.run({ task: taskFor(instance), abortSignal }).result;
+    const run = runtime.run({ task: taskFor(instance), abortSignal });
+    for await (const event of run) {
+      const line = formatAgentEvent(event);
+      if (line !== undefined) details.agentLog.push(line);
+    }
+    const result: AgentResult = await run.result;
     report.agent = {
       stopReason: result.stopReason,
       steps: result.steps,
       toolCalls: result.toolCalls,
       totalTokens: result.usage.totalTokens,
     };
+    details.changedFiles = await changedFiles(workspace.client, abortSignal);
 
-    const repoClient = await createLocalSandbox({
-      root: repoRoot,
-      mode: "workspace-write",
-      network,
-      ...reads,
-    });
-    const applied = await createApplyDiffTool(repoClient).execute(
+    const applied = await createApplyDiffTool(workspace.client).execute(
       { path: ".", diff: instance.test_patch },
       { abortSignal },
     );
     if (applied.conflicts.length > 0) {
       throw new Error(`the test patch did not apply: ${applied.conflicts.join("; ")}`);
     }
-    const tests = await createRunTestsTool(repoClient).execute(
-      { command, timeout: TEST_TIMEOUT_MS },
+    const tests = await createRunTestsTool(workspace.client).execute(
+      { command: `${workspace.testPrelude}${command}`, timeout: TEST_TIMEOUT_MS },
       { abortSignal },
     );
+    details.testsRan = true;
+    details.testOutput = `${tests.stdout}\n${tests.stderr}`;
     const grade = gradeInstance(instance, {
-      output: `${tests.stdout}\n${tests.stderr}`,
+      output: details.testOutput,
       timedOut: tests.timedOut,
       timeoutMs: TEST_TIMEOUT_MS,
     });
@@ -145,8 +122,8 @@ export async function evaluateInstance({
         ? error.message
         : String(error);
   } finally {
-    await session.release();
+    await release?.();
     report.durationMs = Date.now() - started;
   }
-  return report;
+  return { report, details };
 }

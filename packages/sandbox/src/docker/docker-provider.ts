@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chown, mkdir, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chown, mkdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -11,10 +11,11 @@ import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../htt
 import { type NetworkOption, parseNetworkOption } from "../network/domain-rules.js";
 import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import { containerSecurity } from "./container-security.js";
 import { waitUntilAnswering, within } from "./container-start.js";
 import { dockerCommand } from "./docker-cli.js";
 import { DOCKER_LABELS, dockerHostLabel, reapOrphans } from "./docker-orphans.js";
-import { sandboxSeccompProfile } from "./seccomp.js";
+import { runtimeArguments, runtimeFolder } from "./runtime-mount.js";
 
 /** Options of {@link createDockerSandboxProvider}. */
 export interface DockerSandboxProviderOptions {
@@ -85,6 +86,22 @@ export interface DockerSandboxProviderOptions {
    * @default os.tmpdir()
    */
   socketParent?: string;
+  /**
+   * Run `image` although it has no pleach in it (SWE-bench's evaluation images, say): the files of
+   * this pleach sandbox image are mounted read-only at `/opt/pleach-runtime` (exported once per
+   * image id into the provider's private folder) and its sandbox server runs from there, through
+   * its own loader and libraries; its bubblewrap launcher is mounted at `/usr/bin/bwrap`.
+   * Confined modes need the provider to run as root (bubblewrap's launcher must be root's).
+   * @default none: `image` is a pleach sandbox image
+   */
+  runtimeImage?: string;
+  /**
+   * A folder of the image to work in (`/testbed` in SWE-bench's images): every sandbox's workspace
+   * is that folder, inside the container, and goes with it. A provider running as root then runs
+   * containers as root (`0:0`) by default, the owner of an image's files.
+   * @default none: a fresh folder, or the one `acquire({ workspace })` binds
+   */
+  imageWorkspace?: string;
 }
 
 /** A sandbox provider whose sandboxes are containers. */
@@ -132,6 +149,8 @@ export function createDockerSandboxProvider({
   startTimeoutMs = 30_000,
   stopTimeoutMs = 10_000,
   socketParent = os.tmpdir(),
+  runtimeImage,
+  imageWorkspace,
 }: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
@@ -160,32 +179,7 @@ export function createDockerSandboxProvider({
   const stateFolder = path.join(path.resolve(socketParent), `pleach-docker-${ownUid}`);
 
   const run = dockerCommand(docker);
-
-  let engineOptions: Promise<string[]> | undefined;
-  /** The engine's security options (`name=apparmor`, `name=rootless`, ...), asked once. */
-  const engineSecurity = () => {
-    engineOptions ??= run(["info", "--format", "{{json .SecurityOptions}}"]).then(
-      (text) => {
-        const parsed: unknown = JSON.parse(text || "[]");
-        return Array.isArray(parsed) ? parsed.map(String) : [];
-      },
-      () => [],
-    );
-    return engineOptions;
-  };
-
-  /** The seccomp profile's file in the private folder, written once per content. */
-  const seccompFile = async (): Promise<string> => {
-    const profile = sandboxSeccompProfile();
-    const digest = createHash("sha256").update(profile).digest("hex").slice(0, 16);
-    const file = path.join(stateFolder, `seccomp-${digest}.json`);
-    if (!existsSync(file)) {
-      const temporary = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-      await writeFile(temporary, profile, { mode: 0o600, flag: "wx" });
-      await rename(temporary, file);
-    }
-    return file;
-  };
+  const securityOptions = containerSecurity({ run, stateFolder });
 
   const reapOwnOrphans = () => reapOrphans({ run, ownKey, host, stateFolder, ownUid });
   let reaped: Promise<unknown> | undefined;
@@ -199,7 +193,16 @@ export function createDockerSandboxProvider({
       await makePrivateFolder(stateFolder, ownUid);
 
       let bound: string | undefined;
-      let owner = chosenUser ?? (asRoot ? { uid: 1000, gid: 1000 } : { uid: ownUid, gid: ownGid });
+      const defaultUid = imageWorkspace === undefined ? 1000 : 0;
+      let owner =
+        chosenUser ??
+        (asRoot ? { uid: defaultUid, gid: defaultUid } : { uid: ownUid, gid: ownGid });
+      if (workspace !== undefined && imageWorkspace !== undefined) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `this provider works in the image's ${imageWorkspace} (imageWorkspace); it binds no workspace`,
+        );
+      }
       if (workspace !== undefined) {
         bound = await realpath(workspace);
         const info = await stat(bound);
@@ -243,25 +246,18 @@ export function createDockerSandboxProvider({
         await writeFile(tokenFile, token, { mode: 0o600, flag: "wx" });
         if (owner.uid !== ownUid) await chown(tokenFile, owner.uid, owner.gid);
 
-        const security = ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"];
-        if (confined) {
-          // bubblewrap inside needs user namespaces and mounts (seccomp), a /proc it may mount again
-          // (systempaths: Docker's masks over /proc make the kernel refuse a new procfs in a user
-          // namespace), and no AppArmor profile that denies mount.
-          security.push("--security-opt", `seccomp=${await seccompFile()}`);
-          security.push("--security-opt", "systempaths=unconfined");
-          if ((await engineSecurity()).some((option) => option.startsWith("name=apparmor"))) {
-            security.push("--security-opt", "apparmor=unconfined");
-          }
-          // A root-owned workspace: bubblewrap maps uid 0 into its namespace, which needs CAP_SETFCAP.
-          if (owner.uid === 0) security.push("--cap-add", "SETFCAP");
-        }
         const mounts = ["--volume", `${folder}:${CONTAINER_SOCKET_FOLDER}`];
         const serverArgs: string[] = [];
         if (bound !== undefined) {
           mounts.push("--volume", `${bound}:${bound}`);
           serverArgs.push("--workspace", bound);
         }
+        if (imageWorkspace !== undefined) serverArgs.push("--workspace", imageWorkspace);
+        const fromRuntime =
+          runtimeImage === undefined
+            ? undefined
+            : runtimeArguments(await runtimeFolder({ run, docker, runtimeImage, stateFolder }));
+        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
         // The host's users and HOME, so that home folders inside a bound workspace are protected
         // as the local sandbox protects them.
         if (process.platform === "linux" && existsSync("/etc/passwd")) {
@@ -293,12 +289,14 @@ export function createDockerSandboxProvider({
           String(memoryBytes),
           "--pids-limit",
           String(pids),
-          ...security,
+          ...(await securityOptions({ confined, uid: owner.uid })),
           "--user",
           `${owner.uid}:${owner.gid}`,
           ...environment,
           ...mounts,
+          ...(fromRuntime?.entrypoint ?? []),
           image,
+          ...(fromRuntime?.server ?? []),
           "--socket",
           `${CONTAINER_SOCKET_FOLDER}/sandbox.sock`,
           "--socket-mode",
@@ -308,7 +306,8 @@ export function createDockerSandboxProvider({
           "--remove-token-file",
           "--exit-with-stdin",
           "--root",
-          "/workspaces",
+          // An image without pleach may have no /workspaces, nor let its user make one.
+          fromRuntime === undefined ? "/workspaces" : "/tmp/pleach-sandboxes",
           "--mode",
           mode,
           "--max-sandboxes",
