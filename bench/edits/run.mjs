@@ -1,7 +1,10 @@
 // Benchmark: apply_diff's engine against GNU patch, `git apply --recount` and jsdiff's applyPatch
 // on real diffs with the mistakes models make, and edit_file's matching on the same hunks.
 //
-//   npx tsc -b && node bench/edits/run.mjs [--per-package 350] [--seed 1]
+//   npx tsc -b && node bench/edits/run.mjs [--per-package 350] [--seed 1] [--pleach-only]
+//     [--engine path/to/dist/tools/index.js]
+//
+// `--pleach-only` leaves the other tools out (a quick look while changing the engine).
 //
 // The corpus is built at run time under bench/.cache/edits (git-ignored; no third-party source is
 // committed): `npm pack` of consecutive published versions of popular packages, unpacked, and
@@ -199,12 +202,13 @@ function runGitApply(item) {
   return judge(result.status === 0, readFileSync(target, "utf8"), item.newText);
 }
 
-const TOOLS = {
+const ALL_TOOLS = {
   pleach: runEngine,
   "GNU patch": runPatch,
   "git apply --recount": runGitApply,
   jsdiff: runJsdiff,
 };
+const TOOLS = process.argv.includes("--pleach-only") ? { pleach: runEngine } : ALL_TOOLS;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -353,7 +357,7 @@ console.log(
 console.log("\napply_diff on the slips a model makes inside hunks:\n");
 table(Object.keys(SLIPS), [{ name: "all five", includes: () => true }]);
 console.log(
-  "\nOne slip per hunk where it applies: a one-letter typo in a word of a context line, or of a removed line; an inner context line left out; 1-3 lines inserted outside the hunks; the diff indented with tabs where the file has spaces.",
+  "\nOne slip per hunk where it applies: a one-letter typo in a word of a context line, or of a removed line; a context line between two old lines of the hunk left out; 1-3 lines inserted outside the hunks; the diff indented with tabs where the file has spaces.",
 );
 console.log(
   "\nedit_file on the same hunks as search/replace edits (tolerant: true unless said):\n",

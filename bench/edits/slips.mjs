@@ -53,17 +53,25 @@ export const SLIPS = {
   "context-typo": typoIn(" "),
   /** A removed line (one per hunk) with a one-letter typo in a word. */
   "removed-typo": typoIn("-"),
-  /** A context line between two others of the hunk (one per hunk) left out; counts recounted. */
+  /**
+   * A context line with old lines (context or removed) before and after it in the hunk left out
+   * (one per hunk; counts recounted). A line at either end of the old lines is left out of no
+   * gap: without it the hunk says another thing (its added lines go elsewhere), not the same
+   * thing with a slip.
+   */
   "context-missing": (item, next) => {
     const parsed = splitHunks(item.diff);
     let changed = false;
     for (const hunk of parsed.hunks) {
+      const old = (line) => line.startsWith(" ") || line.startsWith("-") || line === "";
+      const firstOld = hunk.body.findIndex(old);
+      const lastOld = hunk.body.findLastIndex(old);
       const inner = hunk.body
         .map((line, index) => ({ line, index }))
         .filter(
           ({ line, index }) =>
-            index > 0 &&
-            index < hunk.body.length - 1 &&
+            index > firstOld &&
+            index < lastOld &&
             (line.startsWith(" ") || line === "") &&
             !hunk.body[index + 1].startsWith("\\"),
         );
@@ -104,7 +112,11 @@ export const SLIPS = {
     newLines.splice(newGap, 0, ...added.map((line) => line + crlf));
     return { ...item, oldText: oldLines.join("\n"), newText: newLines.join("\n") };
   },
-  /** The file is indented with spaces; the diff (every line of it) with a tab per level. */
+  /**
+   * The file is indented with spaces; the diff (every line of it) with a tab per level, and so at
+   * least one of its context or removed lines (else only its added lines would differ, and they
+   * may mean tabs).
+   */
   "tabs-for-spaces": (item) => {
     const width = spaceIndentWidth(item.oldText);
     if (width === undefined || item.newText.split("\n").some((line) => line.startsWith("\t"))) {
@@ -116,7 +128,7 @@ export const SLIPS = {
       hunk.body = hunk.body.map((line) => {
         const spaces = /^( +)\S/.exec(line.slice(1))?.[1].length ?? 0;
         if (!/^[-+ ]/.test(line) || spaces < width) return line;
-        changed = true;
+        if (!line.startsWith("+")) changed = true;
         const indent = "\t".repeat(Math.floor(spaces / width)) + " ".repeat(spaces % width);
         return line[0] + indent + line.slice(1 + spaces);
       });
