@@ -34,6 +34,12 @@ export interface LocateFuzzyOptions {
   hint: number | undefined;
   /** Alignments this returns false for are left out (they overlap a hunk placed before). */
   accept: (lines: HunkLine[], start: number) => boolean;
+  /**
+   * Let a file line be missing where lines are added before a context line too, where it is
+   * unclear whether it goes before or after them: to tell where a hunk may be, not to apply it.
+   * @default false
+   */
+  anyGap?: boolean;
 }
 
 /** File lines the diff's context may leave out, per hunk. */
@@ -55,7 +61,8 @@ interface Step {
  * Line a hunk's old lines (`hunkLines` without the added ones) up with the file when no
  * tolerance finds them: a line may differ from the file's by a small edit (see
  * {@link isSmallEdit}), and up to {@link MAX_MISSING} file lines between two of the hunk's old
- * lines may be missing from the diff. At most a third of the old lines may differ, at least half
+ * lines may be missing from the diff, when no line is added between the two or the second is
+ * removed. At most a third of the old lines may differ, at least half
  * must match and one of those must be more than punctuation. Every way of lining the hunk up
  * within these bounds is found; only one may remain (or the hint single one out), else the hunk
  * is ambiguous.
@@ -63,10 +70,23 @@ interface Step {
 export function locateFuzzy(
   table: LineTable,
   hunkLines: readonly HunkLine[],
-  { hint, accept }: LocateFuzzyOptions,
+  { hint, accept, anyGap = false }: LocateFuzzyOptions,
 ): FuzzyLocation {
   const old = hunkLines.filter((line) => line.kind !== "add").map((line) => line.text);
   if (old.length < 2) return { status: "none" };
+  // Whether a file line may be missing before old line i: not when lines are added between old
+  // line i - 1 and it (the missing line could stand before or after them), unless old line i is
+  // removed. A diff lists a change's removed lines before its added ones, so lines added just
+  // before a removed line belong to the change before the missing line.
+  const mayMissBefore: boolean[] = [];
+  let adding = false;
+  for (const line of hunkLines) {
+    if (line.kind === "add") adding = true;
+    else {
+      mayMissBefore.push(anyGap || !adding || line.kind === "remove");
+      adding = false;
+    }
+  }
   const keys = table.keys(LOOSEST);
   const wanted = old.map((line) => normalizeLine(line, LOOSEST));
   const maxSimilar = Math.max(1, Math.floor(old.length / 3));
@@ -114,7 +134,7 @@ export function locateFuzzy(
         walk(index + 1, fileLine + 1, similar + 1, missing);
         steps.pop();
       }
-      if (index > 0 && missing < MAX_MISSING) {
+      if (index > 0 && missing < MAX_MISSING && mayMissBefore[index]) {
         steps.push({ old: -1, fileLine, similar: false });
         walk(index, fileLine + 1, similar, missing + 1);
         steps.pop();
@@ -156,8 +176,7 @@ function align(
       lines.push(line);
       continue;
     }
-    // A line the diff left out goes right before the old line that follows it, after any lines
-    // added in between, so the lines the diff shows next to each other stay together.
+    // A line the diff left out goes right before the old line that follows it (see mayMissBefore).
     while (steps[step]?.old === -1) {
       const fileLine = steps[step]?.fileLine ?? 0;
       missingLines.push(fileLine);

@@ -190,6 +190,8 @@ export function placeHunk(
       const dropBottom = total - dropTop;
       if (dropTop > Math.max(0, top - 1) || dropBottom > Math.max(0, bottom - 1)) continue;
       const lines = hunkLines.slice(dropTop, hunkLines.length - dropBottom);
+      // Blank lines left alone locate nothing.
+      if (oldSide(lines).every((line) => line.trim() === "")) continue;
       const location = locateLines(table, oldSide(lines), {
         hint: hint === undefined ? undefined : hint + dropTop,
         accept: overlaps(lines),
@@ -213,7 +215,7 @@ export function placeHunk(
     if (candidate !== undefined) {
       // Lining up all of the hunk's lines, some with a slip, may find another place than leaving
       // outer lines out: then neither is sure.
-      const whole = locateFuzzy(table, hunkLines, { hint, accept: acceptLines });
+      const whole = locateFuzzy(table, hunkLines, { hint, accept: acceptLines, anyGap: true });
       if (whole.status === "unique") {
         const [wholeStart] = coreRange(whole.alignment.lines, whole.alignment.start);
         const [droppedStart] = coreRange(candidate.lines, candidate.start);

@@ -87,6 +87,22 @@ describe("applyFilePatch with a model's slips", () => {
       lines(
         "@@ -3,5 +3,5 @@",
         " export async function loadSettings(path) {",
+        "-  const settings = JSON.parse(text);",
+        "+  const settings = JSON.parse(text) ?? {};",
+        "   validateSettings(settings);",
+        "   return settings;",
+      ),
+    );
+    expect(result.conflicts).toEqual([]);
+    expect(result.text).toBe(SOURCE.replace("JSON.parse(text)", "JSON.parse(text) ?? {}"));
+    expect(result.hunks[0]).toMatchObject({ status: "applied", line: 3, missingLines: [4] });
+  });
+
+  it("refuses a context line left out where the added lines could go before or after it", () => {
+    const result = apply(
+      SOURCE,
+      lines(
+        "@@ -4,4 +4,4 @@",
         "   const text = await readFile(path, 'utf8');",
         "-  const settings = JSON.parse(text);",
         "+  const settings = JSON.parse(text) ?? {};",
@@ -94,9 +110,8 @@ describe("applyFilePatch with a model's slips", () => {
         " }",
       ),
     );
-    expect(result.conflicts).toEqual([]);
-    expect(result.text).toBe(SOURCE.replace("JSON.parse(text)", "JSON.parse(text) ?? {}"));
-    expect(result.hunks[0]).toMatchObject({ status: "applied", line: 3, missingLines: [6] });
+    expect(result.conflicts).toHaveLength(1);
+    expect(result.text).toBe(SOURCE);
   });
 
   it("applies a diff made before the file changed elsewhere", () => {
@@ -115,6 +130,46 @@ describe("applyFilePatch with a model's slips", () => {
       changed.replace("return settings;", "return Object.freeze(settings);"),
     );
     expect(result.hunks[0]).toMatchObject({ line: 8, offset: 2, tolerance: "exact" });
+  });
+});
+
+describe("applyFilePatch where a left-out context line could mislead", () => {
+  it("removes lines at the end of a hunk whose context misses a line, not 'already applied'", () => {
+    const text = lines("function f() {", "  return result;", "};", "exports.f = f;");
+    const result = apply(text, lines("@@ -2,3 +2,2 @@", "   return result;", "-exports.f = f;"));
+    expect(result.conflicts).toEqual([]);
+    expect(result.hunks[0]).toMatchObject({ status: "applied", missingLines: [3] });
+    expect(result.text).toBe(lines("function f() {", "  return result;", "};"));
+  });
+
+  it("refuses when leaving outer context out finds another place than lining all lines up", () => {
+    const block = ["const second = prepareSecond();", "const third = prepareThird();"];
+    const tail = ["const fourth = prepareFourth();", "const fifth = prepareFifth();"];
+    const text = lines(
+      "const first = prepareFirst();",
+      ...block,
+      "const extra = prepareExtra();",
+      ...tail,
+      "function unrelated() {}",
+      ...block,
+      ...tail,
+    );
+    const result = apply(
+      text,
+      lines(
+        "@@ -1,5 +1,5 @@",
+        " const first = prepareFirst();",
+        " const second = prepareSecond();",
+        "-const third = prepareThird();",
+        "+const third = prepareThird(2);",
+        " const fourth = prepareFourth();",
+        " const fifth = prepareFifth();",
+      ),
+    );
+    expect(result.conflicts).toEqual([
+      expect.stringContaining("the hunk's old lines match at lines 1 and 7"),
+    ]);
+    expect(result.text).toBe(text);
   });
 });
 
@@ -168,6 +223,38 @@ describe("applyFilePatch when the diff's indentation style is not the file's", (
     );
     expect(result.conflicts).toEqual([]);
     expect(result.text).toBe(tabs.replace("\t\treturn 1;", "\t\tlog(a);\n\t\treturn 1;"));
+  });
+
+  it("gives tab-indented added lines the file's spaces when the diff's context is in tabs", () => {
+    const file = lines(
+      "/**",
+      " * Options.",
+      " */",
+      "export interface Options {}",
+      ...spaces.split("\n"),
+    );
+    const result = apply(
+      file,
+      lines(
+        "@@ -3,2 +3,3 @@",
+        "  */",
+        "-export interface Options {}",
+        "+export interface Options",
+        "+\textends Base {}",
+        "@@ -6,3 +7,3 @@",
+        " \tif (a) {",
+        "-\t\treturn 1;",
+        "+\t\treturn 3;",
+        " \t}",
+      ),
+    );
+    expect(result.conflicts).toEqual([]);
+    expect(result.hunks.map((hunk) => hunk.tolerance)).toEqual(["indentation", "indentation"]);
+    expect(result.text).toBe(
+      file
+        .replace("export interface Options {}", "export interface Options\n  extends Base {}")
+        .replace("return 1;", "return 3;"),
+    );
   });
 
   it("keeps a hunk's own indentation change when re-indenting it", () => {
