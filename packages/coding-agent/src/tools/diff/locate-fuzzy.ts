@@ -116,8 +116,11 @@ export function locateFuzzy(
         if (matching.length < minMatching || !telling) return;
         const alignment = align(table, hunkLines, old, start, steps);
         if (!accept(alignment.lines, start)) return;
-        const key = `${start}\u0000${alignment.lines.map((line) => line.kind + line.text).join("\u0000")}`;
-        found.set(key, alignment);
+        // Alignments that remove and add the same lines at the same places are one; the one
+        // with the fewest slips tells about them.
+        const key = effect(alignment);
+        const known = found.get(key);
+        if (known === undefined || slips(alignment) < slips(known)) found.set(key, alignment);
         return;
       }
       const fileKey = keys[fileLine];
@@ -155,6 +158,23 @@ export function locateFuzzy(
     return { status: "unique", alignment: picked, chosenByHint: true };
   }
   return { status: "ambiguous", starts: distinct };
+}
+
+const slips = (alignment: FuzzyAlignment) =>
+  alignment.similarLines.length + alignment.missingLines.length;
+
+/** What an alignment does to the file: the lines it removes and the lines it adds where. */
+function effect({ start, lines }: FuzzyAlignment): string {
+  const parts: string[] = [];
+  let fileLine = start;
+  for (const line of lines) {
+    if (line.kind === "add") parts.push(`+${fileLine}:${line.text}`);
+    else {
+      if (line.kind === "remove") parts.push(`-${fileLine}`);
+      fileLine += 1;
+    }
+  }
+  return parts.join("\u0000");
 }
 
 /** The alignment `steps` describe: the file lines the diff left out become context lines. */

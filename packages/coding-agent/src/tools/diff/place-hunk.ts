@@ -235,9 +235,10 @@ export function placeHunk(
     }
   }
 
-  // Only a tolerance that tells the old text from the new can say the new one is there already;
-  // ignoring indentation cannot when the hunk changes little more than indentation. Nor can new
-  // text that is only the context on one side of removed lines: it was there before too.
+  // Only a tolerance that tells the old text from the new can say the new one is there already:
+  // not one under which the hunk changes nothing but a slip (a hunk changing only indentation,
+  // with a typo in its removed line, matched its own old text with indentation ignored). Nor can
+  // new text that is only the context on one side of removed lines: it was there before too.
   const removesAtAnEdge =
     !hunkLines.some((line) => line.kind === "add") &&
     (hunkLines[0]?.kind !== "context" || hunkLines.at(-1)?.kind !== "context");
@@ -245,7 +246,7 @@ export function placeHunk(
     (tolerance) =>
       !removesAtAnEdge &&
       normalized(before, tolerance) !== normalized(newSide(hunkLines), tolerance) &&
-      (tolerance !== "indentation" || !changesIndentationOnly(hunkLines)),
+      (tolerance === "exact" || !changesOnlySlips(hunkLines, tolerance)),
   );
   const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
   if (after.status !== "none") {
@@ -320,17 +321,17 @@ function appliedAt(
 }
 
 /**
- * Whether the hunk's added lines are its removed lines, one for one, with other indentation and
- * at most a slip (see {@link isSmallEdit}).
+ * Whether the hunk's added lines are its removed lines, one for one, once compared under
+ * `tolerance`, but for at most a slip (see {@link isSmallEdit}).
  */
-function changesIndentationOnly(lines: readonly HunkLine[]): boolean {
+function changesOnlySlips(lines: readonly HunkLine[], tolerance: Tolerance): boolean {
   const removed = lines.filter((line) => line.kind === "remove").map((line) => line.text);
   const added = lines.filter((line) => line.kind === "add").map((line) => line.text);
   return (
     removed.length === added.length &&
     removed.every((line, index) => {
-      const left = normalizeLine(line, "indentation");
-      const right = normalizeLine(added[index] ?? "", "indentation");
+      const left = normalizeLine(line, tolerance);
+      const right = normalizeLine(added[index] ?? "", tolerance);
       return left === right || isSmallEdit(left, right);
     })
   );

@@ -59,6 +59,32 @@ describe("applyFilePatch with a model's slips", () => {
     expect(result.hunks[0]?.similarLines).toEqual([5]);
   });
 
+  it("takes a typo where the hunk's last context line also matches further down", () => {
+    const text = lines(
+      "/**",
+      " * Describe it.",
+      " *",
+      " * @param value - The value to check",
+      " *",
+      " * @returns Whether it is",
+      " *",
+      " */",
+    );
+    const result = apply(
+      text,
+      lines(
+        "@@ -2,4 +2,3 @@",
+        "  * Describe it.",
+        "  *",
+        "- * @param valve - The value to check",
+        "  *",
+      ),
+    );
+    expect(result.conflicts).toEqual([]);
+    expect(result.hunks[0]).toMatchObject({ status: "applied", similarLines: [4] });
+    expect(result.text).toBe(text.replace(" * @param value - The value to check\n", ""));
+  });
+
   it("never takes a typo in a short line, where it is as likely another line", () => {
     const text = lines("a();", "if (x) {", "  b();", "}", "c();");
     const result = apply(text, lines("@@ -2,3 +2,3 @@", " if (y) {", "-  b();", "+  d();", " }"));
@@ -291,6 +317,23 @@ describe("applyFilePatch on a hunk that only changes indentation", () => {
     expect(result.conflicts).toEqual([]);
     expect(result.hunks[0]).toMatchObject({ status: "applied", similarLines: [3] });
     expect(result.text).toBe(file.replace("      process", "  process"));
+  });
+
+  it("applies a change of trailing whitespace, typo and all, instead of calling it applied", () => {
+    const text = lines("// Format the result", "const value = compute(input); ", "print(value);");
+    const result = apply(
+      text,
+      lines(
+        "@@ -1,3 +1,3 @@",
+        " // Format the result",
+        "-const valve = compute(input); ",
+        "+const value = compute(input);",
+        " print(value);",
+      ),
+    );
+    expect(result.conflicts).toEqual([]);
+    expect(result.hunks[0]).toMatchObject({ status: "applied", similarLines: [2] });
+    expect(result.text).toBe(text.replace("(input); ", "(input);"));
   });
 
   it("applies it when the context is indented otherwise, keeping the change", () => {
