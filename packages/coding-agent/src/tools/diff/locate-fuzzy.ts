@@ -42,10 +42,14 @@ export interface LocateFuzzyOptions {
   anyGap?: boolean;
 }
 
+/** Lines of a hunk that may differ from the file's by a small edit, at most. */
+const MAX_SIMILAR = 3;
 /** File lines the diff's context may leave out, per hunk. */
 const MAX_MISSING = 2;
 /** A line occurring more often than this anchors nothing. */
 const MAX_ANCHOR_POSITIONS = 64;
+/** Line comparisons one hunk may spend; past them it is not found (a conflict, never a guess). */
+const MAX_COMPARISONS = 200_000;
 /** The loosest comparison of lines that count as matching: no indentation. */
 const MATCHING: readonly Tolerance[] = TOLERANCES.slice(0, TOLERANCES.indexOf("indentation"));
 const LOOSEST = MATCHING.at(-1) ?? "exact";
@@ -62,7 +66,7 @@ interface Step {
  * tolerance finds them: a line may differ from the file's by a small edit (see
  * {@link isSmallEdit}), and up to {@link MAX_MISSING} file lines between two of the hunk's old
  * lines may be missing from the diff, when no line is added between the two or the second is
- * removed. At most a third of the old lines may differ, at least half
+ * removed. At most a third of the old lines may differ ({@link MAX_SIMILAR} at most), at least half
  * must match and one of those must be more than punctuation. Every way of lining the hunk up
  * within these bounds is found; only one may remain (or the hint single one out), else the hunk
  * is ambiguous.
@@ -89,7 +93,7 @@ export function locateFuzzy(
   }
   const keys = table.keys(LOOSEST);
   const wanted = old.map((line) => normalizeLine(line, LOOSEST));
-  const maxSimilar = Math.max(1, Math.floor(old.length / 3));
+  const maxSimilar = Math.min(MAX_SIMILAR, Math.max(1, Math.floor(old.length / 3)));
   const minMatching = Math.ceil(old.length / 2);
 
   const starts = new Set<number>();
@@ -106,9 +110,12 @@ export function locateFuzzy(
   });
 
   const found = new Map<string, FuzzyAlignment>();
+  let comparisons = 0;
   for (const start of starts) {
     const steps: Step[] = [];
     const walk = (index: number, fileLine: number, similar: number, missing: number) => {
+      comparisons += 1;
+      if (comparisons > MAX_COMPARISONS) return;
       if (index === old.length) {
         if (similar + missing === 0) return;
         const matching = steps.filter((step) => step.old >= 0 && !step.similar);
@@ -146,6 +153,7 @@ export function locateFuzzy(
     walk(0, start, 0, 0);
   }
 
+  if (comparisons > MAX_COMPARISONS) return { status: "none" };
   const alignments = [...found.values()];
   const [only] = alignments;
   if (only === undefined) return { status: "none" };
