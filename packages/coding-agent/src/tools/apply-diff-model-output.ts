@@ -34,6 +34,10 @@ const TOLERANCE_WORDS: Record<string, string> = {
   indentation: "indentation ignored, added lines re-indented",
 };
 
+function lineList(lines: readonly number[]): string {
+  return `${lines.length === 1 ? "line" : "lines"} ${lines.join(", ")}`;
+}
+
 function engineModelOutput(output: ApplyDiffOutput): { output: string; error: boolean } {
   const { hunksApplied, conflicts, hunks = [], files = [] } = output;
   const several = files.length > 1;
@@ -55,6 +59,17 @@ function engineModelOutput(output: ApplyDiffOutput): { output: string; error: bo
     }
     if (report.contextDropped !== undefined) {
       details.push(`${report.contextDropped} outer context line(s) not matched`);
+    }
+    if (report.similarLines !== undefined) {
+      details.push(
+        `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from the diff's, taken as meant`,
+      );
+    }
+    if (report.missingLines !== undefined) {
+      const verb = report.missingLines.length === 1 ? "is" : "are";
+      details.push(
+        `${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`,
+      );
     }
     if (report.chosenByHint) details.push("chosen among several matches by its line number");
     if (details.length > 0) {

@@ -59,6 +59,16 @@ const hunkReportSchema = z.object({
     .boolean()
     .optional()
     .describe("Its text matched several places and the @@ line number chose one."),
+  similarLines: z
+    .array(z.number().int())
+    .optional()
+    .describe(
+      "1-based lines of the file that differ from the diff's line by a small edit (a typo) and were taken as that line: kept if context, removed if removed.",
+    ),
+  missingLines: z
+    .array(z.number().int())
+    .optional()
+    .describe("1-based lines of the file that the diff's context left out; kept as they are."),
   message: z.string().optional().describe("Why it conflicted."),
 });
 

@@ -1,5 +1,7 @@
 import { BYTE_ORDER_MARK } from "../text-format.js";
 import { assemble, dominantNewline, splitSource } from "./assemble.js";
+import { diffTabWidth } from "./indent-style.js";
+import { intentViolation } from "./intent.js";
 import { LineTable, normalizeLine } from "./locate.js";
 import type { FilePatch, HunkLine } from "./parse.js";
 import { type HunkReport, type Placement, placeHunk } from "./place-hunk.js";
@@ -67,9 +69,19 @@ export function applyFilePatch(
   const conflicts: string[] = [];
   const placements: Placement[] = [];
   let drift = 0;
+  const hunkLines = patch.hunks.map((hunk) => bomFree(hunk.lines));
+  const tabWidth = diffTabWidth(table.lines, hunkLines);
   patch.hunks.forEach((hunk, index) => {
     const number = index + 1;
-    const outcome = placeHunk(table, hunk, number, drift, placements, bomFree(hunk.lines));
+    const outcome = placeHunk(
+      table,
+      hunk,
+      number,
+      drift,
+      placements,
+      hunkLines[index] ?? [],
+      tabWidth,
+    );
     if (outcome.kind === "placed") {
       const { placement, report } = outcome;
       placements.push(placement);
@@ -85,7 +97,29 @@ export function applyFilePatch(
   });
 
   const carriesCr = patch.hunks.some((hunk) => hunk.lines.some((line) => line.text.endsWith("\r")));
-  const text = assemble(lines, placements, { newline, bom, source, carriesCr });
+  const options = { newline, bom, source, carriesCr };
+  let assembled = assemble(lines, placements, options);
+  // A hunk whose result is not what the diff says becomes a conflict, and the rest is put together
+  // again without it.
+  const wrong = placements.filter((placement) => {
+    const start = assembled.coreStarts.get(placement) ?? 0;
+    const violation = intentViolation(lines, assembled.lines, placement, start);
+    if (violation === undefined) return false;
+    const line = placement.start + 1;
+    const reason = `placed at line ${line}, ${violation}; nothing was applied there. Read the lines around ${line} and send the hunk with their exact text and indentation`;
+    conflicts.push(failed(placement.number, line, reason));
+    const index = reports.findIndex((report) => report.hunk === placement.number);
+    reports[index] = { hunk: placement.number, status: "conflict", line, message: reason };
+    return true;
+  });
+  if (wrong.length > 0) {
+    assembled = assemble(
+      lines,
+      placements.filter((placement) => !wrong.includes(placement)),
+      options,
+    );
+  }
+  const text = assembled.text;
   if (patch.operation === "delete" && conflicts.length === 0) {
     if (text !== "" && text !== bom) {
       const line = 1;

@@ -1,10 +1,9 @@
 import { oldSide } from "./hunk-sides.js";
 import type { HunkLine } from "./parse.js";
 import type { Placement } from "./place-hunk.js";
-import { reindentLine } from "./reindent.js";
 
 /** A line of the original text: content without `\n` (a `\r` before it kept) and the `\n` if any. */
-interface SourceLine {
+export interface SourceLine {
   text: string;
   newline: boolean;
 }
@@ -38,6 +37,15 @@ interface AssembleOptions {
   carriesCr: boolean;
 }
 
+/** What {@link assemble} made. */
+export interface Assembled {
+  text: string;
+  /** The new text's lines. */
+  lines: SourceLine[];
+  /** Per placement, the index in `lines` where its changed lines begin. */
+  coreStarts: Map<Placement, number>;
+}
+
 /**
  * The new text: the `original` lines with the `placements` applied. Every line outside the changed
  * lines keeps its own bytes; added lines take the file's line ending (`newline`) unless the diff
@@ -48,7 +56,8 @@ export function assemble(
   original: readonly SourceLine[],
   placements: readonly Placement[],
   { newline, bom, source, carriesCr }: AssembleOptions,
-): string {
+): Assembled {
+  const coreStarts = new Map<Placement, number>();
   const sorted = [...placements].sort(
     (left, right) => left.coreStart - right.coreStart || left.coreEnd - right.coreEnd,
   );
@@ -61,6 +70,7 @@ export function assemble(
     let last = hunkLines.length - 1;
     while (last >= 0 && hunkLines[last]?.kind === "context") last -= 1;
     for (; cursor < placement.coreStart; cursor += 1) output.push(original[cursor] as SourceLine);
+    coreStarts.set(placement, output.length);
     // A diff that carries `\r`s, or matched byte for byte, says each added line's ending itself;
     // an LF diff for a file with CRLF lines does not.
     const faithful =
@@ -76,10 +86,8 @@ export function assemble(
       } else if (line.kind === "remove") {
         cursor += 1;
       } else {
-        let text = line.text;
-        const shift = placement.shift?.[added];
+        const text = placement.reindented?.[added] ?? line.text;
         added += 1;
-        if (shift !== undefined) text = reindentLine(text, shift);
         if (faithful) {
           output.push({ text, newline: true });
         } else {
@@ -110,5 +118,5 @@ export function assemble(
     if (line.newline) return `${line.text}\n`;
     return crlf && !line.text.endsWith("\r") ? `${line.text}\r\n` : `${line.text}\n`;
   });
-  return bom + pieces.join("");
+  return { text: bom + pieces.join(""), lines: output, coreStarts };
 }

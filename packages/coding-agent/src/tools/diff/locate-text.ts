@@ -1,5 +1,6 @@
+import { dominantNewline } from "./assemble.js";
+import { reindentAdded } from "./indent-shifts.js";
 import { LineTable, locateLines, TOLERANCES, type Tolerance } from "./locate.js";
-import { canReindent, type IndentShift, indentShift, reindentLine } from "./reindent.js";
 
 /** Where a piece of text matches whole lines of a file under a tolerance. */
 export type TolerantMatch =
@@ -23,7 +24,8 @@ export type TolerantMatch =
  * compared under each tolerance after `exact` in turn (see {@link locateLines}); the first that
  * finds them decides. A unique match comes with `replacement` adapted to the region: the file's
  * line endings, and under `indentation` the indentation change the matched lines show, when they
- * all show the same one (otherwise the match is not offered). Pure: no I/O.
+ * all show the same one (otherwise the match is not offered), in the file's indentation style
+ * (see {@link reindentAdded}). Pure: no I/O.
  */
 export function locateTolerantly(text: string, old: string, replacement: string): TolerantMatch {
   const rawLines = text.split("\n");
@@ -58,25 +60,31 @@ export function locateTolerantly(text: string, old: string, replacement: string)
     : (lineStarts[last] ?? 0) + lastLine.length - (lastLine.endsWith("\r") ? 1 : 0);
   let adapted = replacement;
   if (location.tolerance === "indentation") {
-    const shifts = new Map<string, IndentShift>();
-    needle.forEach((line, index) => {
-      const shift = indentShift(line, rawLines[first + index] ?? "");
-      if (shift !== undefined) shifts.set(`${shift.from}\u0000${shift.to}`, shift);
-    });
-    const [shift] = shifts.values();
-    const lines = adapted.split("\n");
-    if (
-      shifts.size > 1 ||
-      (shift !== undefined && !lines.every((line) => canReindent(line, shift)))
-    ) {
-      return { status: "none" };
-    }
-    if (shift !== undefined) adapted = lines.map((line) => reindentLine(line, shift)).join("\n");
+    // `old` is the removed side and `replacement` the added side of a one-hunk diff.
+    const lines = [
+      ...needle.map((text) => ({ kind: "remove" as const, text, noNewlineAtEnd: false })),
+      ...adapted.split("\n").map((text) => ({ kind: "add" as const, text, noNewlineAtEnd: false })),
+    ];
+    const reindented = reindentAdded(rawLines, lines, first, { uniform: true });
+    if (reindented === undefined) return { status: "none" };
+    adapted = reindented.join("\n");
   }
-  let crlf = 0;
-  for (const line of rawLines) if (line.endsWith("\r")) crlf += 1;
-  adapted =
-    crlf * 2 > rawLines.length ? adapted.replace(/\r?\n/g, "\r\n") : adapted.replace(/\r\n/g, "\n");
+  // A replacement that would leave the matched text as it was undoes an edit that changes something.
+  const lineList = (value: string) =>
+    (endsWithNewline ? value.replace(/\r?\n$/, "") : value).replace(/\r/g, "");
+  const matched = rawLines
+    .slice(first, last + 1)
+    .join("\n")
+    .replace(/\r/g, "");
+  if (lineList(old) !== lineList(replacement) && matched === lineList(adapted)) {
+    return { status: "none" };
+  }
+  // The matched lines' most common line ending (a file may mix them), else the file's.
+  const region = rawLines.slice(first, endsWithNewline ? last + 1 : last);
+  const newline = dominantNewline(
+    (region.length > 0 ? region : rawLines).map((line) => ({ text: line, newline: true })),
+  );
+  adapted = adapted.replace(/\r?\n/g, newline);
   return {
     status: "unique",
     tolerance: location.tolerance,

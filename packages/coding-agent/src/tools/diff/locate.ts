@@ -193,7 +193,10 @@ const HINT_WINDOW = 3;
  * else the only one within {@link HINT_WINDOW} lines of it. `undefined` otherwise, and then the
  * caller must not guess.
  */
-function chooseByHint(starts: readonly number[], hint: number | undefined): number | undefined {
+export function chooseByHint(
+  starts: readonly number[],
+  hint: number | undefined,
+): number | undefined {
   if (hint === undefined) return undefined;
   if (starts.includes(hint)) return hint;
   const near = starts.filter((start) => Math.abs(start - hint) <= HINT_WINDOW);

@@ -1,6 +1,7 @@
 import { ambiguousReason, notFoundReason } from "./conflict-reasons.js";
 import { newSide, oldSide } from "./hunk-sides.js";
-import { indentShifts } from "./indent-shifts.js";
+import { reindentAdded } from "./indent-shifts.js";
+import { tabsAsFileSpaces } from "./indent-style.js";
 import {
   type LineTable,
   type Location,
@@ -9,8 +10,9 @@ import {
   TOLERANCES,
   type Tolerance,
 } from "./locate.js";
+import { locateFuzzy } from "./locate-fuzzy.js";
 import type { Hunk, HunkLine } from "./parse.js";
-import type { IndentShift } from "./reindent.js";
+import { isSmallEdit } from "./small-edit.js";
 
 /** What happened to one hunk. */
 export interface HunkReport {
@@ -32,6 +34,10 @@ export interface HunkReport {
   contextDropped?: number;
   /** Several places matched and the `@@` line number chose one. */
   chosenByHint?: boolean;
+  /** 1-based lines of the file that differ from the diff's line by a small edit (a slip). */
+  similarLines?: number[];
+  /** 1-based lines of the file that the diff's context left out (kept as they are). */
+  missingLines?: number[];
   /** For a conflict: why, for the model. */
   message?: string;
 }
@@ -44,8 +50,8 @@ export interface Placement {
   /** 0-based line of the original where `lines`' first old line sits (insertion point if none). */
   start: number;
   tolerance: Tolerance;
-  /** The indentation change to give added lines (indentation tolerance only). */
-  shift: IndentShift[] | undefined;
+  /** The added lines re-indented to the file's indentation (indentation tolerance only). */
+  reindented: string[] | undefined;
   /** The lines the hunk's full (undropped) lines reported, for the final-newline markers. */
   fullLines: HunkLine[];
   /** The original lines [coreStart, coreEnd) the changed lines cover (see {@link coreRange}). */
@@ -63,7 +69,9 @@ export type HunkOutcome =
  * Place hunk number `number` in the original lines of `table`, clear of the hunks `placed` before
  * it. The hunk is located by its old text, `drift` (the offset of the hunk before) added to its `@@`
  * line number to choose among several matches; failing that, outer context lines are dropped one
- * at a time. `hunkLines` are the hunk's lines without a byte order mark.
+ * at a time. `hunkLines` are the hunk's lines without a byte order mark. `tabWidth`: the spaces a
+ * tab at the start of an added line stands for, when the diff is indented with tabs and the file
+ * with spaces (see {@link diffTabWidth}).
  */
 export function placeHunk(
   table: LineTable,
@@ -72,6 +80,7 @@ export function placeHunk(
   drift: number,
   placed: readonly Placement[],
   hunkLines: HunkLine[],
+  tabWidth: number | undefined,
 ): HunkOutcome {
   const before = oldSide(hunkLines);
   // The header's old start is 1-based, except that a hunk with no old lines names the line after
@@ -90,6 +99,7 @@ export function placeHunk(
       rangesOverlap(coreStart, coreEnd, other.coreStart, other.coreEnd),
     );
   };
+  const acceptLines = (lines: HunkLine[], start: number) => overlaps(lines)(start);
   const placement = (lines: HunkLine[], start: number, tolerance: Tolerance): Placement => {
     const [coreStart, coreEnd] = coreRange(lines, start);
     return {
@@ -97,7 +107,7 @@ export function placeHunk(
       lines,
       start,
       tolerance,
-      shift: undefined,
+      reindented: undefined,
       fullLines: hunkLines,
       coreStart,
       coreEnd,
@@ -180,6 +190,8 @@ export function placeHunk(
       const dropBottom = total - dropTop;
       if (dropTop > Math.max(0, top - 1) || dropBottom > Math.max(0, bottom - 1)) continue;
       const lines = hunkLines.slice(dropTop, hunkLines.length - dropBottom);
+      // Blank lines left alone locate nothing.
+      if (oldSide(lines).every((line) => line.trim() === "")) continue;
       const location = locateLines(table, oldSide(lines), {
         hint: hint === undefined ? undefined : hint + dropTop,
         accept: overlaps(lines),
@@ -201,6 +213,20 @@ export function placeHunk(
     }
     const [candidate] = found.values();
     if (candidate !== undefined) {
+      // Lining up all of the hunk's lines, some with a slip, may find another place than leaving
+      // outer lines out: then neither is sure.
+      const whole = locateFuzzy(table, hunkLines, { hint, accept: acceptLines, anyGap: true });
+      if (whole.status === "unique") {
+        const [wholeStart] = coreRange(whole.alignment.lines, whole.alignment.start);
+        const [droppedStart] = coreRange(candidate.lines, candidate.start);
+        if (wholeStart !== droppedStart) {
+          return {
+            kind: "conflict",
+            line: shownLine,
+            reason: ambiguousReason([candidate.start - candidate.dropped, whole.alignment.start]),
+          };
+        }
+      }
       const tolerance =
         candidate.location.status === "unique" ? candidate.location.tolerance : "exact";
       const result = report(candidate.start, candidate.dropped, candidate.location);
@@ -209,24 +235,62 @@ export function placeHunk(
     }
   }
 
-  const after = locateLines(table, newSide(hunkLines));
+  // Only a tolerance that tells the old text from the new can say the new one is there already:
+  // not one under which the hunk changes nothing but a slip (a hunk changing only indentation,
+  // with a typo in its removed line, matched its own old text with indentation ignored). Nor can
+  // new text that is only the context on one side of removed lines: it was there before too.
+  const removesAtAnEdge =
+    !hunkLines.some((line) => line.kind === "add") &&
+    (hunkLines[0]?.kind !== "context" || hunkLines.at(-1)?.kind !== "context");
+  const telling = TOLERANCES.filter(
+    (tolerance) =>
+      !removesAtAnEdge &&
+      normalized(before, tolerance) !== normalized(newSide(hunkLines), tolerance) &&
+      (tolerance === "exact" || !changesOnlySlips(hunkLines, tolerance)),
+  );
+  const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
   if (after.status !== "none") {
     const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
     return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
+  }
+
+  const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines });
+  if (fuzzy.status === "ambiguous") {
+    return { kind: "conflict", line: shownLine, reason: ambiguousReason(fuzzy.starts) };
+  }
+  if (fuzzy.status === "unique") {
+    const { alignment } = fuzzy;
+    const location: Location = {
+      status: "unique",
+      start: alignment.start,
+      tolerance: alignment.tolerance,
+      chosenByHint: fuzzy.chosenByHint,
+    };
+    const result = report(alignment.start, 0, location);
+    const oneBased = (lines: readonly number[]) => lines.map((line) => line + 1);
+    if (alignment.similarLines.length > 0) result.similarLines = oneBased(alignment.similarLines);
+    if (alignment.missingLines.length > 0) result.missingLines = oneBased(alignment.missingLines);
+    return finish(placement(alignment.lines, alignment.start, alignment.tolerance), result);
   }
   return { kind: "conflict", line: shownLine, reason: notFoundReason(table, before) };
 
   function finish(found: Placement, result: HunkReport): HunkOutcome {
     if (found.tolerance === "indentation") {
-      const shift = indentShifts(table.lines, found.lines, found.start);
-      if (shift === undefined) {
+      const reindented = reindentAdded(table.lines, found.lines, found.start);
+      if (reindented === undefined) {
         return {
           kind: "conflict",
           line: found.start + 1,
           reason: `the old lines match lines ${found.start + 1}-${found.start + oldSide(found.lines).length} only if indentation is ignored, and their indentation differs from the diff's unevenly, so the added lines' indentation is unclear; send the diff with the file's indentation`,
         };
       }
-      found.shift = shift;
+      found.reindented = reindented;
+    } else if (tabWidth !== undefined) {
+      const reindented = tabsAsFileSpaces(found.lines, tabWidth);
+      if (reindented !== undefined) {
+        found.reindented = reindented;
+        result.tolerance = "indentation";
+      }
     }
     return { kind: "placed", placement: found, report: result };
   }
@@ -254,6 +318,27 @@ function appliedAt(
     at + after.length <= keys.length &&
     after.every((line, index) => keys[at + index] === line);
   return matches ? at : undefined;
+}
+
+/**
+ * Whether the hunk's added lines are its removed lines, one for one, once compared under
+ * `tolerance`, but for at most a slip (see {@link isSmallEdit}).
+ */
+function changesOnlySlips(lines: readonly HunkLine[], tolerance: Tolerance): boolean {
+  const removed = lines.filter((line) => line.kind === "remove").map((line) => line.text);
+  const added = lines.filter((line) => line.kind === "add").map((line) => line.text);
+  return (
+    removed.length === added.length &&
+    removed.every((line, index) => {
+      const left = normalizeLine(line, tolerance);
+      const right = normalizeLine(added[index] ?? "", tolerance);
+      return left === right || isSmallEdit(left, right);
+    })
+  );
+}
+
+function normalized(lines: readonly string[], tolerance: Tolerance): string {
+  return lines.map((line) => normalizeLine(line, tolerance)).join("\n");
 }
 
 function leadingContext(lines: readonly HunkLine[]): number {
