@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import type { ProxiedNetwork } from "../os/sandbox-policy.js";
 import { startDomainProxy } from "./domain-proxy.js";
@@ -16,9 +15,9 @@ export interface CommandProxy {
 
 /**
  * Start a proxy of its own for one command, so that its log is that command's requests. Under
- * bubblewrap it listens on a Unix socket in a fresh private folder (mode 700, made by `mkdtemp`)
- * that is bound into the sandbox; under Seatbelt, which has no network namespace, on a free port
- * of the host's loopback that the profile lets the command reach.
+ * bubblewrap it listens on a Unix socket in a fresh private folder of the host's `/tmp` (mode 700,
+ * made by `mkdtemp`) that is bound into the sandbox; under Seatbelt, which has no network
+ * namespace, on a free port of the host's loopback that the profile lets the command reach.
  */
 export async function startCommandProxy(
   rules: DomainRules,
@@ -28,7 +27,9 @@ export async function startCommandProxy(
     const proxy = await startDomainProxy({ rules, listen: { loopbackPort: 0 } });
     return { network: { proxyPort: proxy.port }, log: proxy.log, close: () => proxy.close() };
   }
-  const socketFolder = await mkdtemp(path.join(os.tmpdir(), "pleach-proxy-"));
+  // Never TMPDIR's folder: every sandbox replaces /tmp with its own, so a command confined before
+  // this socket was bound (and not masked from it) cannot reach it; elsewhere it could.
+  const socketFolder = await mkdtemp("/tmp/pleach-proxy-");
   try {
     const proxy = await startDomainProxy({
       rules,

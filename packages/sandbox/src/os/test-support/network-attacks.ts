@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
+import { createCommandWrapper } from "../create-command-wrapper.js";
 import { attempt, verdicts } from "./fixture.js";
 import { listenDatagram, listenStream, quote } from "./servers.js";
 import type { AttackCases } from "./suite.js";
@@ -245,6 +247,52 @@ export const domainNetworkAttacks: AttackCases = (fixture, it) => {
       expect(stdout.split("\n").slice(1)).toEqual(["proxy.sock", ""]);
       expect(server.received).toEqual(["marker"]);
     } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot reach the proxy of a command started after it, even with TMPDIR outside /tmp", async () => {
+    // The command with the network off looks at the host before the other command's proxy binds
+    // its socket, so no mask covers it: only the proxy folder's place keeps it out of sight.
+    const server = await listenStream({ port: 0 });
+    const wait = (file: string) =>
+      `for i in $(seq 600); do [ -e ${file} ] && break; sleep 0.05; done`;
+    const tunnel =
+      "import glob, socket, sys\n" +
+      "found = glob.glob(sys.argv[1] + '/pleach-proxy-*/proxy.sock') + glob.glob('/tmp/pleach-proxy-*/proxy.sock')\n" +
+      "s = socket.socket(socket.AF_UNIX); s.connect(found[0])\n" +
+      "s.sendall(b'CONNECT 127.0.0.1:' + sys.argv[2].encode() + b' HTTP/1.1\\r\\n\\r\\n')\n" +
+      "assert b' 200 ' in s.recv(200)\n" +
+      "s.sendall(b'sandbox'); s.shutdown(socket.SHUT_WR); s.recv(1)\n";
+    const savedTemporary = process.env.TMPDIR;
+    try {
+      const offline = fixture.run(
+        [
+          "touch off-running",
+          wait("domain-running"),
+          attempt(`/usr/bin/python3 -c ${quote(tunnel)} ${quote(fixture.outside)} ${server.port}`),
+          "touch off-done",
+        ].join("\n"),
+      );
+      await expect
+        .poll(() => existsSync(path.join(fixture.root, "off-running")), { timeout: 30_000 })
+        .toBe(true);
+      process.env.TMPDIR = fixture.outside;
+      const domain = fixture.run(["touch domain-running", wait("off-done")].join("\n"), {
+        network: { allowDomains: [`127.0.0.1:${server.port}`] },
+        wrapper: createCommandWrapper({ warmSandbox: false }),
+      });
+      await expect
+        .poll(() => existsSync(path.join(fixture.root, "domain-running")), { timeout: 30_000 })
+        .toBe(true);
+      process.env.TMPDIR = savedTemporary;
+      const [{ stdout }] = await Promise.all([offline, domain]);
+      await server.sendMarker();
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
+    } finally {
+      if (savedTemporary === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTemporary;
       await server.close();
     }
   });
