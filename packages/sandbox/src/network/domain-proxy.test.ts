@@ -182,6 +182,27 @@ describe("the domain proxy", () => {
     expect(proxy.log).toEqual([]);
   });
 
+  it("answers 502 to an upstream status below 100, and stays up", async () => {
+    // Node's parser takes any three digits, and writeHead throws below 100: before, the throw
+    // ended the whole host process, so whoever answered for an allowed host could crash it.
+    const upstream = net.createServer((socket) => {
+      socket.once("data", () => socket.end("HTTP/1.1 099 Odd\r\ncontent-length: 0\r\n\r\n"));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise((resolve) => upstream.close(() => resolve())));
+    const { port } = upstream.address() as net.AddressInfo;
+    const { proxy, socketPath } = await proxyFor([`127.0.0.1:${port}`]);
+    const answer = await exchange(
+      socketPath,
+      `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 502 Bad Gateway/);
+    expect(answer).toContain("invalid status 99");
+    expect(proxy.log).toMatchObject([{ connected: true, error: "invalid status 99" }]);
+    const again = await exchange(socketPath, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n");
+    expect(again).toMatch(/^HTTP\/1.1 403 Forbidden/);
+  });
+
   it("answers 502 for a name that resolves nowhere", async () => {
     const { proxy, socketPath } = await proxyFor(["nowhere.test"]);
     const answer = await exchange(socketPath, "CONNECT nowhere.test:443 HTTP/1.1\r\n\r\n");

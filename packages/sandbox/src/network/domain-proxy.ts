@@ -199,6 +199,14 @@ export async function startDomainProxy({
           });
         });
         upstream.on("response", (answer) => {
+          // Node reads any three digits as a status, but writeHead throws below 100, and a throw
+          // here would end the host process: an upstream (or whoever is on its path) is not trusted.
+          if ((answer.statusCode ?? 0) < 100) {
+            record.error ??= `invalid status ${answer.statusCode}`;
+            answer.destroy();
+            send(502, `pleach's proxy got an invalid answer from ${target.host}: ${record.error}`);
+            return;
+          }
           const passed: http.OutgoingHttpHeaders = {};
           for (const [name, value] of Object.entries(answer.headers)) {
             if (!HOP_HEADERS.has(name)) passed[name] = value;
