@@ -1,5 +1,14 @@
 import { existsSync, readdirSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  chown,
+  mkdir,
+  mkdtemp,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core/sandbox";
@@ -79,6 +88,33 @@ describe("hiddenReads", () => {
     expect(byPath.get("/etc/shadow")?.rule).toContain("password hashes");
     expect(byPath.get("/var/tmp/pleach-nothing-here")).toMatchObject({ state: "missing" });
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "as root: hides the stores present in the homes other users own",
+    async () => {
+      const victim = await fakeHome();
+      await plantCredentials(victim);
+      await chown(victim, 4242, 4242);
+      const systemFolder = await fakeHome();
+      await mkdir(path.join(systemFolder, ".ssh"));
+      const userDatabase = path.join(await useTempDir(), "passwd");
+      await writeFile(
+        userDatabase,
+        `victim:x:4242:4242::${victim}:/bin/bash\nsystem:x:4243:4243::${systemFolder}:/usr/sbin/nologin\n`,
+      );
+      const hidden = hiddenReads({ root: await useTempDir(), credentialHomes: [], userDatabase });
+      const byPath = new Map(hidden.map((entry) => [entry.path, entry]));
+      expect(byPath.get(path.join(victim, ".ssh"))).toMatchObject({
+        state: "folder",
+        rule: expect.stringContaining("another user"),
+      });
+      expect(byPath.get(path.join(victim, ".npmrc"))).toMatchObject({ state: "file" });
+      expect(byPath.get(`${victim}-aws`)).toMatchObject({ state: "folder" });
+      // Missing stores are not looked for there, and a folder its user does not own is no home.
+      expect(byPath.has(path.join(victim, ".pypirc"))).toBe(false);
+      expect(byPath.has(path.join(systemFolder, ".ssh"))).toBe(false);
+    },
+  );
 
   it("takes a path under a file, or under a folder it may not search, as missing", async () => {
     const home = await fakeHome();

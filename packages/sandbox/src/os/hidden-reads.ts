@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -81,7 +81,8 @@ function userDatabaseHome(): string {
 
 /**
  * What commands in `read-only` and `workspace-write` cannot read: the {@link CREDENTIAL_STORES} of
- * each credential home, the {@link SYSTEM_SECRET_FILES}, the host's SSH private keys and
+ * each credential home (for a root caller, also those present in every other user's home), the
+ * {@link SYSTEM_SECRET_FILES}, the host's SSH private keys and
  * `hideReads`, less what `allowReads` gives back. A path reached through a symbolic link is hidden
  * at its target. Outermost paths only, shallowest first.
  *
@@ -94,10 +95,13 @@ export function hiddenReads({
   allowReads = [],
   credentialHomes,
   hostEnvironment = process.env,
+  userDatabase = "/etc/passwd",
 }: ReadPolicy & {
   root: string;
   /** For `HOME`, a default credential home. @default process.env */
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
+  /** The user database, in `/etc/passwd` form, whose homes a root caller hides. @default "/etc/passwd" */
+  userDatabase?: string;
 }): HiddenPath[] {
   const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
   const candidates = new Map<string, string>();
@@ -105,6 +109,9 @@ export function hiddenReads({
     for (const { name, why } of CREDENTIAL_STORES) {
       candidates.set(path.resolve(home, name), `it holds ${why}`);
     }
+  }
+  for (const { name, why } of otherUsersStores(homes, userDatabase)) {
+    candidates.set(name, `it holds ${why} of another user`);
   }
   for (const { name, why } of [...SYSTEM_SECRET_FILES, ...hostKeyFiles()]) {
     candidates.set(name, `it holds ${why}`);
@@ -199,6 +206,46 @@ export function hiddenPathError(
     `refusing to ${access} ${shown}: ${hidden.rule}, by the sandbox's read policy, for commands and file tools alike. ${wayOut}`,
     { details: { path: hidden.path, rule: hidden.rule } },
   );
+}
+
+/**
+ * The credential stores present in the other homes of `userDatabase` (`/etc/passwd` form) when
+ * pleach runs as root, whose commands read every user's files. A home counts when it is a folder
+ * its user owns, as a system account's `/bin` or `/usr/sbin` is not. Only the stores there now are
+ * listed, at one `lstat` each: a missing one would cost every command a failed lookup per home.
+ */
+function otherUsersStores(ownHomes: readonly string[], userDatabase: string): ProtectedEntry[] {
+  if (process.getuid?.() !== 0) return [];
+  let text: string;
+  try {
+    text = readFileSync(userDatabase, "utf8");
+  } catch {
+    return [];
+  }
+  const stores: ProtectedEntry[] = [];
+  for (const line of text.split("\n")) {
+    // name:password:uid:gid:comment:home:shell
+    const [, , uidText, , , home] = line.split(":");
+    if (uidText === undefined || home === undefined || !home.startsWith("/")) continue;
+    const folder = path.resolve(home);
+    if (folder === "/" || ownHomes.includes(folder)) continue;
+    const info = statOrUndefined(folder);
+    if (info?.isDirectory() !== true || String(info.uid) !== uidText) continue;
+    for (const { name, why } of CREDENTIAL_STORES) {
+      const store = path.join(folder, name);
+      if (entryExists(store)) stores.push({ name: store, why });
+    }
+  }
+  return stores;
+}
+
+/** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
+function entryExists(target: string): boolean {
+  try {
+    return lstatSync(target, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /**
