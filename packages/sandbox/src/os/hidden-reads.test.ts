@@ -182,6 +182,31 @@ describe("hiddenReads", () => {
 });
 
 describe.skipIf(skipReason !== undefined)("credential files hidden from commands", () => {
+  it("hides coding agents' own logins and Hugging Face's token", async () => {
+    // A model API key is what a hostile model's command would look for first.
+    const home = await fakeHome();
+    const files = [
+      ".claude/.credentials.json",
+      ".codex/auth.json",
+      ".gemini/oauth_creds.json",
+      ".config/github-copilot/apps.json",
+      ".local/share/opencode/auth.json",
+      ".cache/huggingface/token",
+      ".huggingface/token",
+    ].map((file) => path.join(home, file));
+    for (const file of files) {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, "SECRET\n");
+    }
+    const client = await createLocalSandbox({
+      root: await useTempDir(),
+      mode: "read-only",
+      commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+    });
+    const { stdout } = await client.exec(readEach(files));
+    expect(stdout.trim().split("\n")).toEqual(files.map(() => "HIDDEN"));
+  });
+
   it.each(CONFINED)(
     "%s: a user's credential files are unreadable, readable again with allowReads",
     async (mode) => {

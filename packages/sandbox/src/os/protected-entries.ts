@@ -117,6 +117,13 @@ export const CREDENTIAL_STORES: readonly ProtectedEntry[] = [
   { name: ".oci", why: "Oracle Cloud API keys" },
   { name: ".pgpass", why: "PostgreSQL passwords" },
   { name: ".my.cnf", why: "MySQL passwords" },
+  { name: ".claude/.credentials.json", why: "Claude Code's login (an Anthropic token)" },
+  { name: ".codex/auth.json", why: "Codex's OpenAI API key or ChatGPT login" },
+  { name: ".gemini/oauth_creds.json", why: "Gemini CLI's Google login" },
+  { name: ".config/github-copilot", why: "GitHub Copilot's tokens" },
+  { name: ".local/share/opencode/auth.json", why: "opencode's model provider keys" },
+  { name: ".cache/huggingface/token", why: "the Hugging Face token" },
+  { name: ".huggingface/token", why: "the Hugging Face token (the older place)" },
 ];
 
 /**
