@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { stat } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { useTempDir } from "@pleach/core/testing";
@@ -10,6 +11,13 @@ import { startCommandProxy } from "./command-proxy.js";
 import { type DomainProxy, startDomainProxy } from "./domain-proxy.js";
 import { type DomainRules, parseNetworkOption } from "./domain-rules.js";
 import { forwardingShell } from "./proxy-forwarder.js";
+
+/** An address of one of this machine's interfaces other than loopback, if it has one. */
+const ownAddress = Object.values(os.networkInterfaces())
+  .flat()
+  .find(
+    (each) => each !== undefined && !each.internal && !each.address.startsWith("fe80:"),
+  )?.address;
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -120,6 +128,31 @@ describe("the domain proxy", () => {
     expect(upstream.hosts).toEqual([]);
     expect(proxy.log.map(({ connected }) => connected)).toEqual([false, false]);
   });
+
+  it("refuses the other cloud metadata addresses an allowed name may resolve to", async () => {
+    // A forged DNS answer is all it takes: AWS's IPv6 endpoint and Alibaba's are not link-local.
+    const names = { "aws.test": ["fd00:ec2::254"], "alibaba.test": ["100.100.100.200"] };
+    const { proxy, socketPath } = await proxyFor(["aws.test", "alibaba.test"], names);
+    for (const host of Object.keys(names)) {
+      const answer = await exchange(socketPath, `CONNECT ${host}:80 HTTP/1.1\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1.1 403[\s\S]*a cloud metadata address/);
+    }
+    expect(proxy.log.map(({ connected }) => connected)).toEqual([false, false]);
+  });
+
+  it.skipIf(ownAddress === undefined)(
+    `refuses an allowed name that resolves to this machine's own address${ownAddress === undefined ? " (skipped: no interface but loopback)" : ""}`,
+    async () => {
+      // The host's services listening on every address are as near as its loopback's.
+      const { proxy, socketPath } = await proxyFor(["own.test"], {
+        "own.test": [ownAddress as string],
+      });
+      const answer = await exchange(socketPath, "CONNECT own.test:5432 HTTP/1.1\r\n\r\n");
+      expect(answer).toMatch(/^HTTP\/1.1 403/);
+      expect(answer).toContain(`own.test resolves to ${ownAddress}, an address of this machine,`);
+      expect(proxy.log).toMatchObject([{ connected: false }]);
+    },
+  );
 
   it("refuses a CONNECT to an allowed host's address, which the list does not name", async () => {
     const upstream = await upstreamServer();

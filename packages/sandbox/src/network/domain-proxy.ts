@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
+import os from "node:os";
 import type { Duplex } from "node:stream";
 import { type DomainRules, decideDomain, namesAddress, parseHostPort } from "./domain-rules.js";
 import { type ProxyRequest, refusalLine } from "./proxy-log.js";
@@ -31,19 +32,28 @@ export interface DomainProxy {
   close(): Promise<void>;
 }
 
-/** Addresses no name may lead to, unless a rule names the address itself. */
+/**
+ * Addresses no name may lead to, unless a rule names the address itself, each with what it is as
+ * a refusal says it. A forged DNS answer can give any name any address.
+ */
 const SPECIAL_ADDRESSES: readonly [string, number, "ipv4" | "ipv6", string][] = [
-  ["0.0.0.0", 8, "ipv4", "unspecified"],
-  ["127.0.0.0", 8, "ipv4", "loopback"],
-  ["169.254.0.0", 16, "ipv4", "link-local (cloud metadata)"],
-  ["224.0.0.0", 4, "ipv4", "multicast or broadcast"],
-  ["::", 128, "ipv6", "unspecified"],
-  ["::1", 128, "ipv6", "loopback"],
-  ["fe80::", 10, "ipv6", "link-local"],
-  ["ff00::", 8, "ipv6", "multicast"],
+  ["0.0.0.0", 8, "ipv4", "an unspecified address"],
+  ["127.0.0.0", 8, "ipv4", "a loopback address"],
+  ["169.254.0.0", 16, "ipv4", "a link-local (cloud metadata) address"],
+  ["100.100.100.200", 32, "ipv4", "a cloud metadata address"],
+  ["224.0.0.0", 4, "ipv4", "a multicast or broadcast address"],
+  ["::", 128, "ipv6", "an unspecified address"],
+  ["::1", 128, "ipv6", "a loopback address"],
+  ["fe80::", 10, "ipv6", "a link-local address"],
+  ["fd00:ec2::254", 128, "ipv6", "a cloud metadata address"],
+  ["ff00::", 8, "ipv6", "a multicast address"],
 ];
 
-/** The kind of special address `address` is ({@link SPECIAL_ADDRESSES}), if it is one. */
+/**
+ * What kind of special address `address` is ({@link SPECIAL_ADDRESSES}, or one of this machine's
+ * own interfaces, whose services listening on every address are as near as its loopback's), if it
+ * is one.
+ */
 function specialAddressKind(address: string): string | undefined {
   const family = net.isIPv6(address) ? "ipv6" : "ipv4";
   for (const [prefix, bits, type, kind] of SPECIAL_ADDRESSES) {
@@ -51,7 +61,12 @@ function specialAddressKind(address: string): string | undefined {
     list.addSubnet(prefix, bits, type);
     if (list.check(address, family)) return kind;
   }
-  return undefined;
+  const own = new net.BlockList();
+  const interfaces = Object.values(os.networkInterfaces()).flatMap((each) => each ?? []);
+  for (const { address: local, family: type } of interfaces) {
+    own.addAddress(local, type === "IPv6" ? "ipv6" : "ipv4");
+  }
+  return own.check(address, family) ? "an address of this machine" : undefined;
 }
 
 const defaultLookup = async (host: string) =>

@@ -18,7 +18,13 @@ export interface ProxyRequest {
 /** Why a request was refused: a rule of the list, or the address its name resolved to. */
 export type Refusal =
   | Exclude<DomainDecision, { allowed: true }>
-  | { allowed: false; rule: "special-address"; address: string; kind: string };
+  | {
+      allowed: false;
+      rule: "special-address";
+      address: string;
+      /** What the address is, with its article: "a loopback address". */
+      kind: string;
+    };
 
 /**
  * The line that tells the model which rule refused `request` and how the user allows it, e.g.
@@ -40,7 +46,7 @@ export function refusalLine(
   if (refusal.rule === "special-address") {
     const named = formatHostPort(refusal.address, request.port);
     return (
-      `${start}: ${request.host} resolves to ${refusal.address}, a ${refusal.kind} address, which only a rule naming that address reaches. ` +
+      `${start}: ${request.host} resolves to ${refusal.address}, ${refusal.kind}, which only a rule naming that address reaches. ` +
       `To allow it, start pleach with --allow-domain ${named} (or allowDomains).`
     );
   }
