@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -10,6 +10,7 @@ import {
   SYSTEM_SECRET_FILES,
 } from "./protected-entries.js";
 import { outermostOnly } from "./protection.js";
+import { databaseUsers } from "./user-database.js";
 
 // What commands may not read: the read side of the one protection policy (`protection.ts` is the
 // write side), from the one list of credential stores in `protected-entries.ts`.
@@ -216,21 +217,12 @@ export function hiddenPathError(
  */
 function otherUsersStores(ownHomes: readonly string[], userDatabase: string): ProtectedEntry[] {
   if (process.getuid?.() !== 0) return [];
-  let text: string;
-  try {
-    text = readFileSync(userDatabase, "utf8");
-  } catch {
-    return [];
-  }
   const stores: ProtectedEntry[] = [];
-  for (const line of text.split("\n")) {
-    // name:password:uid:gid:comment:home:shell
-    const [, , uidText, , , home] = line.split(":");
-    if (uidText === undefined || home === undefined || !home.startsWith("/")) continue;
+  for (const { uid, home } of databaseUsers(userDatabase)) {
     const folder = path.resolve(home);
-    if (folder === "/" || ownHomes.includes(folder)) continue;
+    if (ownHomes.includes(folder)) continue;
     const info = statOrUndefined(folder);
-    if (info?.isDirectory() !== true || String(info.uid) !== uidText) continue;
+    if (info?.isDirectory() !== true || info.uid !== uid) continue;
     for (const { name, why } of CREDENTIAL_STORES) {
       const store = path.join(folder, name);
       if (entryExists(store)) stores.push({ name: store, why });

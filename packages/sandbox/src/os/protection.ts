@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
@@ -14,6 +14,7 @@ import {
   PROTECTED_ENTRIES,
   type ProtectedEntry,
 } from "./protected-entries.js";
+import { databaseUsers } from "./user-database.js";
 
 export type { ProtectedPathState } from "./path-state.js";
 
@@ -170,23 +171,11 @@ function fold(text: string): string {
 
 let passwdHomes: string[] | undefined;
 
-/** The home folders of /etc/passwd (read once per process), `HOME` and `os.homedir()`, as real paths. */
+/** The home folders of /etc/passwd (resolved once per process), `HOME` and `os.homedir()`, as real paths. */
 function defaultHomeFolders(
   hostEnvironment: Readonly<Record<string, string | undefined>>,
 ): string[] {
-  if (passwdHomes === undefined) {
-    let text = "";
-    try {
-      text = readFileSync("/etc/passwd", "utf8");
-    } catch {
-      // No passwd file (macOS keeps users elsewhere): HOME and os.homedir() still count.
-    }
-    passwdHomes = text
-      .split("\n")
-      .map((line) => line.split(":")[5])
-      .filter((home): home is string => home?.startsWith("/") === true && home !== "/")
-      .map(realpathOr);
-  }
+  passwdHomes ??= databaseUsers().map(({ home }) => realpathOr(home));
   const homes = new Set(passwdHomes);
   for (const home of [hostEnvironment.HOME, os.homedir()]) {
     if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
