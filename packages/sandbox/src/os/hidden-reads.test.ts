@@ -257,6 +257,40 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
     expect(stdout.trim().split("\n")).toEqual(["HIDDEN", "HIDDEN", "READ"]);
   });
 
+  it("keeps commands and the file tools from planting the configs aws, kubectl, docker, cargo and yarn run programs from, in a home that is the workspace", async () => {
+    // ~/.aws/config's credential_process, ~/.kube/config's exec plugin, ~/.docker/cli-plugins,
+    // cargo's build.rustc-wrapper and yarn's yarnPath all run a program on the host later.
+    const home = await fakeHome();
+    const client = await createLocalSandbox({
+      root: home,
+      mode: "workspace-write",
+      commandWrapper: createCommandWrapper({
+        credentialHomes: [home],
+        hostEnvironment: { ...process.env, HOME: home },
+        placeholderIdleMs: 0,
+      }),
+    });
+    const files = [
+      ".aws/config",
+      ".kube/config",
+      ".docker/cli-plugins/docker-evil",
+      ".cargo/config.toml",
+      ".yarnrc.yml",
+    ];
+    for (const file of files) {
+      await expect(client.writeFile(file, "planted\n"), file).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+      });
+    }
+    const plant = files
+      .map(
+        (file) => `mkdir -p "$(dirname ${file})" 2>/dev/null; echo planted > ${file} 2>/dev/null`,
+      )
+      .join("\n");
+    await client.exec(plant);
+    for (const file of files) expect(existsSync(path.join(home, file)), file).toBe(false);
+  });
+
   it("hides the credential stores of a home that is the workspace, also after a rename of their folder", async () => {
     const home = await fakeHome();
     const files = await plantCredentials(home);

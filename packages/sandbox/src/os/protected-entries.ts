@@ -79,6 +79,15 @@ export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
   { name: ".xsessionrc", why: "X sessions run it at login" },
   { name: ".xinitrc", why: "startx runs it" },
   { name: ".npmrc", why: "npm runs the script-shell and hooks it names for every project" },
+  { name: ".aws", why: "the AWS CLI runs its config's credential_process and its aliases" },
+  { name: ".kube", why: "kubectl runs the exec credential plugins its config names" },
+  {
+    name: ".docker",
+    why: "docker runs its cli-plugins and the credential helpers its config names",
+  },
+  { name: ".cargo/config.toml", why: "cargo runs the rustc wrapper and runners it names" },
+  { name: ".cargo/config", why: "cargo runs the rustc wrapper and runners it names" },
+  { name: ".yarnrc.yml", why: "Yarn runs the yarnPath and plugins it names" },
 ];
 
 /**
