@@ -1,6 +1,12 @@
+import { fstatSync } from "node:fs";
 import path from "node:path";
 import { type Located, openedPath } from "./beneath.js";
-import { type HiddenPath, hiddenPathError, hiddenPathOf } from "./os/hidden-reads.js";
+import {
+  type HiddenPath,
+  hiddenPathError,
+  hiddenPathOf,
+  statOrUndefined,
+} from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { isInside } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
@@ -13,7 +19,8 @@ import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**
  * Throw `HIDDEN_PATH` when the file open as `fd` (walked as `walked`) lies at or under one of
- * `hidden`; `PROTECTED_PATH` naming both rules when the protection policy covers it too.
+ * `hidden`, or is another name of a hidden file; `PROTECTED_PATH` naming both rules when the
+ * protection policy covers it too.
  */
 export async function refuseHiddenRead({
   root,
@@ -32,9 +39,23 @@ export async function refuseHiddenRead({
   protection: () => Promise<WorkspaceProtection>;
 }): Promise<void> {
   const opened = openedPath(fd, walked);
-  const covering = hiddenPathOf(hidden, [opened]);
+  const covering = hiddenPathOf(hidden, [opened]) ?? hardLinkedFile(fd, hidden);
   if (covering === undefined) return;
   throw hiddenPathError(shown, covering, "read", await protectedRule(root, opened, protection));
+}
+
+/**
+ * The hidden file that the file open as `fd` is another name of (a hard link: `ln .pgpass
+ * notes.txt` in a home that is the workspace), when it has more than one name.
+ */
+function hardLinkedFile(fd: number, hidden: readonly HiddenPath[]): HiddenPath | undefined {
+  const opened = fstatSync(fd);
+  if (opened.nlink < 2 || !opened.isFile()) return undefined;
+  return hidden.find((each) => {
+    if (each.state !== "file") return false;
+    const info = statOrUndefined(each.path);
+    return info?.dev === opened.dev && info.ino === opened.ino;
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
@@ -90,6 +90,18 @@ describe("the file tools refuse what the read policy hides", () => {
     // What lies beside it is not hidden.
     await client.writeFile("settings/other.env", "A=1\n");
     expect(await client.readFile("config/other.env")).toBe("A=1\n");
+  });
+
+  it("refuses another name (a hard link) of a hidden file, and not a file that merely has two names", async () => {
+    const root = await useTempDir();
+    const secret = path.join(root, "secrets.env");
+    await writeFile(secret, "TOKEN=SECRET\n");
+    await link(secret, path.join(root, "notes.txt"));
+    await writeFile(path.join(root, "a.txt"), "plain\n");
+    await link(path.join(root, "a.txt"), path.join(root, "b.txt"));
+    const client = await createLocalSandbox({ root, hideReads: [secret] });
+    await expect(client.readFile("notes.txt")).rejects.toEqual(hiddenPath(secret, "read"));
+    expect(await client.readFile("b.txt")).toBe("plain\n");
   });
 
   it("gives it back with allowReads, and hides nothing in danger-full-access", async () => {

@@ -245,7 +245,7 @@ function entryExists(target: string): boolean {
  * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
  * caller's uid, so a command cannot reach it either.
  */
-function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
+export function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
   try {
     return statSync(target, { throwIfNoEntry: false });
   } catch {
