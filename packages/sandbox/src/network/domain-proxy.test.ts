@@ -93,6 +93,19 @@ describe("the domain proxy", () => {
     expect(proxy.log).toMatchObject([{ host: "evil.example", port: 443, connected: false }]);
   });
 
+  it("keeps a bounded log under a flood: the first requests, then each new destination once", async () => {
+    const { proxy, socketPath } = await proxyFor(["registry.npmjs.org"]);
+    const refuse = (host: string) =>
+      exchange(socketPath, `CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\n\r\n`);
+    for (let batch = 0; batch < 24; batch += 1) {
+      await Promise.all(Array.from({ length: 50 }, () => refuse("flood.example")));
+    }
+    expect(await refuse("other.example")).toMatch(/^HTTP\/1.1 403 Forbidden/);
+    await refuse("flood.example");
+    expect(proxy.log).toHaveLength(1_001);
+    expect(proxy.log.at(-1)).toMatchObject({ host: "other.example", connected: false });
+  });
+
   it("tunnels to an allowed name, connecting to the address it checked", async () => {
     const upstream = await upstreamServer();
     const { proxy, socketPath } = await proxyFor(["allowed.test", "127.0.0.1"], {
@@ -234,6 +247,25 @@ describe("the domain proxy", () => {
     expect(proxy.log).toMatchObject([{ connected: true, error: "invalid status 99" }]);
     const again = await exchange(socketPath, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n");
     expect(again).toMatch(/^HTTP\/1.1 403 Forbidden/);
+  });
+
+  it("ends the answer when the upstream stops mid-body, rather than leaving the command waiting", async () => {
+    const upstream = net.createServer((socket) => {
+      socket.once("data", () =>
+        socket.end("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly ten b"),
+      );
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise((resolve) => upstream.close(() => resolve())));
+    const { port } = upstream.address() as net.AddressInfo;
+    const { socketPath } = await proxyFor([`127.0.0.1:${port}`]);
+    // exchange resolves when the proxy closes the connection: before, it never did.
+    const answer = await exchange(
+      socketPath,
+      `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1.1 200 OK/);
+    expect(answer).toContain("only ten b");
   });
 
   it("answers 502 for a name that resolves nowhere", async () => {

@@ -26,11 +26,19 @@ export interface DomainProxyOptions {
 export interface DomainProxy {
   /** The port on 127.0.0.1 it listens on, with `loopbackPort`; else 0. */
   readonly port: number;
-  /** Every request it received, in order. */
+  /**
+   * The requests it received, in order: the first 1,000, then only the first to each destination
+   * not seen yet, 10,000 at most (a command flooding the proxy cannot grow the host's memory).
+   */
   readonly log: readonly ProxyRequest[];
   /** Stop listening and cut every connection. */
   close(): Promise<void>;
 }
+
+/** Requests logged whatever they ask for; past them only a first request to each destination. */
+const LOGGED_IN_FULL = 1_000;
+/** The most requests a proxy's log keeps. */
+const MAX_LOGGED = 10_000;
 
 /**
  * Addresses no name may lead to, unless a rule names the address itself, each with what it is as
@@ -100,6 +108,7 @@ export async function startDomainProxy({
   maxConnections = 256,
 }: DomainProxyOptions): Promise<DomainProxy> {
   const log: ProxyRequest[] = [];
+  const logged = new Set<string>();
   const sockets = new Set<Duplex>();
   const track = (socket: Duplex) => {
     sockets.add(socket);
@@ -111,7 +120,13 @@ export async function startDomainProxy({
     record: ProxyRequest,
     reply: (status: number, body: string) => void,
   ): Promise<string | undefined> => {
-    log.push(record);
+    // Bounded, so that a command flooding the proxy cannot grow the host's memory: the first
+    // requests in full, then one record per destination not seen yet.
+    const destination = `${record.host}:${record.port}`;
+    if (log.length < LOGGED_IN_FULL || (!logged.has(destination) && log.length < MAX_LOGGED)) {
+      log.push(record);
+      logged.add(destination);
+    }
     const decision = decideDomain(rules, record.host, record.port);
     if (!decision.allowed) {
       record.refusal = refusalLine(record, rules, decision);
@@ -228,6 +243,10 @@ export async function startDomainProxy({
           }
           response.writeHead(answer.statusCode ?? 502, passed);
           answer.pipe(response);
+          // An upstream that stops mid-body must not leave the command waiting for the rest.
+          answer.once("close", () => {
+            if (!answer.complete) response.destroy();
+          });
         });
         upstream.on("error", (error) => {
           record.error ??= (error as NodeJS.ErrnoException).code ?? error.message;
