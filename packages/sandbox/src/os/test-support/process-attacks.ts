@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import {
+  CONFINED_ENVIRONMENT,
   type CommandInvocation,
   createCommandWrapper,
   NON_INTERACTIVE_ENVIRONMENT,
@@ -95,7 +96,8 @@ export const processAttacks: AttackCases = (fixture, it) => {
       },
       env: { LD_PRELOAD: "/nonexistent/evil.so" },
     });
-    // Beside them only pleach's own constants that stop prompts (NON_INTERACTIVE_ENVIRONMENT).
+    // Beside them only pleach's own constants that stop prompts (NON_INTERACTIVE_ENVIRONMENT) and
+    // move caches off the read-only home (CONFINED_ENVIRONMENT).
     const expected = [
       "HOME",
       "LD_PRELOAD",
@@ -106,7 +108,10 @@ export const processAttacks: AttackCases = (fixture, it) => {
       "TMPDIR",
       "_",
     ];
-    expected.push(...Object.keys(NON_INTERACTIVE_ENVIRONMENT));
+    expected.push(
+      ...Object.keys(NON_INTERACTIVE_ENVIRONMENT),
+      ...Object.keys(CONFINED_ENVIRONMENT),
+    );
     expect(stdout.trim()).toBe(expected.sort().join(" "));
     const wrapper = createCommandWrapper({
       hostEnvironment: { PATH: "/usr/bin", LD_PRELOAD: "/x.so" },
