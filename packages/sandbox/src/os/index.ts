@@ -16,6 +16,7 @@ export { createCommandWrapper } from "./create-command-wrapper.js";
 export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
 export { createWorkspaceWalker } from "./folder-walk.js";
 export { hiddenReads } from "./hidden-reads.js";
+export type { FolderWatcher, FolderWatchListener, WatchFolder } from "./inotify-queue.js";
 export type {
   BubblewrapFacts,
   CurrentProtectionOptions,

@@ -1,0 +1,219 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createWorkspaceWalker, type WorkspaceWalker } from "./folder-walk.js";
+import { createHostFactsCache } from "./host-facts.js";
+import { type FolderWatcher, type WatchFolder, watchFolder } from "./inotify-queue.js";
+
+const linux = process.platform === "linux";
+
+let root: string;
+beforeEach(async () => {
+  root = await useTempDir({ prefix: "pleach-walk-" });
+  // 1,111 folders, four levels deep.
+  for (let a = 0; a < 10; a += 1) {
+    for (let b = 0; b < 10; b += 1) {
+      for (let c = 0; c < 10; c += 1)
+        await mkdir(path.join(root, `a${a}`, `b${b}`, `c${c}`), { recursive: true });
+    }
+  }
+});
+
+function walker(options: { watchFolder?: WatchFolder } = {}): WorkspaceWalker {
+  return cleanUpAfter(
+    createWorkspaceWalker({ root, maxDirectories: 100_000, recentChangeMs: 0, ...options }),
+    (made) => made.close(),
+  );
+}
+
+/** Scan, with paths relative to the root. */
+async function scan(walk: WorkspaceWalker) {
+  const found = await walk.scan();
+  return {
+    ...found,
+    gitEntries: found.gitEntries.map((entry) => path.relative(root, entry)),
+    sockets: found.sockets.map((socket) => path.relative(root, socket)),
+  };
+}
+
+/** A walker past its first scan and its watchers' setup. */
+async function watchingWalker(options: { watchFolder?: WatchFolder } = {}) {
+  const walk = walker(options);
+  expect(await scan(walk)).toMatchObject({ tracking: "walk", directories: 1_111 });
+  await scan(walk);
+  return walk;
+}
+
+async function listen(socket: string): Promise<void> {
+  const server = cleanUpAfter(net.createServer(), (made) => made.close());
+  server.listen(socket);
+  await new Promise((resolve) => server.once("listening", resolve));
+}
+
+describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", () => {
+  it("finds a .git folder, a .git file and a socket made deep in the tree, reading only their folders", async () => {
+    const walk = await watchingWalker();
+    expect(await scan(walk)).toMatchObject({ tracking: "events", listed: 0, gitEntries: [] });
+    await mkdir(path.join(root, "a3", "b4", "c5", ".git"));
+    await writeFile(path.join(root, "a9", "b9", ".git"), "gitdir: ../elsewhere\n");
+    await listen(path.join(root, "a1", "b2", "c3", "dev.sock"));
+    expect(await scan(walk)).toMatchObject({
+      tracking: "events",
+      listed: 3,
+      directories: 1_111,
+      gitEntries: ["a3/b4/c5/.git", "a9/b9/.git"],
+      sockets: ["a1/b2/c3/dev.sock"],
+    });
+  });
+
+  it("searches a tree made after the first scan, one renamed into it, and follows a renamed folder", async () => {
+    const walk = await watchingWalker();
+    await mkdir(path.join(root, "new", "x", "y", ".git"), { recursive: true });
+    const outside = await useTempDir({ prefix: "pleach-walk-outside-" });
+    await mkdir(path.join(outside, "tree", "p", "q", ".git"), { recursive: true });
+    await rename(path.join(outside, "tree"), path.join(root, "a0", "moved-in"));
+    await rename(path.join(root, "a5"), path.join(root, "renamed"));
+    expect(await scan(walk)).toMatchObject({
+      tracking: "events",
+      directories: 1_111 + 6,
+      gitEntries: ["a0/moved-in/p/q/.git", "new/x/y/.git"],
+    });
+    // Each folder keeps its watcher across the rename; events in it name its new path.
+    await mkdir(path.join(root, "renamed", "b1", "c1", ".git"));
+    await mkdir(path.join(root, "a0", "moved-in", "p", ".git"));
+    expect((await scan(walk)).gitEntries).toEqual([
+      "a0/moved-in/p/.git",
+      "a0/moved-in/p/q/.git",
+      "new/x/y/.git",
+      "renamed/b1/c1/.git",
+    ]);
+  });
+
+  it("watches a folder that replaced another at the same path", async () => {
+    const walk = await watchingWalker();
+    await rm(path.join(root, "a2"), { recursive: true });
+    await mkdir(path.join(root, "a2", "b0", "c0"), { recursive: true });
+    // A known name swapped for another folder of the same shape (the old one moved away).
+    await rename(path.join(root, "a4", "b4"), path.join(root, "a4", "old"));
+    await mkdir(path.join(root, "a4", "b4", "c4"), { recursive: true });
+    expect(await scan(walk)).toMatchObject({
+      tracking: "events",
+      directories: 1_111 - 111 + 3 + 2,
+    });
+    await mkdir(path.join(root, "a2", "b0", "c0", ".git"));
+    await mkdir(path.join(root, "a4", "b4", "c4", ".git"));
+    expect((await scan(walk)).gitEntries).toEqual(["a2/b0/c0/.git", "a4/b4/c4/.git"]);
+  });
+
+  it("watches a folder again when its name changed in its parent (a watch may have followed a link)", async () => {
+    // As if the folder had been a symbolic link to a decoy when its watcher was set, then swapped
+    // back: fs.watch follows links, so the watcher sees the decoy, and only the renames in the
+    // parent tell.
+    const swapped = path.join(root, "a6", "b6");
+    const decoy = await useTempDir({ prefix: "pleach-walk-decoy-" });
+    let fooled = false;
+    const racy: WatchFolder = (folder, listener) => {
+      if (folder !== swapped || fooled) return watchFolder(folder, listener);
+      fooled = true;
+      return watchFolder(decoy, listener);
+    };
+    const walk = await watchingWalker({ watchFolder: racy });
+    expect(fooled).toBe(true);
+    await rename(swapped, `${swapped}.away`);
+    await rename(`${swapped}.away`, swapped);
+    await scan(walk);
+    await mkdir(path.join(swapped, ".git"));
+    expect((await scan(walk)).gitEntries).toEqual(["a6/b6/.git"]);
+  });
+
+  it("finds a .git made after the event queue overflowed, which libuv reports to nobody", async () => {
+    const walk = await watchingWalker();
+    const limit = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8"));
+    // The child runs while this process's loop is blocked, so the queue fills, then overflows:
+    // the .git folder's event is dropped. Distinct names, so that no event is merged.
+    const flood = `const fs = require("node:fs"), path = require("node:path");
+      const [root, count] = [process.argv[1], Number(process.argv[2])];
+      for (let index = 0; index < count; index += 1) fs.writeFileSync(path.join(root, "a1", "f" + index), "");
+      fs.mkdirSync(path.join(root, "a7", "b7", "c7", ".git"));`;
+    execFileSync(process.execPath, ["-e", flood, root, String(limit + 1_000)]);
+    const after = await scan(walk);
+    expect(after).toMatchObject({ tracking: "events", gitEntries: ["a7/b7/c7/.git"] });
+    // Every folder was checked by its stamp; then events are trusted again.
+    await mkdir(path.join(root, "a8", ".git"));
+    expect(await scan(walk)).toMatchObject({ gitEntries: ["a7/b7/c7/.git", "a8/.git"] });
+    expect(await scan(walk)).toMatchObject({ listed: 0 });
+  });
+
+  it("falls back to stamps when the watch limit is reached (ENOSPC), closing its watchers", async () => {
+    const open = new Set<FolderWatcher>();
+    let allowed = 500;
+    const limited: WatchFolder = (folder, listener) => {
+      if (allowed-- <= 0) {
+        throw Object.assign(
+          new Error(`ENOSPC: System limit for number of file watchers reached, watch '${folder}'`),
+          { code: "ENOSPC" },
+        );
+      }
+      const watcher = watchFolder(folder, listener);
+      open.add(watcher);
+      return {
+        close: () => {
+          open.delete(watcher);
+          watcher.close();
+        },
+      };
+    };
+    const walk = walker({ watchFolder: limited });
+    await scan(walk);
+    expect(await scan(walk)).toMatchObject({
+      tracking: "stamps",
+      trackingNote: "the inotify watch limit is reached (ENOSPC)",
+    });
+    expect(open.size).toBe(0);
+    await mkdir(path.join(root, "a6", "b6", ".git"));
+    expect(await scan(walk)).toMatchObject({ tracking: "stamps", gitEntries: ["a6/b6/.git"] });
+  });
+
+  it("reads a folder it cannot watch on every scan", async () => {
+    const denied = path.join(root, "a3", "b3");
+    const picky: WatchFolder = (folder, listener) => {
+      if (folder === denied) throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      return watchFolder(folder, listener);
+    };
+    const walk = await watchingWalker({ watchFolder: picky });
+    expect(await scan(walk)).toMatchObject({ tracking: "events", listed: 1 });
+    await mkdir(path.join(denied, ".git"));
+    expect((await scan(walk)).gitEntries).toEqual(["a3/b3/.git"]);
+  });
+
+  it("closes a workspace's watchers when the cache drops it, and all of them on close", async () => {
+    const other = await useTempDir({ prefix: "pleach-walk-other-" });
+    await mkdir(path.join(other, "x"));
+    const open: Record<string, number> = { [root]: 0, [other]: 0 };
+    const counted: WatchFolder = (folder, listener) => {
+      const workspace = folder.startsWith(root) ? root : other;
+      const watcher = watchFolder(folder, listener);
+      open[workspace] = (open[workspace] ?? 0) + 1;
+      return {
+        close: () => {
+          open[workspace] = (open[workspace] ?? 0) - 1;
+          watcher.close();
+        },
+      };
+    };
+    const cache = cleanUpAfter(
+      createHostFactsCache({ maxWorkspaces: 1, watchFolder: counted }),
+      (made) => made.close(),
+    );
+    for (let scans = 0; scans < 2; scans += 1) await cache.walker(root, 100_000).scan();
+    expect(open).toEqual({ [root]: 1_111, [other]: 0 });
+    for (let scans = 0; scans < 2; scans += 1) await cache.walker(other, 100_000).scan();
+    expect(open).toEqual({ [root]: 0, [other]: 2 });
+    cache.close();
+    expect(open).toEqual({ [root]: 0, [other]: 0 });
+  });
+});
