@@ -74,13 +74,13 @@ export class FolderTree {
 
   /**
    * Read `stale` folders again; search their new subfolders and forget removed ones. A folder
-   * whose path now names another folder (another device or inode) has what was known below it
-   * forgotten and is searched as new. When the search had hit the folder limit, new empty folders
+   * whose path now names another folder (another device or inode), or one in `renew`, has what
+   * was known below it forgotten and is searched as new. When the search had hit the folder limit, new empty folders
    * join it and removed ones leave it (within a small slack of the limit), while a new folder with
    * subfolders, or many gone, has the tree searched from scratch, so that the limit still covers
    * the shallowest folders. Returns how many folders were read.
    */
-  async update(stale: Iterable<string>): Promise<number> {
+  async update(stale: Iterable<string>, renew: ReadonlySet<string> = new Set()): Promise<number> {
     const known = this.folders;
     const added: string[] = [];
     let listed = 0;
@@ -90,15 +90,14 @@ export class FolderTree {
       const before = known.get(folder);
       // Unknown, or forgotten with a folder above it earlier in this loop.
       if (before === undefined) continue;
+      let replaced = renew.has(folder) && folder !== this.root;
+      if (replaced) this.renew(folder, before);
       let listing = this.hooks.read(folder);
       listed += 1;
-      let replaced = false;
-      if (listing !== undefined && !sameFolder(before, listing)) {
+      if (!replaced && listing !== undefined && !sameFolder(before, listing)) {
         if (folder === this.root) return this.walk();
         replaced = true;
-        this.forgetBelow(folder, before);
-        // A new watcher for the new folder, set before it is read again.
-        this.hooks.forget(folder);
+        this.renew(folder, before);
         listing = this.hooks.read(folder);
         listed += 1;
       }
@@ -148,6 +147,12 @@ export class FolderTree {
       level = next;
     }
     return listed;
+  }
+
+  /** Forget what is known beneath `folder`, and its watcher: it is read as a new folder. */
+  private renew(folder: string, before: FolderListing): void {
+    this.forgetBelow(folder, before);
+    this.hooks.forget(folder);
   }
 
   /** Forget `folder` and everything known beneath it. */

@@ -130,22 +130,60 @@ describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", ()
     expect((await scan(walk)).gitEntries).toEqual(["a6/b6/.git"]);
   });
 
-  it("finds a .git made after the event queue overflowed, which libuv reports to nobody", async () => {
-    const walk = await watchingWalker();
-    const limit = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8"));
+  /** Make `count` files in each of `folders`, then the folder `repository`, from another process. */
+  function flood(folders: string[], count: number, repository: string): void {
     // The child runs while this process's loop is blocked, so the queue fills, then overflows:
-    // the .git folder's event is dropped. Distinct names, so that no event is merged.
-    const flood = `const fs = require("node:fs"), path = require("node:path");
-      const [root, count] = [process.argv[1], Number(process.argv[2])];
-      for (let index = 0; index < count; index += 1) fs.writeFileSync(path.join(root, "a1", "f" + index), "");
-      fs.mkdirSync(path.join(root, "a7", "b7", "c7", ".git"));`;
-    execFileSync(process.execPath, ["-e", flood, root, String(limit + 1_000)]);
-    const after = await scan(walk);
-    expect(after).toMatchObject({ tracking: "events", gitEntries: ["a7/b7/c7/.git"] });
-    // Every folder was checked by its stamp; then events are trusted again.
+    // the events after that, the new repository's among them, are dropped. Distinct names, so
+    // that no event is merged with the one before.
+    const script = `const fs = require("node:fs"), path = require("node:path");
+      const [count, repository, ...folders] = process.argv.slice(1);
+      for (let index = 0; index < Number(count); index += 1)
+        for (const folder of folders) fs.writeFileSync(path.join(folder, "f" + index), "");
+      fs.mkdirSync(repository);`;
+    execFileSync(process.execPath, ["-e", script, String(count), repository, ...folders]);
+  }
+
+  const queueLimit = () => Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8"));
+
+  it("finds a .git made after the event queue overflowed, which libuv reports to nobody", async () => {
+    // Two workspaces share this thread's queue: each gets fewer events than it holds.
+    const walk = await watchingWalker();
+    const other = await useTempDir({ prefix: "pleach-walk-other-" });
+    const otherWalk = cleanUpAfter(
+      createWorkspaceWalker({ root: other, maxDirectories: 100, recentChangeMs: 0 }),
+      (made) => made.close(),
+    );
+    await otherWalk.scan();
+    expect(await otherWalk.scan()).toMatchObject({ tracking: "events" });
+    flood(
+      [path.join(root, "a1"), other],
+      queueLimit() / 2 + 500,
+      path.join(root, "a7", "b7", ".git"),
+    );
+    // Every folder was checked by its stamp this time; events are trusted again after.
+    expect(await scan(walk)).toMatchObject({ tracking: "stamps", gitEntries: ["a7/b7/.git"] });
     await mkdir(path.join(root, "a8", ".git"));
-    expect(await scan(walk)).toMatchObject({ gitEntries: ["a7/b7/c7/.git", "a8/.git"] });
-    expect(await scan(walk)).toMatchObject({ listed: 0 });
+    expect(await scan(walk)).toMatchObject({ gitEntries: ["a7/b7/.git", "a8/.git"] });
+    expect(await scan(walk)).toMatchObject({ tracking: "events", listed: 0 });
+  });
+
+  it("closes its watchers on a flood of events in its tree, then watches it again", async () => {
+    const walk = await watchingWalker();
+    flood([path.join(root, "a1")], queueLimit() + 1_000, path.join(root, "a7", "b7", ".git"));
+    expect(await scan(walk)).toMatchObject({
+      tracking: "stamps",
+      trackingNote: "paused after a flood of events",
+      gitEntries: ["a7/b7/.git"],
+    });
+    await mkdir(path.join(root, "a8", ".git"));
+    expect(await scan(walk)).toMatchObject({
+      tracking: "stamps",
+      gitEntries: ["a7/b7/.git", "a8/.git"],
+    });
+    // Two scans paused after a first flood; then watchers are set again.
+    await scan(walk);
+    await scan(walk);
+    expect(await scan(walk)).toMatchObject({ tracking: "events" });
   });
 
   it("falls back to stamps when the watch limit is reached (ENOSPC), closing its watchers", async () => {
@@ -206,7 +244,7 @@ describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", ()
       };
     };
     const cache = cleanUpAfter(
-      createHostFactsCache({ maxWorkspaces: 1, watchFolder: counted }),
+      createHostFactsCache({ maxWorkspaces: 1, recentChangeMs: 0, watchFolder: counted }),
       (made) => made.close(),
     );
     for (let scans = 0; scans < 2; scans += 1) await cache.walker(root, 100_000).scan();

@@ -52,6 +52,9 @@ export interface WorkspaceWalkerOptions {
   watchFolder?: WatchFolder;
 }
 
+/** Pending folders a scan watches itself rather than leave to the background (a few ms). */
+const SETUP_IN_SCAN = 4_096;
+
 /** Searches a workspace tree for nested `.git` entries and sockets, reusing what it found before. */
 export interface WorkspaceWalker {
   /**
@@ -101,33 +104,37 @@ export function createWorkspaceWalker({
   let watches: FolderWatches | undefined;
   /** Watchers are set and the listings checked: events can be trusted. */
   let watching = false;
-  /** Known folders still to watch and check, after a walk. */
+  /** Known folders still to watch and check (breadth first, so parents before children). */
   let pending: string[] = [];
+  let pendingAt = 0;
+  /** Floods of events so far, and how many scans watchers stay off after the last. */
+  let floods = 0;
+  let pausedScans = 0;
   let note: string | undefined = disabled;
   let summary: Omit<WorkspaceScan, "listed" | "tracking" | "trackingNote"> | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let queued: Promise<WorkspaceScan> | undefined;
   let scanning = false;
   let background: NodeJS.Timeout | undefined;
-  /** Folders of this scan to watch again before they are read (see {@link FolderWatches}). */
-  let renamed = new Set<string>();
 
   const tree = new FolderTree(root, maxDirectories, {
     read(folder) {
-      if (watching) {
-        if (renamed.has(folder)) watches?.forget(folder);
-        watchOrStop(folder);
-      }
+      // Watch before reading: a change is then in the listing or in an event.
+      if (watches !== undefined) watchOrStop(folder);
       const listing = reader.read(folder);
-      if (watching && listing !== undefined && !reader.trusts(listing.device, folder)) {
+      if (
+        watches !== undefined &&
+        listing !== undefined &&
+        !reader.trusts(listing.device, folder)
+      ) {
         // Changes made by other machines reach no watcher here: read it on every scan.
-        watches?.forget(folder);
-        watches?.unwatched.add(folder);
+        watches.forget(folder);
+        watches.unwatched.add(folder);
       }
       return listing;
     },
     forget: (folder) => watches?.forget(folder),
-    reset: stopWatching,
+    reset: () => stopWatching(),
   });
 
   function stopWatching(reason?: string): void {
@@ -135,6 +142,7 @@ export function createWorkspaceWalker({
     watches = undefined;
     watching = false;
     pending = [];
+    pendingAt = 0;
     if (background !== undefined) clearTimeout(background);
     background = undefined;
     note = reason ?? disabled;
@@ -145,18 +153,34 @@ export function createWorkspaceWalker({
       watches?.watch(folder);
     } catch (error) {
       if (!(error instanceof WatchesExhausted)) throw error;
-      stopWatching(error.message);
       disabled = error.message;
+      stopWatching(disabled);
     }
   }
 
-  /** After a walk: watch the tree if it can be, in the background, unless a scan needs it first. */
+  /**
+   * A command made events faster than they can be handled: close the watchers (libuv then drops
+   * the rest unread) and use stamps for a while, longer after each flood.
+   */
+  function flooded(): void {
+    floods += 1;
+    pausedScans = 2 ** Math.min(floods, 6);
+    stopWatching("paused after a flood of events");
+  }
+
+  /** Watch the tree if it can be, in the background (a scan finishes a small remainder itself). */
   function startWatching(): void {
     if (disabled !== undefined) return;
+    if (pausedScans > 0) {
+      pausedScans -= 1;
+      note = "paused after a flood of events";
+      return;
+    }
     note = unwatchable();
     if (note !== undefined) return;
-    watches = new FolderWatches((folder) => tree.folders.has(folder), watchFolder);
+    watches = new FolderWatches((folder) => tree.folders.has(folder), watchFolder, flooded);
     pending = [...tree.folders.keys()];
+    pendingAt = 0;
     note = "setting up watchers";
     scheduleBackground();
   }
@@ -176,7 +200,7 @@ export function createWorkspaceWalker({
   }
 
   function scheduleBackground(): void {
-    if (background !== undefined || pending.length === 0) return;
+    if (background !== undefined || watches === undefined || watching) return;
     // Unreferenced: a process with nothing else to do exits rather than finish watching.
     background = setTimeout(() => {
       background = undefined;
@@ -187,19 +211,20 @@ export function createWorkspaceWalker({
 
   /**
    * Watch up to `count` pending folders, each then checked by its stamp: a folder whose stamp
-   * still holds was not changed since it was read, and any change from now on is an event; one
-   * whose stamp does not hold is read again at the next scan, after its watcher was set.
+   * still holds was not changed (nor renamed) since it was read, and any change from now on is an
+   * event; one whose stamp does not hold is read again, with a fresh watcher and its subfolders,
+   * at the next scan.
    */
   function watchPending(count: number): void {
-    for (let done = 0; done < count; done += 1) {
-      const folder = pending.pop();
-      if (folder === undefined || watches === undefined) break;
+    for (let done = 0; done < count && pendingAt < pending.length; done += 1) {
+      const folder = pending[pendingAt++] as string;
       const listing = tree.folders.get(folder);
-      if (listing === undefined || watches.has(folder)) continue;
+      if (watches === undefined || listing === undefined || watches.has(folder)) continue;
       watchOrStop(folder);
-      if (watches !== undefined && !reader.holds(folder, listing)) watches.markChanged(folder);
+      if (!reader.holds(folder, listing)) watches?.markRenamed(folder);
     }
-    if (pending.length === 0 && watches !== undefined) {
+    if (pendingAt >= pending.length && watches !== undefined) {
+      pending = [];
       watching = true;
       note = undefined;
     }
@@ -215,7 +240,10 @@ export function createWorkspaceWalker({
     return stale;
   }
 
-  async function staleByEvents(current: FolderWatches): Promise<string[] | undefined> {
+  /** The folders to read again by events, and those to read with fresh watchers and subtrees. */
+  async function staleByEvents(
+    current: FolderWatches,
+  ): Promise<{ stale: string[]; renew: Set<string>; overflow: boolean } | undefined> {
     let overflow: boolean;
     try {
       ({ overflow } = await current.barrier());
@@ -224,8 +252,7 @@ export function createWorkspaceWalker({
       stopWatching(disabled);
       return undefined;
     }
-    const taken = current.takeChanged();
-    renamed = taken.renamed;
+    const { changed, renamed } = current.takeChanged();
     const stale = new Set(current.unwatched);
     // Nothing above the root is watched: a root replaced by another folder is seen by its inode.
     const rootListing = tree.folders.get(root);
@@ -234,31 +261,32 @@ export function createWorkspaceWalker({
       stale.add(root);
     }
     if (overflow) for (const folder of await staleByStamps()) stale.add(folder);
-    for (const folder of taken.changed) if (tree.folders.has(folder)) stale.add(folder);
-    return [...stale];
+    for (const folder of changed) if (tree.folders.has(folder)) stale.add(folder);
+    return { stale: [...stale], renew: renamed, overflow };
   }
 
   async function scanNow(): Promise<WorkspaceScan> {
     const walks = tree.walks;
     let listed: number;
     let tracking: WorkspaceScan["tracking"] = "stamps";
+    watches?.startScan();
     if (walks === 0) {
       listed = await tree.walk();
     } else {
-      while (pending.length > 0 && watches !== undefined) {
-        watchPending(FOLDERS_PER_TURN);
-        await nextTurn();
+      // A small remainder of the setup is finished here; a big one goes on in the background.
+      if (watches !== undefined && pending.length - pendingAt <= SETUP_IN_SCAN) {
+        watchPending(SETUP_IN_SCAN);
       }
-      const stale = watches !== undefined && watching ? await staleByEvents(watches) : undefined;
-      if (stale !== undefined) tracking = "events";
-      try {
-        listed = await tree.update(stale ?? (await staleByStamps()));
-      } finally {
-        renamed = new Set();
-      }
+      const byEvents = watches !== undefined && watching ? await staleByEvents(watches) : undefined;
+      // After a possible overflow every stamp was checked too.
+      if (byEvents !== undefined && !byEvents.overflow) tracking = "events";
+      listed = byEvents
+        ? await tree.update(byEvents.stale, byEvents.renew)
+        : await tree.update(await staleByStamps());
     }
     if (tree.walks !== walks) tracking = "walk";
     if (watches === undefined) startWatching();
+    else scheduleBackground();
     if (tree.takeChanged()) summary = undefined;
     summary ??= summarize(root, tree.folders, tree.truncated);
     return {

@@ -31,9 +31,18 @@ export class FolderWatches {
   private marks: [QueueMark, QueueMark];
   private lost = false;
 
+  /** Events of this walk since the scan began (see `onFlood`). */
+  private sinceScan = 0;
+
+  /**
+   * `onFlood` is called once as many events as the queue holds arrived for this walk within one
+   * scan's span: libuv reads the queue until it is empty, so a command making events faster than
+   * they are handled would keep this thread busy; the owner closes the watchers then.
+   */
   constructor(
     private readonly isKnown: (folder: string) => boolean,
     private readonly watchFolder: WatchFolder,
+    private readonly onFlood: () => void,
   ) {
     const start = { received: this.queue.received, closures: this.queue.closures };
     this.marks = [start, start];
@@ -59,6 +68,8 @@ export class FolderWatches {
       watcher = this.watchFolder(folder, {
         change: (name) => {
           this.queue.count();
+          this.sinceScan += 1;
+          if (this.sinceScan === this.queue.limit) this.onFlood();
           this.changed.add(folder);
           // A known folder named here was created, removed, renamed or had its mode changed: its
           // path may have named something else (a symbolic link, say) when it was watched.
@@ -134,9 +145,15 @@ export class FolderWatches {
     return taken;
   }
 
-  /** Mark `folder` to be read again at the next scan. */
-  markChanged(folder: string): void {
+  /** Mark `folder` to be read again at the next scan, with a fresh watcher and its tree. */
+  markRenamed(folder: string): void {
     this.changed.add(folder);
+    this.renamed.add(folder);
+  }
+
+  /** A scan begins: the flood count starts again. */
+  startScan(): void {
+    this.sinceScan = 0;
   }
 
   /** Close every watcher. */

@@ -16,7 +16,6 @@ export { createCommandWrapper } from "./create-command-wrapper.js";
 export type { WorkspaceScan, WorkspaceWalker, WorkspaceWalkerOptions } from "./folder-walk.js";
 export { createWorkspaceWalker } from "./folder-walk.js";
 export { hiddenReads } from "./hidden-reads.js";
-export type { FolderWatcher, FolderWatchListener, WatchFolder } from "./inotify-queue.js";
 export type {
   BubblewrapFacts,
   CurrentProtectionOptions,
@@ -31,6 +30,7 @@ export type {
   WorkspaceProtection,
 } from "./host-facts.js";
 export { createHostFactsCache, currentProtection, gatherHostFacts } from "./host-facts.js";
+export type { FolderWatcher, FolderWatchListener, WatchFolder } from "./inotify-queue.js";
 export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";
