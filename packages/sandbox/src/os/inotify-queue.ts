@@ -64,8 +64,14 @@ class InotifyQueue {
   /** Watchers alive in this thread, against {@link budget}. */
   live = 0;
   readonly limit = readLimit("max_queued_events", 16_384);
-  /** The most watchers this thread sets: {@link MOST_WATCHERS}, and half of the user's limit. */
-  readonly budget = Math.min(MOST_WATCHERS, Math.floor(readLimit("max_user_watches", 8_192) / 2));
+  /**
+   * The most watchers this thread sets: {@link MOST_WATCHERS}, and three quarters of the user's
+   * limit, leaving the rest to the user's other tools (editors, bundlers).
+   */
+  readonly budget = Math.min(
+    MOST_WATCHERS,
+    Math.floor((readLimit("max_user_watches", 8_192) * 3) / 4),
+  );
   private folder: string | undefined;
   private markerWatcher: FSWatcher | undefined;
   private sequence = 0;
