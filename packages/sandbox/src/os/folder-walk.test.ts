@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -182,6 +183,19 @@ describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", ()
     });
     // Two scans paused after a first flood; then watchers are set again.
     await scan(walk);
+    await scan(walk);
+    expect(await scan(walk)).toMatchObject({ tracking: "events" });
+  });
+
+  it("makes another barrier folder when its own was removed (a cleaner of the temporary folder)", async () => {
+    const walk = await watchingWalker();
+    const own = readdirSync(os.tmpdir()).filter((name) =>
+      name.startsWith(`pleach-barrier-${process.pid}-`),
+    );
+    expect(own).toHaveLength(1);
+    for (const name of own) await rm(path.join(os.tmpdir(), name), { recursive: true });
+    await mkdir(path.join(root, "a2", "b2", ".git"));
+    expect((await scan(walk)).gitEntries).toEqual(["a2/b2/.git"]);
     await scan(walk);
     expect(await scan(walk)).toMatchObject({ tracking: "events" });
   });

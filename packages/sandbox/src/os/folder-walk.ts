@@ -71,13 +71,19 @@ export interface WorkspaceWalker {
  * symbolic links nor entering `.git`, stopping at `maxDirectories`). Later scans read again only
  * the folders that may have changed, found one of two ways:
  *
- * - **Events** (Linux): after the first scan, each folder gets an inotify watcher and is checked
- *   by its stamp once (below), and from then on a scan first waits for a barrier (a marker made
- *   in a private watched folder: inotify delivers one queue in order, so every event of a change
- *   completed before the scan has arrived) and reads the folders that events named. A new folder
- *   is watched before it is read, so a change in it is in its listing or in an event. If the
- *   events since the barrier before the last could have overflowed the queue (as many as
- *   `max_queued_events`: libuv drops the overflow notice silently), the scan checks every stamp.
+ * - **Events** (Linux): after the first scan, each folder gets an inotify watcher (in the
+ *   background, breadth first) and is checked by its stamp once (below); from then on a scan
+ *   first waits for a barrier (a marker made in a private watched folder: inotify delivers one
+ *   queue in order, so every event of a change completed before the scan has arrived) and reads
+ *   the folders that events named. A folder is watched before it is read, so a change in it is in
+ *   its listing or in an event. `fs.watch` follows symbolic links, so a watcher may have been set
+ *   through a path swapped for a moment; the swap renames an entry in a watched parent, and a
+ *   folder named by an event in its parent (or whose stamp moved while its watcher was set) is
+ *   read with its whole subtree and fresh watchers. If the events since the barrier before the
+ *   last could have overflowed the queue (as many as `max_queued_events`: libuv drops the
+ *   overflow notice silently), or a watcher was closed meanwhile (libuv drops its queued events),
+ *   the scan checks every stamp. So many events within one scan close the walk's watchers for a
+ *   while (libuv reads the queue until it is empty: a command could keep this thread busy).
  * - **Stamps**: each folder found before is `lstat`ed and read again when its device, inode,
  *   change or modification time differ, when it changed within the last `recentChangeMs`, or
  *   when it lives on an untrusted file system. A folder's change time moves with every entry

@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { sweepStaleFolders } from "./stale-folders.js";
 
 /** A watcher on one folder, as {@link WatchFolder} returns it. */
 export interface FolderWatcher {
@@ -46,6 +47,9 @@ export interface QueueMark {
   /** Times watchers were closed so far (events queued for them are dropped unseen). */
   closures: number;
 }
+
+/** The start of the barrier folders' names, followed by the process id. */
+const BARRIER_PREFIX = "pleach-barrier-";
 
 /** Most watchers a process keeps: about 0.9 KB of memory each, and a share of the user's limit. */
 const MOST_WATCHERS = 120_000;
@@ -109,23 +113,43 @@ class InotifyQueue {
 
   private mark(barrier: { markers: Set<string>; since: number; reject: (error: unknown) => void }) {
     try {
-      const folder = this.markerFolder();
-      this.sequence += 1;
-      const name = String(this.sequence);
-      barrier.markers.add(name);
-      barrier.since = this.received;
-      const marker = path.join(folder, name);
-      closeSync(openSync(marker, "wx", 0o600));
-      unlinkSync(marker);
-    } catch (error) {
-      this.waiting.delete(barrier as never);
-      barrier.reject(error);
+      this.makeMarker(barrier);
+    } catch {
+      // The folder was removed (a cleaner of the temporary folder, say): make another, once.
+      this.dropFolder();
+      try {
+        this.makeMarker(barrier);
+      } catch (error) {
+        this.waiting.delete(barrier as never);
+        barrier.reject(error);
+      }
     }
+  }
+
+  private makeMarker(barrier: { markers: Set<string>; since: number }): void {
+    const folder = this.markerFolder();
+    this.sequence += 1;
+    const name = String(this.sequence);
+    barrier.markers.add(name);
+    barrier.since = this.received;
+    const marker = path.join(folder, name);
+    closeSync(openSync(marker, "wx", 0o600));
+    unlinkSync(marker);
+  }
+
+  private dropFolder(): void {
+    // Its queued events go uncounted, as a closed watcher's do.
+    if (this.markerWatcher !== undefined) this.closures += 1;
+    this.markerWatcher?.close();
+    this.markerWatcher = undefined;
+    if (this.folder !== undefined) rmSync(this.folder, { recursive: true, force: true });
+    this.folder = undefined;
   }
 
   private markerFolder(): string {
     if (this.folder !== undefined) return this.folder;
-    const folder = mkdtempSync(path.join(os.tmpdir(), "pleach-barrier-"));
+    void sweepStaleFolders(BARRIER_PREFIX);
+    const folder = mkdtempSync(path.join(os.tmpdir(), `${BARRIER_PREFIX}${process.pid}-`));
     process.once("exit", () => rmSync(folder, { recursive: true, force: true }));
     const watcher = watch(folder, { persistent: false }, (_event, name) => {
       this.count();
@@ -137,8 +161,7 @@ class InotifyQueue {
       }
     });
     watcher.on("error", () => {
-      this.folder = undefined;
-      this.markerWatcher = undefined;
+      this.dropFolder();
       for (const barrier of this.waiting) barrier.reject(new Error("the barrier watcher failed"));
       this.waiting.clear();
     });
