@@ -29,7 +29,6 @@ export class FolderWatches {
   private readonly queue = inotifyQueue();
   /** The queue at this walk's last two barriers (at the first watcher before there were two). */
   private marks: [QueueMark, QueueMark];
-  private lost = false;
 
   /** Events of this walk since the scan began (see `onFlood`). */
   private sinceScan = 0;
@@ -83,7 +82,6 @@ export class FolderWatches {
         },
         error: () => {
           // Node closed the watcher: its queued events are gone, and the folder is watched no more.
-          this.lost = true;
           this.queue.closures += 1;
           if (this.watchers.get(folder) === watcher) {
             this.forget(folder);
@@ -118,8 +116,9 @@ export class FolderWatches {
   /**
    * Wait until every event queued before the call has been dispatched, first closing the retired
    * watchers if there are many. Returns whether events may have been lost since the barrier
-   * before the last one: at least `max_queued_events` arrived (an overflow would have delivered
-   * that many), a watcher was closed, or one failed.
+   * before the last one (an overflowing queue may hold events from both sides of the last): at
+   * least `max_queued_events` arrived (an overflow would have delivered that many), or a watcher
+   * was closed or failed.
    */
   async barrier(): Promise<{ overflow: boolean }> {
     if (this.retired.length >= Math.max(RETIRED_FLOOR, this.watchers.size / 4)) this.closeRetired();
@@ -127,10 +126,7 @@ export class FolderWatches {
     const [before] = this.marks;
     this.marks = [this.marks[1], mark];
     const overflow =
-      this.lost ||
-      mark.received - before.received >= this.queue.limit ||
-      mark.closures !== before.closures;
-    this.lost = false;
+      mark.received - before.received >= this.queue.limit || mark.closures !== before.closures;
     return { overflow };
   }
 
