@@ -6,9 +6,14 @@ import os from "node:os";
 import path from "node:path";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { createWorkspaceWalker, type WorkspaceWalker } from "./folder-walk.js";
 import { createHostFactsCache } from "./host-facts.js";
 import { type FolderWatcher, type WatchFolder, watchFolder } from "./inotify-queue.js";
+import { runInvocation } from "./test-support/run-invocation.js";
+import { attackSuiteSkipReason } from "./test-support/suite.js";
+
+const noSandbox = await attackSuiteSkipReason();
 
 const linux = process.platform === "linux";
 
@@ -70,6 +75,41 @@ describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", ()
       sockets: ["a1/b2/c3/dev.sock"],
     });
   });
+
+  it.skipIf(noSandbox !== undefined)(
+    "finds a .git and a socket that a sandboxed command made deep in the tree",
+    async () => {
+      const cache = cleanUpAfter(createHostFactsCache({ recentChangeMs: 0 }), (made) =>
+        made.close(),
+      );
+      const wrapper = createCommandWrapper({ hostFactsCache: cache, warmSandbox: false });
+      const run = async (command: string) => {
+        const invocation = await wrapper.invocation({
+          command,
+          root,
+          cwd: root,
+          mode: "workspace-write",
+          env: {},
+          network: false,
+        });
+        return runInvocation(invocation);
+      };
+      await run("true");
+      await run("true");
+      const made = await run(
+        "mkdir -p a4/b5/c6/.git && /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"a6/b5/c4/cmd.sock\")' && echo made",
+      );
+      expect(made.stdout).toBe("made\n");
+      const found = await cache.walker(root, 200_000).scan();
+      expect(found).toMatchObject({ tracking: "events" });
+      expect(found.gitEntries.map((entry) => path.relative(root, entry))).toEqual([
+        "a4/b5/c6/.git",
+      ]);
+      expect(found.sockets.map((socket) => path.relative(root, socket))).toEqual([
+        "a6/b5/c4/cmd.sock",
+      ]);
+    },
+  );
 
   it("searches a tree made after the first scan, one renamed into it, and follows a renamed folder", async () => {
     const walk = await watchingWalker();
