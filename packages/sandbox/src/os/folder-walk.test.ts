@@ -227,6 +227,16 @@ describe.skipIf(!linux)("createWorkspaceWalker, watching the tree (inotify)", ()
     expect(await scan(walk)).toMatchObject({ tracking: "events" });
   });
 
+  it("sets its watchers when a folder's parent became a file meanwhile", async () => {
+    const walk = walker();
+    await scan(walk);
+    await rm(path.join(root, "a3"), { recursive: true });
+    await writeFile(path.join(root, "a3"), "now a file\n");
+    expect(await scan(walk)).toMatchObject({ directories: 1_111 - 111 });
+    await mkdir(path.join(root, "a5", ".git"));
+    expect(await scan(walk)).toMatchObject({ tracking: "events", gitEntries: ["a5/.git"] });
+  });
+
   it("makes another barrier folder when its own was removed (a cleaner of the temporary folder)", async () => {
     const walk = await watchingWalker();
     const own = readdirSync(os.tmpdir()).filter((name) =>

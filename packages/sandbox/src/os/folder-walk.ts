@@ -227,7 +227,7 @@ export function createWorkspaceWalker({
       const listing = tree.folders.get(folder);
       if (watches === undefined || listing === undefined || watches.has(folder)) continue;
       watchOrStop(folder);
-      if (!reader.holds(folder, listing)) watches?.markRenamed(folder);
+      if (!holds(folder, listing)) watches?.markRenamed(folder);
     }
     if (pendingAt >= pending.length && watches !== undefined) {
       pending = [];
@@ -236,12 +236,21 @@ export function createWorkspaceWalker({
     }
   }
 
+  /** Whether the stamp still holds; a path that cannot be looked at (a parent made a file) does not. */
+  function holds(folder: string, listing: FolderListing): boolean {
+    try {
+      return reader.holds(folder, listing);
+    } catch {
+      return false;
+    }
+  }
+
   async function staleByStamps(): Promise<string[]> {
     const stale: string[] = [];
     let work = 0;
     for (const [folder, listing] of tree.folders) {
       if (++work % FOLDERS_PER_TURN === 0) await nextTurn();
-      if (!reader.holds(folder, listing)) stale.push(folder);
+      if (!holds(folder, listing)) stale.push(folder);
     }
     return stale;
   }
