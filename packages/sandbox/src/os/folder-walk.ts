@@ -55,6 +55,9 @@ export interface WorkspaceWalkerOptions {
 /** Pending folders a scan watches itself rather than leave to the background (a few ms). */
 const SETUP_IN_SCAN = 4_096;
 
+/** How long after a walk the watchers' setup starts in the background. */
+const SETUP_DELAY_MS = 1_000;
+
 /** Searches a workspace tree for nested `.git` entries and sockets, reusing what it found before. */
 export interface WorkspaceWalker {
   /**
@@ -188,7 +191,8 @@ export function createWorkspaceWalker({
     pending = [...tree.folders.keys()];
     pendingAt = 0;
     note = "setting up watchers";
-    scheduleBackground();
+    // Not while the command of the call that walked runs: both would compete for the CPU.
+    scheduleBackground(SETUP_DELAY_MS);
   }
 
   /** Why the tree as it is now cannot be watched, if it cannot. */
@@ -205,14 +209,14 @@ export function createWorkspaceWalker({
     return undefined;
   }
 
-  function scheduleBackground(): void {
+  function scheduleBackground(delayMs = 0): void {
     if (background !== undefined || watches === undefined || watching) return;
     // Unreferenced: a process with nothing else to do exits rather than finish watching.
     background = setTimeout(() => {
       background = undefined;
       if (!scanning) watchPending(FOLDERS_PER_TURN);
       scheduleBackground();
-    }, 0).unref();
+    }, delayMs).unref();
   }
 
   /**
