@@ -51,6 +51,9 @@ export interface QueueMark {
 /** The start of the barrier folders' names, followed by the process id. */
 const BARRIER_PREFIX = "pleach-barrier-";
 
+/** How often a barrier whose marker has not arrived makes another. */
+const BARRIER_RETRY_MS = 100;
+
 /** Most watchers a process keeps: about 0.9 KB of memory each, and a share of the user's limit. */
 const MOST_WATCHERS = 120_000;
 
@@ -100,15 +103,16 @@ class InotifyQueue {
    * and removed in a private folder watched by this thread, and inotify keeps one queue in order.
    */
   barrier(): Promise<QueueMark> {
+    let retry: NodeJS.Timeout | undefined;
     return new Promise<QueueMark>((resolve, reject) => {
       const barrier = { markers: new Set<string>(), since: this.received, resolve, reject };
       this.waiting.add(barrier);
       this.mark(barrier);
-      // The watcher keeps the process alive only while a barrier waits for it.
-      if (this.waiting.size > 0) this.markerWatcher?.ref();
-    }).finally(() => {
-      if (this.waiting.size === 0) this.markerWatcher?.unref();
-    });
+      // A marker made while the queue was full is dropped, and when the watchers that filled it
+      // were closed no count says so: another marker, now and then, until one arrives (any marker
+      // made after the call is a barrier). The timer also keeps the process alive meanwhile.
+      retry = setInterval(() => this.mark(barrier), BARRIER_RETRY_MS);
+    }).finally(() => clearInterval(retry));
   }
 
   private mark(barrier: { markers: Set<string>; since: number; reject: (error: unknown) => void }) {
