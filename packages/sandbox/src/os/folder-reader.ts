@@ -108,7 +108,7 @@ export class FolderReader {
       inode: info.ino,
       changedMs: info.ctimeMs,
       modifiedMs: info.mtimeMs,
-      recheck: info.ctimeMs >= now - this.recentChangeMs || !this.isTrusted(info.dev, folder),
+      recheck: info.ctimeMs >= now - this.recentChangeMs || !this.trusts(info.dev, folder),
       subfolders: [],
       hasGitEntry: false,
       sockets: [],
@@ -129,7 +129,8 @@ export class FolderReader {
     return info?.isDirectory() === true && sameStamp(listing, info);
   }
 
-  private isTrusted(device: number, folder: string): boolean {
+  /** Whether changes on `folder`'s device (its file system type) can be trusted to show locally. */
+  trusts(device: number, folder: string): boolean {
     let trusted = this.trusted.get(device);
     if (trusted === undefined) {
       try {

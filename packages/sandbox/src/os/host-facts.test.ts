@@ -93,7 +93,13 @@ describe("gatherHostFacts", () => {
       maxDirectories: 10,
       protect: false,
     });
-    expect(facts.walk).toEqual({ directories: 10, truncated: true, listed: 10 });
+    expect(facts.walk).toEqual({
+      directories: 10,
+      truncated: true,
+      listed: 10,
+      tracking: "walk",
+      trackingNote: process.platform === "linux" ? "watching is turned off" : "inotify is Linux's",
+    });
     // Protection needs the whole tree: a repository past the cut could not be protected.
     await expect(
       gatherHostFacts({ root, hostEnvironment: {}, maxDirectories: 10 }),
@@ -102,7 +108,7 @@ describe("gatherHostFacts", () => {
       message: expect.stringContaining("more than 10 folders"),
     });
     const full = await gatherHostFacts({ root, hostEnvironment: {} });
-    expect(full.walk).toEqual({ directories: 61, truncated: false, listed: 61 });
+    expect(full.walk).toMatchObject({ directories: 61, truncated: false, listed: 61 });
   });
 
   it("finds sockets in the workspace and the agent socket outside it, but not those in hidden trees", async () => {
@@ -155,7 +161,11 @@ describe("gatherHostFacts", () => {
 /** Let the clock move past the change times just written, so stamps (not recency) decide. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
 
-describe("gatherHostFacts with a cache", () => {
+// The same expectations whether changes are found by inotify events or by stamps.
+describe.each([
+  ["events", true],
+  ["stamps", false],
+])("gatherHostFacts with a cache (%s)", (_tracking, watch) => {
   async function gather(cache: HostFactsCache, options: { maxDirectories?: number } = {}) {
     const facts = await gatherHostFacts({
       root,
@@ -180,7 +190,7 @@ describe("gatherHostFacts with a cache", () => {
   });
 
   it("reads only the folders whose stamps changed, and finds a .git made anywhere meanwhile", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
     expect(await gather(cache)).toMatchObject({ listed: 61, directories: 61 });
     await tick();
     expect(await gather(cache)).toMatchObject({ listed: 0, protectedPaths: [".git"] });
@@ -195,7 +205,7 @@ describe("gatherHostFacts with a cache", () => {
   });
 
   it("is not fooled by a folder's modification time set back: the change time moves anyway", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
     const folder = path.join(root, "d3", "x");
     // A whole second, so that setting it back is exact (utimes takes floating-point seconds).
     const longAgo = new Date("2020-01-01T00:00:00Z");
@@ -210,7 +220,7 @@ describe("gatherHostFacts with a cache", () => {
   });
 
   it("forgets removed folders, searches renamed and new ones, and finds new sockets", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
     execFileSync("git", ["init", "-q", path.join(root, "d1", "x")]);
     expect((await gather(cache)).protectedPaths).toEqual([".git", "d1/x/.git"]);
     await tick();
@@ -228,7 +238,7 @@ describe("gatherHostFacts with a cache", () => {
         protectedPaths: [".git", "renamed/x/.git", "new/deep/er/.git"],
         sockets: ["d4/x/dev.sock"],
       });
-      const fresh = await gather(createHostFactsCache());
+      const fresh = await gather(createHostFactsCache({ watch }));
       expect(facts).toEqual({ ...fresh, listed: facts.listed });
     } finally {
       server.close();
@@ -237,7 +247,7 @@ describe("gatherHostFacts with a cache", () => {
 
   it("adds new empty folders to a truncated search, and searches it afresh when a deeper one appears", async () => {
     // Protection refuses a cut walk; the walk itself (read-only mode's socket search) goes on.
-    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
     const walker = cache.walker(await realpath(root), 30);
     const gather = async (_cache: HostFactsCache, _options: { maxDirectories: number }) => {
       const scan = await walker.scan();
@@ -270,15 +280,15 @@ describe("gatherHostFacts with a cache", () => {
   });
 
   it("reads recently changed folders again whatever their stamps say", async () => {
-    const cache = createHostFactsCache();
+    const cache = createHostFactsCache({ watch });
     await gather(cache);
     // Everything was just made, so all of it is read again until it has aged.
     expect((await gather(cache)).listed).toBe(61);
-    expect((await gather(createHostFactsCache({ recentChangeMs: 0 }))).listed).toBe(61);
+    expect((await gather(createHostFactsCache({ recentChangeMs: 0, watch }))).listed).toBe(61);
   });
 
   it("shares one scan between concurrent callers that arrive before it starts", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0 });
+    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
     await gather(cache);
     await tick();
     execFileSync("git", ["init", "-q", path.join(root, "d9")]);

@@ -8,6 +8,7 @@ import type { FolderListing } from "./folder-reader.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { createFolderWatch } from "./folder-watch.js";
 import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
+import type { WatchFolder } from "./inotify-queue.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -60,10 +61,12 @@ export interface HostFacts {
   /** Real path of the host's temporary folder (macOS lets commands write there). */
   temporaryDirectory: string;
   /**
-   * How much of the workspace tree was searched for nested repositories and sockets, and how many
-   * of its folders had to be read this time (the others were unchanged since the last call).
+   * How much of the workspace tree was searched for nested repositories and sockets, how many of
+   * its folders had to be read this time (the others were unchanged since the last call), and how
+   * the changed ones were found: `events` (inotify), `stamps` (an `lstat` of every folder) or
+   * `walk` (all read), with `trackingNote` saying why changes are not watched when they are not.
    */
-  walk: { directories: number; truncated: boolean; listed: number };
+  walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking" | "trackingNote">;
   /** Present when the bubblewrap probe succeeded. */
   bubblewrap?: BubblewrapFacts;
 }
@@ -77,15 +80,25 @@ export interface HostFactsCacheOptions {
    */
   recentChangeMs?: number;
   /**
-   * How many workspaces' walks are kept; the least recently used is dropped past it.
+   * How many workspaces' walks are kept; the least recently used is dropped past it (and its
+   * watchers closed).
    * @default 16
    */
   maxWorkspaces?: number;
+  /**
+   * Whether walks watch their folders for changes (inotify, Linux) rather than `lstat` each one
+   * on every call (see {@link createWorkspaceWalker}).
+   * @default true
+   */
+  watch?: boolean;
+  /** How a folder is watched; tests inject failures. @default `fs.watch` */
+  watchFolder?: WatchFolder;
 }
 
 /**
- * What {@link gatherHostFacts} keeps between calls: the walk of each workspace and the listings of
- * the home folders where sockets live, each revalidated by `lstat` stamps on every call. Nothing
+ * What {@link gatherHostFacts} keeps between calls: the walk of each workspace (kept current by
+ * inotify events or `lstat` stamps) and the listings of the home folders where sockets live
+ * (revalidated by stamps on every call). Nothing
  * else is cached: the protected paths, git configuration and named sockets are looked at afresh.
  */
 export interface HostFactsCache {
@@ -93,15 +106,19 @@ export interface HostFactsCache {
   walker(root: string, maxDirectories: number): WorkspaceWalker;
   /** The current listing of a folder outside the workspace, or `undefined` when it is missing. */
   listing(folder: string): FolderListing | undefined;
+  /** Close every walk's watchers (a later call walks again). */
+  close(): void;
 }
 
 /** A cache to pass to every {@link gatherHostFacts} call of one wrapper. */
 export function createHostFactsCache({
   recentChangeMs,
   maxWorkspaces = 16,
+  watch,
+  watchFolder,
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
-  const watch = createFolderWatch(recentChangeMs === undefined ? {} : { recentChangeMs });
+  const folderWatch = createFolderWatch(recentChangeMs === undefined ? {} : { recentChangeMs });
   return {
     walker(root, maxDirectories) {
       const key = `${maxDirectories}:${root}`;
@@ -111,10 +128,15 @@ export function createHostFactsCache({
           root,
           maxDirectories,
           ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
+          ...(watch === undefined ? {} : { watch }),
+          ...(watchFolder === undefined ? {} : { watchFolder }),
         });
         if (walkers.size >= maxWorkspaces) {
-          const oldest = walkers.keys().next().value;
-          if (oldest !== undefined) walkers.delete(oldest);
+          const [oldest] = walkers;
+          if (oldest !== undefined) {
+            walkers.delete(oldest[0]);
+            oldest[1].close();
+          }
         }
       } else {
         walkers.delete(key);
@@ -122,7 +144,11 @@ export function createHostFactsCache({
       walkers.set(key, walker);
       return walker;
     },
-    listing: (folder) => watch.listing(folder),
+    listing: (folder) => folderWatch.listing(folder),
+    close() {
+      for (const walker of walkers.values()) walker.close();
+      walkers.clear();
+    },
   };
 }
 
@@ -199,7 +225,7 @@ export async function currentProtection({
   maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
-  cache = createHostFactsCache(),
+  cache = createHostFactsCache({ watch: false }),
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
@@ -247,8 +273,9 @@ async function completeScan(
  *
  * The tree walk never follows symbolic links, does not descend into `.git` folders, and stops
  * after `maxDirectories` folders, breadth first, so that a huge `node_modules` costs a bounded
- * time. With a `cache`, later calls revalidate the walk by one `lstat` per folder instead of
- * reading every folder again (see {@link createWorkspaceWalker} for why that misses no change).
+ * time. With a `cache`, later calls read again only the folders that inotify events named, or,
+ * where folders cannot be watched, those whose `lstat` stamps changed (see
+ * {@link createWorkspaceWalker} for why neither misses a change).
  * Everything else is read afresh on every call, synchronously: a few dozen small system calls
  * cost less than the thread-pool round trips of their asynchronous forms.
  */
@@ -260,7 +287,7 @@ export async function gatherHostFacts({
   hostEnvironment = process.env,
   bubblewrap,
   readPolicy = {},
-  cache = createHostFactsCache(),
+  cache = createHostFactsCache({ watch: false }),
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
@@ -293,7 +320,13 @@ export async function gatherHostFacts({
     varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
     temporaryDirectory: realpathOr(os.tmpdir()),
-    walk: { directories: walk.directories, truncated: walk.truncated, listed: walk.listed },
+    walk: {
+      directories: walk.directories,
+      truncated: walk.truncated,
+      listed: walk.listed,
+      tracking: walk.tracking,
+      ...(walk.trackingNote === undefined ? {} : { trackingNote: walk.trackingNote }),
+    },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
 }

@@ -134,7 +134,7 @@ async function runWrapped(
   try {
     const hostFacts = await gatherHostFacts({
       root,
-      cache: createHostFactsCache(),
+      cache: createHostFactsCache({ watch: false }),
       ...(bubblewrap === undefined ? {} : { bubblewrap }),
     });
     if (backend === "bubblewrap") {

@@ -29,7 +29,7 @@ const hostFacts: HostFacts = {
     TMPDIR: "/tmp",
   },
   temporaryDirectory: "/tmp",
-  walk: { directories: 12, truncated: false, listed: 1 },
+  walk: { directories: 12, truncated: false, listed: 1, tracking: "events" },
   bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
 };
 
