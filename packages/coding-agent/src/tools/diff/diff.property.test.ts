@@ -164,6 +164,18 @@ describe("applyFilePatch on generated diffs", () => {
     );
   });
 
+  it("never adds lines twice where the hunk's old text is left over beside its new text", () => {
+    // Found by the property below (seed 128033371): the old text `+`, ` ` stands again at line 3
+    // once the hunk is applied, so it was found there and the lines added a second time.
+    const oldText = "+\n \n";
+    const newText = "+\n+}\n+\n \n";
+    const [patch] = parseUnifiedDiff(createPatch("f", oldText, newText));
+    if (patch === undefined) throw new Error("no patch");
+    const second = applyFilePatch(newText, patch);
+    expect(second.text === newText || second.conflicts.length > 0).toBe(true);
+    expect(applyFilePatch(oldText, patch).text).toBe(newText);
+  });
+
   it("reports every hunk already applied when the diff is applied twice", () => {
     fc.assert(
       fc.property(uniqueLines, change, (lines, steps) => {

@@ -173,6 +173,19 @@ export function placeHunk(
         report: { hunk: number, status: "already-applied", line: already + 1 },
       };
     }
+    // A hunk that only adds lines keeps its old text: when its whole new text stands elsewhere,
+    // the old text found may be a copy left over and the hunk applied already. Neither is sure.
+    const standing = addsOnly(hunkLines)
+      ? locateLines(table, newSide(hunkLines), { tolerances: ["exact"] })
+      : undefined;
+    if (standing !== undefined && standing.status !== "none") {
+      const at = (standing.status === "unique" ? standing.start : (standing.starts[0] ?? 0)) + 1;
+      return {
+        kind: "conflict",
+        line: shownLine,
+        reason: `the hunk's new text already stands at line ${at}, and its old text also at line ${full.start + 1}: it may be applied already; check the file and, if the lines are still to be added, give context lines that occur only where they go`,
+      };
+    }
     return finish(placement(hunkLines, full.start, full.tolerance), report(full.start, 0, full));
   }
 
@@ -296,6 +309,10 @@ export function placeHunk(
   }
 }
 
+function addsOnly(lines: readonly HunkLine[]): boolean {
+  return !lines.some((line) => line.kind === "remove");
+}
+
 /**
  * The 0-based line where the hunk's new text already stands around its old text found at `start`.
  * Only a hunk that only adds lines can be both found and applied already: its old lines are all
@@ -307,7 +324,7 @@ function appliedAt(
   start: number,
   tolerance: Tolerance,
 ): number | undefined {
-  if (lines.some((line) => line.kind === "remove")) return undefined;
+  if (!addsOnly(lines)) return undefined;
   const after = newSide(lines).map((line) => normalizeLine(line, tolerance));
   const keys = table.keys(tolerance);
   // The lines added before the first old line put the new text that much earlier.
