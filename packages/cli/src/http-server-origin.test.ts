@@ -11,6 +11,7 @@ import { z } from "zod";
 import { type McpHttpServer, startMcpHttpServer } from "./http-server.js";
 import { createPleachMcpServerFactory } from "./mcp-server.js";
 import { runCli } from "./test-support/run-cli.js";
+import { servedUrl } from "./test-support/served-url.js";
 
 const token = "origin-token-0123456789abcdef";
 const echo = defineTool({
@@ -204,15 +205,7 @@ describe("pleach mcp --allow-host", () => {
         ],
         { env: { ...process.env, PLEACH_MCP_TOKEN: token }, stdio: ["ignore", "ignore", "pipe"] },
       );
-      url = await new Promise<URL>((resolve, reject) => {
-        let stderr = "";
-        child.stderr?.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString();
-          const match = /at (http:\/\/\S+)/.exec(stderr);
-          if (match?.[1] !== undefined) resolve(new URL(match[1]));
-        });
-        child.once("exit", (code) => reject(new Error(`pleach mcp exited ${code}: ${stderr}`)));
-      });
+      url = await servedUrl(child);
     });
 
     afterAll(async () => {

@@ -10,6 +10,7 @@ import {
   type ConnectionLimitsOptions,
   createConnectionLimits,
   createRequestGuard,
+  drainUnreadBody,
   HttpError,
   readRequestBody,
 } from "@pleach/sandbox";
@@ -141,6 +142,7 @@ export async function startMcpHttpServer({
             });
           }
           response.end(body);
+          drainUnreadBody(request);
           return;
         }
         onerror?.(error instanceof Error ? error : new Error(String(error)));

@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { hostState, makeTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { servedUrl } from "./test-support/served-url.js";
 
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
 const built = existsSync(path.resolve(import.meta.dirname, "../dist/main.js"));
@@ -240,15 +241,7 @@ describe.skipIf(noBubblewrap !== undefined)(
         );
         children.push(child);
         const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
-        const url = await new Promise<URL>((resolve, reject) => {
-          let stderr = "";
-          child.stderr?.on("data", (chunk: Buffer) => {
-            stderr += chunk.toString();
-            const match = /at (http:\/\/\S+)/.exec(stderr);
-            if (match?.[1] !== undefined) resolve(new URL(match[1]));
-          });
-          child.once("exit", (code) => reject(new Error(`pleach mcp exited ${code}: ${stderr}`)));
-        });
+        const url = await servedUrl(child);
         const client = new Client({ name: "leftovers-test", version: "1" });
         await client.connect(
           new StreamableHTTPClientTransport(url, {

@@ -11,6 +11,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { servedUrl } from "./test-support/served-url.js";
 
 const launcher = path.resolve(import.meta.dirname, "../bin/pleach.js");
 const token = "test-token-0123456789abcdef";
@@ -28,15 +29,7 @@ beforeAll(async () => {
     env: { ...process.env, PLEACH_MCP_TOKEN: token },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  url = await new Promise<URL>((resolve, reject) => {
-    let stderr = "";
-    server.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /at (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1] !== undefined) resolve(new URL(match[1]));
-    });
-    server.once("exit", (code) => reject(new Error(`pleach mcp exited ${code}: ${stderr}`)));
-  });
+  url = await servedUrl(server);
 });
 
 afterAll(async () => {

@@ -68,7 +68,7 @@ export type {
   WireError,
 } from "./server/protocol.js";
 export type { ReadRequestBodyOptions } from "./server/read-body.js";
-export { readRequestBody } from "./server/read-body.js";
+export { drainUnreadBody, readRequestBody } from "./server/read-body.js";
 export type {
   RequestGuard,
   RequestGuardOptions,

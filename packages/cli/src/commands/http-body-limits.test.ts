@@ -7,6 +7,7 @@ import path from "node:path";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CliIo } from "../cli-support.js";
+import { servedUrl } from "../test-support/served-url.js";
 import { sandboxCommand } from "./sandbox.js";
 
 const launcher = path.resolve(import.meta.dirname, "../../bin/pleach.js");
@@ -44,15 +45,7 @@ async function startMcpHttp(): Promise<URL> {
     server.kill("SIGTERM");
     await exited;
   });
-  return await new Promise<URL>((resolve, reject) => {
-    let stderr = "";
-    server.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /at (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1] !== undefined) resolve(new URL(match[1]));
-    });
-    server.once("exit", (code) => reject(new Error(`pleach mcp exited ${code}: ${stderr}`)));
-  });
+  return await servedUrl(server);
 }
 
 describe("pleach mcp --http", () => {

@@ -191,3 +191,17 @@ export async function readJsonBody<Schema extends z.ZodType>(
   }
   return parsed.data;
 }
+
+/**
+ * After answering a request whose body was left unread (refused as too large, say): the rest of
+ * the body is read and dropped for `ms`, so that a client still sending reads the answer; a peer
+ * still sending after that has its connection cut. Both servers answer such requests this way.
+ */
+export function drainUnreadBody(request: http.IncomingMessage, ms = 1_000): void {
+  if (request.complete) return;
+  request.resume();
+  const socket = request.socket;
+  setTimeout(() => {
+    if (!request.complete) socket.destroy();
+  }, ms).unref();
+}

@@ -9,6 +9,7 @@ import { createConnectionLimits } from "./connection-limits.js";
 import { hidePaths } from "./hide-paths.js";
 import { answerOf, HttpError, sendJson, shuttingDown } from "./http-errors.js";
 import type { SandboxServer, SandboxServerOptions } from "./options.js";
+import { drainUnreadBody } from "./read-body.js";
 import { createRequestGuard } from "./request-guard.js";
 import { createRoutes } from "./routes.js";
 import { createSandboxRegistry } from "./sandbox-registry.js";
@@ -132,15 +133,7 @@ export async function createSandboxServer({
       // A connection whose request body was left unread (or was bad) is not reused.
       if (unread || status === 400) response.setHeader("connection", "close");
       sendJson(response, status, { error: wire });
-      if (unread) {
-        // The body is drained for a moment, so the client reads our answer; a peer that is
-        // still sending after that gets its connection cut.
-        request.resume();
-        const socket = request.socket;
-        setTimeout(() => {
-          if (!request.complete) socket.destroy();
-        }, 1_000).unref();
-      }
+      drainUnreadBody(request);
     });
   });
   limits.attach(server);
