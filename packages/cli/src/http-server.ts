@@ -130,9 +130,11 @@ export async function startMcpHttpServer({
         }
         response.end();
       })
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
         if (error instanceof HttpError) {
-          // A body over the limit: answered, and its connection not reused.
+          // A body over the limit: answered once the client has sent it (for a moment at most),
+          // and its connection not reused.
+          await drainUnreadBody(request);
           const body = jsonRpcError(error.message);
           if (!response.headersSent) {
             response.writeHead(error.status, {
@@ -142,7 +144,6 @@ export async function startMcpHttpServer({
             });
           }
           response.end(body);
-          drainUnreadBody(request);
           return;
         }
         onerror?.(error instanceof Error ? error : new Error(String(error)));

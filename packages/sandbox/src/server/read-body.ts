@@ -193,15 +193,23 @@ export async function readJsonBody<Schema extends z.ZodType>(
 }
 
 /**
- * After answering a request whose body was left unread (refused as too large, say): the rest of
- * the body is read and dropped for `ms`, so that a client still sending reads the answer; a peer
- * still sending after that has its connection cut. Both servers answer such requests this way.
+ * Before answering a request whose body was left unread (refused as too large, say): the rest of
+ * the body is read and dropped until it ends, the connection closes or `ms` pass, so that a client
+ * still sending has finished when the answer (with `connection: close`) arrives and reads it
+ * rather than a write error. Both servers answer such requests this way.
  */
-export function drainUnreadBody(request: http.IncomingMessage, ms = 1_000): void {
-  if (request.complete) return;
-  request.resume();
-  const socket = request.socket;
-  setTimeout(() => {
-    if (!request.complete) socket.destroy();
-  }, ms).unref();
+export function drainUnreadBody(request: http.IncomingMessage, ms = 1_000): Promise<void> {
+  if (request.complete || request.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      request.off("end", done);
+      request.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    request.once("end", done);
+    request.once("close", done);
+    request.resume();
+  });
 }

@@ -123,7 +123,7 @@ export async function createSandboxServer({
   };
 
   server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
-    handle(request, response).catch((error: unknown) => {
+    handle(request, response).catch(async (error: unknown) => {
       const { status, wire } = answerOf(error);
       if (response.headersSent) {
         response.end();
@@ -132,8 +132,8 @@ export async function createSandboxServer({
       const unread = !request.complete;
       // A connection whose request body was left unread (or was bad) is not reused.
       if (unread || status === 400) response.setHeader("connection", "close");
+      if (unread) await drainUnreadBody(request);
       sendJson(response, status, { error: wire });
-      drainUnreadBody(request);
     });
   });
   limits.attach(server);
