@@ -47,6 +47,8 @@ export type ToolErrorCode =
   | "TOO_LARGE"
   /** A command ran past its time limit. */
   | "TIMEOUT"
+  /** A session already runs as many background jobs as its limit allows. */
+  | "TOO_MANY_JOBS"
   /** The caller aborted the call. */
   | "ABORTED"
   /** A setup command (such as `git clone`) exited non-zero. */

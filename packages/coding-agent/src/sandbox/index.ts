@@ -2,13 +2,26 @@ export type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
+  JobInfo,
+  JobOutput,
+  JobOutputOptions,
+  JobSandboxClient,
+  JobStartOptions,
+  JobState,
+  KeptOutput,
   ReadFileOptions,
   SandboxClient,
+  SandboxJobs,
   SandboxMode,
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
-export { isSandboxUnavailable, sandboxUnavailableError } from "@pleach/core/sandbox";
+export {
+  isSandboxUnavailable,
+  jobsUnsupportedError,
+  sandboxJobsOf,
+  sandboxUnavailableError,
+} from "@pleach/core/sandbox";
 export type {
   SandboxComposite,
   SandboxCompositeMember,

@@ -25,6 +25,22 @@ export interface ExecOptions {
   abortSignal?: AbortSignal;
   /** Bound on the bytes kept of each of stdout and stderr (head and tail); the rest is counted and dropped. */
   maxOutputBytes?: number;
+  /**
+   * Keep the command's whole output (stdout and stderr interleaved as they came) where `readFile`
+   * and a search in the workspace can read it, when it is longer than this many bytes; the
+   * result's `fullOutput` says where. A client without such a place ignores it.
+   */
+  fullOutputOverBytes?: number;
+}
+
+/** Where a command's whole output was kept (see {@link ExecOptions.fullOutputOverBytes}). */
+export interface KeptOutput {
+  /** Its path, relative to the workspace root. */
+  path: string;
+  /** Bytes kept there. */
+  bytes: number;
+  /** Bytes past the session's bound on kept output, not kept (absent when none). */
+  droppedBytes?: number;
 }
 
 /** The outcome of a command. A non-zero exit is data, not an exception. */
@@ -42,6 +58,8 @@ export interface ExecResult {
   signal?: string;
   /** Lines from the sandbox that tie a failure to one of its rules and say the way out. */
   sandboxNotes?: string[];
+  /** Where the whole output is kept, when it was asked for and was long enough. */
+  fullOutput?: KeptOutput;
 }
 
 /** Options of {@link SandboxClient.writeFile}, and those {@link ReadFileOptions} starts from. */

@@ -2,12 +2,23 @@ export type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
+  KeptOutput,
   ReadFileOptions,
   SandboxClient,
   SandboxMode,
   SandboxProvider,
   SandboxSession,
 } from "./contract.js";
+export type {
+  JobInfo,
+  JobOutput,
+  JobOutputOptions,
+  JobSandboxClient,
+  JobStartOptions,
+  JobState,
+  SandboxJobs,
+} from "./jobs.js";
+export { jobsUnsupportedError, sandboxJobsOf } from "./jobs.js";
 export type { FileEncoding } from "./options.js";
 export {
   checkEnvironment,

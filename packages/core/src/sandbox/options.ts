@@ -82,6 +82,15 @@ export function checkExecOptions(options: ExecOptions | undefined): void {
   checkTimeoutMs(options.timeoutMs);
   checkMaxOutputBytes(options.maxOutputBytes);
   checkEnvironment(options.env);
+  if (
+    options.fullOutputOverBytes !== undefined &&
+    (!Number.isInteger(options.fullOutputOverBytes) || options.fullOutputOverBytes < 0)
+  ) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `fullOutputOverBytes must be an integer >= 0, got ${options.fullOutputOverBytes}`,
+    );
+  }
   if (options.stdin !== undefined && typeof options.stdin !== "string") {
     throw new ToolError("INVALID_INPUT", "stdin must be a string");
   }

@@ -23,6 +23,8 @@ function statusOfCode(code: ToolErrorCode): number {
       return 403;
     case "TOO_LARGE":
       return 413;
+    case "TOO_MANY_JOBS":
+      return 429;
     case "INTERNAL":
       return 500;
     case "NO_SANDBOX":

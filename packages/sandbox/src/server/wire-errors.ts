@@ -27,6 +27,7 @@ const CODES: Record<ToolErrorCode, true> = {
   STALE_FILE: true,
   BINARY_FILE: true,
   TOO_LARGE: true,
+  TOO_MANY_JOBS: true,
   TIMEOUT: true,
   ABORTED: true,
   COMMAND_FAILED: true,
