@@ -15,6 +15,7 @@ import {
   fileEncodingOf,
 } from "@pleach/core/sandbox";
 import { readExecStream } from "./http-exec-stream.js";
+import { createHttpJobs, type HttpSandboxJobs } from "./http-jobs.js";
 import { createHttpRequester } from "./http-request.js";
 import { readLimitOf } from "./read-limit.js";
 import {
@@ -74,6 +75,8 @@ export interface HttpExecOptions extends ExecOptions {
 /** A {@link SandboxClient} of one sandbox on a sandbox server. */
 export interface HttpSandboxClient extends SandboxClient {
   exec(command: string, options?: HttpExecOptions): Promise<ExecResult>;
+  /** Its background jobs, when the server runs them (it says so when the sandbox is created). */
+  readonly jobs?: HttpSandboxJobs;
 }
 
 /** A sandbox on a sandbox server. */
@@ -168,7 +171,7 @@ export function createHttpStreamSandboxProvider({
     return (text === "" ? {} : JSON.parse(text)) as Result;
   };
 
-  const clientOf = (id: string): HttpSandboxClient => {
+  const clientOf = ({ id, jobs }: CreateSandboxResponse): HttpSandboxClient => {
     const prefix = `/sandboxes/${id}`;
     // The file's bytes travel raw both ways; the encoding is applied here, at the caller's end.
     const fileRoute = (filePath: unknown, maxBytes?: number) => {
@@ -180,7 +183,7 @@ export function createHttpStreamSandboxProvider({
       if (maxBytes !== undefined) query.set("maxBytes", String(maxBytes));
       return `${prefix}/file?${query}`;
     };
-    return {
+    const client: HttpSandboxClient = {
       async readFile(filePath: string, options?: ReadFileOptions) {
         const encoding = fileEncodingOf(options);
         const route = fileRoute(filePath, readLimitOf(options?.maxBytes));
@@ -193,14 +196,23 @@ export function createHttpStreamSandboxProvider({
         await call(route, { method: "PUT", body: Buffer.from(content, encoding) });
       },
       async exec(command: string, options: HttpExecOptions = {}) {
-        const { cwd, timeoutMs, env, stdin, abortSignal, maxOutputBytes, onOutput } = options;
+        const { cwd, timeoutMs, env, stdin, abortSignal, onOutput } = options;
+        const { maxOutputBytes, fullOutputOverBytes } = options;
         checkExecOptions(options);
         const response = await requester.send({
           method: "POST",
           target: `${PROTOCOL_PREFIX}${prefix}/exec`,
           headers: { ...(await auth?.())?.headers, "content-type": "application/json" },
           body: Buffer.from(
-            JSON.stringify({ command, cwd, timeoutMs, env, stdin, maxOutputBytes }),
+            JSON.stringify({
+              command,
+              cwd,
+              timeoutMs,
+              env,
+              stdin,
+              maxOutputBytes,
+              fullOutputOverBytes,
+            }),
             "utf8",
           ),
           abortSignal,
@@ -212,6 +224,11 @@ export function createHttpStreamSandboxProvider({
         }
         return readExecStream({ response, where, abortSignal, onOutput, streamIdleTimeoutMs });
       },
+    };
+    if (jobs !== true) return client;
+    return {
+      ...client,
+      jobs: createHttpJobs({ request: call, prefix, requestTimeoutMs, where }),
     };
   };
 
@@ -226,7 +243,7 @@ export function createHttpStreamSandboxProvider({
       return {
         id: created.id,
         root: created.root,
-        client: clientOf(created.id),
+        client: clientOf(created),
         release() {
           released ??= call(`/sandboxes/${created.id}`, { method: "DELETE" }).then(
             () => undefined,

@@ -3,6 +3,7 @@ export type {
   DockerSandboxProviderOptions,
 } from "./docker/docker-provider.js";
 export { createDockerSandboxProvider } from "./docker/docker-provider.js";
+export type { HttpJobCallOptions, HttpSandboxJobs } from "./http-jobs.js";
 export type {
   HttpExecOptions,
   HttpSandboxAuth,

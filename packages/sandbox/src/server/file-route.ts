@@ -1,5 +1,6 @@
 import type http from "node:http";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
+import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
 import type { HostedSandbox } from "./sandbox-registry.js";
 
@@ -55,61 +56,26 @@ export async function serveFile({
 
 /**
  * The query of a file request: `path`, the workspace path, form-encoded; and on a read, optionally
- * `maxBytes`, the most bytes the caller wants (a larger file is refused from its size). Any other
- * parameter, one given twice or without a value, or an escape that does not decode to UTF-8 is
- * refused. (`URLSearchParams` would take all of these silently, and decode a bad escape to U+FFFD.)
+ * `maxBytes`, the most bytes the caller wants (a larger file is refused from its size).
  */
 function fileQuery(
   url: URL,
   method: "GET" | "PUT",
 ): { filePath: string; maxBytes: number | undefined } {
-  let filePath: string | undefined;
-  let maxBytes: number | undefined;
-  const search = url.search.slice(1);
-  for (const part of search === "" ? [] : search.split("&")) {
-    const equals = part.indexOf("=");
-    const name = decodeQuery(equals < 0 ? part : part.slice(0, equals));
-    if (name !== "path" && !(name === "maxBytes" && method === "GET")) {
-      throw badRequest(
-        `unknown query parameter ${JSON.stringify(name)}: a file ${method === "GET" ? "read takes only ?path=FILE and &maxBytes=N" : "write takes only ?path=FILE"}`,
-      );
-    }
-    if (equals < 0) {
-      const example = name === "path" ? "?path=FILE" : "&maxBytes=N";
-      throw badRequest(`the ${name} query parameter has no value: send ${example}`);
-    }
-    if ((name === "path" ? filePath : maxBytes) !== undefined) {
-      throw badRequest(`the ${name} query parameter is given twice`);
-    }
-    const value = decodeQuery(part.slice(equals + 1));
-    if (name === "path") filePath = value;
-    else maxBytes = wholeBytes(value);
-  }
+  const query = strictQuery(
+    url,
+    method === "GET"
+      ? {
+          takes: { path: "?path=FILE", maxBytes: "&maxBytes=N" },
+          usage: "a file read takes only ?path=FILE and &maxBytes=N",
+        }
+      : { takes: { path: "?path=FILE" }, usage: "a file write takes only ?path=FILE" },
+  );
+  const filePath = query.get("path");
   if (filePath === undefined) {
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
-  return { filePath, maxBytes };
-}
-
-/** The `maxBytes` of a read: a whole number of bytes, written in decimal digits. */
-function wholeBytes(value: string): number {
-  const bytes = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(bytes)) {
-    throw badRequest(
-      `maxBytes must be a whole number of bytes in decimal digits, got ${JSON.stringify(value.slice(0, 100))}`,
-    );
-  }
-  return bytes;
-}
-
-function decodeQuery(text: string): string {
-  try {
-    return decodeURIComponent(text.replace(/\+/g, " "));
-  } catch {
-    throw badRequest(
-      `the query ${JSON.stringify(text.slice(0, 200))} is not URL-encoded UTF-8 (a % escape is malformed)`,
-    );
-  }
+  return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */

@@ -21,6 +21,8 @@ function statusOfCode(code: ToolErrorCode): number {
       return 404;
     case "PERMISSION_DENIED":
       return 403;
+    case "CONFLICT":
+      return 409;
     case "TOO_LARGE":
       return 413;
     case "TOO_MANY_JOBS":

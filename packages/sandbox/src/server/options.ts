@@ -113,6 +113,12 @@ export interface SandboxServerOptions {
    */
   heartbeatMs?: number;
   /**
+   * The longest a job output request (`GET .../jobs/:jobId/output?waitMs=`) is held waiting for
+   * output, in milliseconds; a longer `waitMs` is cut to it (the client asks again).
+   * @default 20_000
+   */
+  maxJobWaitMs?: number;
+  /**
    * On `close()`, how long requests in flight have to finish (running commands are killed at once).
    * @default 5_000
    */

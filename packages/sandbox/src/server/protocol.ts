@@ -32,6 +32,8 @@ export interface CreateSandboxResponse {
   id: string;
   /** The workspace root as commands in the sandbox see it. */
   root: string;
+  /** Whether it runs background jobs (the `/jobs` routes); absent from servers older than them. */
+  jobs?: boolean;
 }
 
 /**
@@ -46,6 +48,7 @@ export const execRequestSchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional(),
   stdin: z.string().optional(),
   maxOutputBytes: z.number().optional(),
+  fullOutputOverBytes: z.number().optional(),
 });
 
 /** Body of `POST /v1/sandboxes/:id/exec`. */
@@ -89,6 +92,9 @@ export const execEventSchema = z.discriminatedUnion("type", [
     truncated: z.boolean(),
     signal: z.string().optional(),
     sandboxNotes: z.array(z.string()).optional(),
+    fullOutput: z
+      .object({ path: z.string(), bytes: z.number(), droppedBytes: z.number().optional() })
+      .optional(),
   }),
   z.object({ type: z.literal("error"), error: wireErrorSchema }),
 ]);

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import { serveFile } from "./file-route.js";
 import { HttpError, methodNotAllowed, sendJson } from "./http-errors.js";
+import { serveJobs } from "./job-routes.js";
 import { createSandboxRequestSchema, execRequestSchema, PROTOCOL_PREFIX } from "./protocol.js";
 import { MAX_REQUEST_BYTES_SETTING, readJsonBody } from "./read-body.js";
 import type { SandboxRegistry } from "./sandbox-registry.js";
@@ -13,6 +14,8 @@ export interface RoutesOptions {
   /** The largest request body. */
   maxRequestBytes: number;
   heartbeatMs: number;
+  /** The longest a job output request is held waiting. */
+  maxJobWaitMs: number;
 }
 
 /** The protocol's routes, for a request that passed the server's checks. */
@@ -23,18 +26,21 @@ export interface Routes {
   commandsDone(): Promise<void>;
 }
 
-const ROUTE = new RegExp(`^${PROTOCOL_PREFIX}/sandboxes(?:/([^/]+)(?:/(exec|file))?)?$`);
+const ROUTE = new RegExp(
+  `^${PROTOCOL_PREFIX}/sandboxes(?:/([^/]+)(?:/(exec|file|jobs(?:/([^/]+)/(output|input|kill))?))?)?$`,
+);
 
 /** The bodies the JSON routes take, named in their 400s. */
 const CREATE_BODY = `{ "template"?: "empty" | { "folder": NAME } | { "git": URL, "ref"?: REF } }`;
-const EXEC_BODY = `{ "command": STRING, "cwd"?: STRING, "timeoutMs"?: NUMBER, "env"?: { NAME: STRING }, "stdin"?: STRING, "maxOutputBytes"?: NUMBER }`;
+const EXEC_BODY = `{ "command": STRING, "cwd"?: STRING, "timeoutMs"?: NUMBER, "env"?: { NAME: STRING }, "stdin"?: STRING, "maxOutputBytes"?: NUMBER, "fullOutputOverBytes"?: NUMBER }`;
 
-/** The routes of PROTOCOL.md: health, create, destroy, file and exec. */
+/** The routes of PROTOCOL.md: health, create, destroy, file, exec and jobs. */
 export function createRoutes({
   registry,
   maxSandboxes,
   maxRequestBytes,
   heartbeatMs,
+  maxJobWaitMs,
 }: RoutesOptions): Routes {
   /** Commands running now, each settled once its process group is gone and its sandbox let go. */
   const executing = new Set<Promise<void>>();
@@ -55,7 +61,7 @@ export function createRoutes({
         message: `no route ${request.method} ${url.pathname}`,
       });
     }
-    const [, id, action] = route;
+    const [, id, action, jobId, jobAction] = route;
     if (id === undefined) {
       if (request.method !== "POST") throw methodNotAllowed(request.method, url.pathname, "POST");
       const { template } = await readJsonBody(request, {
@@ -82,6 +88,19 @@ export function createRoutes({
         request,
         response,
         maxRequestBytes,
+      });
+      return;
+    }
+    if (action?.startsWith("jobs")) {
+      await serveJobs({
+        sandbox: () => registry.lookup(id),
+        jobId,
+        action: jobAction,
+        url,
+        request,
+        response,
+        maxRequestBytes,
+        maxJobWaitMs,
       });
       return;
     }

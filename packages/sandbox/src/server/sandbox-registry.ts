@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
-import type { SandboxMode } from "@pleach/core/sandbox";
+import { type SandboxMode, sandboxJobsOf } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { NetworkOption } from "../network/domain-rules.js";
@@ -93,6 +93,7 @@ export function createSandboxRegistry({
     if (sandboxes.get(sandbox.id) !== sandbox) return;
     sandboxes.delete(sandbox.id);
     for (const controller of sandbox.running) controller.abort(reason);
+    await closeClient(sandbox.client).catch((error: Error) => onError(error));
     if (!sandbox.ownsWorkspace) return;
     await rm(sandbox.workspace, { recursive: true, force: true }).catch((error: Error) =>
       onError(error),
@@ -168,6 +169,7 @@ export function createSandboxRegistry({
         commandWrapper: wrapper,
       });
       if (closing) {
+        await closeClient(client);
         if (ownsWorkspace) await rm(workspace, { recursive: true, force: true });
         throw shuttingDown();
       }
@@ -187,7 +189,7 @@ export function createSandboxRegistry({
         running: new Set(),
         ownsWorkspace,
       });
-      return { id, root: client.root };
+      return { id, root: client.root, jobs: sandboxJobsOf(client) !== undefined };
     } finally {
       creating -= 1;
     }
@@ -236,4 +238,9 @@ export function createSandboxRegistry({
       await Promise.all([...sandboxes.values()].map((sandbox) => destroy(sandbox, reason)));
     },
   };
+}
+
+/** End a sandbox's session: every job and process of it, and the outputs it kept. */
+function closeClient(client: LocalSandbox): Promise<void> {
+  return (client as { close?: () => Promise<void> }).close?.() ?? Promise.resolve();
 }

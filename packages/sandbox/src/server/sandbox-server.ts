@@ -8,6 +8,7 @@ import { isInside } from "../paths.js";
 import { createConnectionLimits } from "./connection-limits.js";
 import { hidePaths } from "./hide-paths.js";
 import { answerOf, HttpError, sendJson, shuttingDown } from "./http-errors.js";
+import { DEFAULT_MAX_JOB_WAIT_MS } from "./job-protocol.js";
 import type { SandboxServer, SandboxServerOptions } from "./options.js";
 import { drainUnreadBody } from "./read-body.js";
 import { createRequestGuard } from "./request-guard.js";
@@ -45,6 +46,7 @@ export async function createSandboxServer({
   gitTimeoutMs = 120_000,
   connectionLimits = {},
   heartbeatMs = 5_000,
+  maxJobWaitMs = DEFAULT_MAX_JOB_WAIT_MS,
   shutdownGraceMs = 5_000,
   hiddenFiles = [],
   workspacePath,
@@ -100,7 +102,13 @@ export async function createSandboxServer({
     idleTimeoutMs,
     onError,
   });
-  const routes = createRoutes({ registry, maxSandboxes, maxRequestBytes, heartbeatMs });
+  const routes = createRoutes({
+    registry,
+    maxSandboxes,
+    maxRequestBytes,
+    heartbeatMs,
+    maxJobWaitMs,
+  });
   let closing = false;
 
   const handle = async (

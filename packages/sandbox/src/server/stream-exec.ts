@@ -14,7 +14,7 @@ import { toWireError } from "./wire-errors.js";
 function execStreaming(
   client: LocalSandbox,
   limits: StreamingExecLimits,
-  { command, cwd, env, stdin, timeoutMs, maxOutputBytes }: ExecRequest,
+  { command, cwd, env, stdin, timeoutMs, maxOutputBytes, fullOutputOverBytes }: ExecRequest,
   abortSignal: AbortSignal,
   onOutput: (stream: "stdout" | "stderr", text: string) => void,
 ): Promise<ExecResult> {
@@ -24,6 +24,7 @@ function execStreaming(
     stdin,
     abortSignal,
     onOutput,
+    fullOutputOverBytes,
     timeoutMs: Math.min(timeoutMs ?? limits.defaultTimeoutMs, limits.maxTimeoutMs),
     maxOutputBytes: Math.min(maxOutputBytes ?? limits.maxOutputBytes, limits.maxOutputBytes),
   });
