@@ -1,5 +1,6 @@
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { sandboxJobsOf } from "@pleach/core/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createHttpStreamSandboxProvider,
@@ -10,7 +11,8 @@ import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";
 
 // Each command of a sandbox server sees no other sandbox's workspace and not the token file, also
-// when commands come back to back (when a wrapper would run them in a warm sandbox).
+// when commands come back to back (when a wrapper would run them in a warm sandbox), nor does a
+// background job (the session sandbox is built from arguments of its own).
 
 const skipReason = await attackSuiteSkipReason();
 const TOKEN = "h".repeat(32);
@@ -61,6 +63,13 @@ describe.skipIf(skipReason !== undefined)(
       }
       // Of the folder of all workspaces, a command sees its own only.
       expect(seen).toEqual(Array(6).fill(`${own}\n`));
+      // So does a background job, in the sandbox's session.
+      const jobs = sandboxJobsOf(attacker.client);
+      const job = await jobs?.start(
+        `cat ${where}/secret.txt ${tokenFile} 2>/dev/null; ls ${path.dirname(where)}`,
+      );
+      const read = await jobs?.output(job?.jobId ?? "", { waitMs: 10_000, until: "\n" });
+      expect(read?.output).toBe(`${own}\n`);
       await attacker.release();
       await secretHolder.release();
     });

@@ -39,21 +39,32 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       // A warm sandbox was started from the wrapper's own arguments, without the masks: the
       // command never runs in one, it gets a sandbox of its own with them.
       const { warm: _unmasked, ...oneOff } = invocation;
-      // Mounts apply in order: right after the read-only host, before the workspace's own bind.
-      const at = hostBindEnd(oneOff.args);
-      if (at === undefined) {
+      const args = masked(oneOff.args);
+      // A session sandbox (the sandbox's jobs and commands) is built from arguments of its own.
+      const sessionArgs =
+        oneOff.session === undefined ? undefined : masked(oneOff.session.spec.sandboxArgs);
+      if (args === undefined || (oneOff.session !== undefined && sessionArgs === undefined)) {
         await oneOff.release?.();
         throw new ToolError(
           "NO_SANDBOX",
           "cannot hide the other sandboxes and the server's token from this command (the launcher's arguments are not bubblewrap's as expected), so it does not run",
         );
       }
+      if (oneOff.session === undefined || sessionArgs === undefined) return { ...oneOff, args };
+      const { session } = oneOff;
       return {
         ...oneOff,
-        args: [...oneOff.args.slice(0, at), ...masks, ...oneOff.args.slice(at)],
+        args,
+        session: { ...session, spec: { ...session.spec, sandboxArgs: sessionArgs } },
       };
     },
   };
+
+  /** `args` with the masks right after the read-only host, before the workspace's own bind. */
+  function masked(args: readonly string[]): string[] | undefined {
+    const at = hostBindEnd(args);
+    return at === undefined ? undefined : [...args.slice(0, at), ...masks, ...args.slice(at)];
+  }
 }
 
 function hostBindEnd(args: readonly string[]): number | undefined {

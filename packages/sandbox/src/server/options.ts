@@ -1,6 +1,7 @@
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkOption } from "../network/domain-rules.js";
 import type { CommandWrapper } from "../os/index.js";
+import type { LocalSessionOptions } from "../session/local-session.js";
 import type { ConnectionLimitsOptions } from "./connection-limits.js";
 
 /** Options of {@link createSandboxServer}. */
@@ -112,6 +113,13 @@ export interface SandboxServerOptions {
    * @default 5_000
    */
   heartbeatMs?: number;
+  /**
+   * The limits of each sandbox's session, as `session` of `createLocalSandbox`: background jobs
+   * running at once (`maxJobs`, default 8), output kept per job (`maxJobOutputBytes`, 1 MiB), whole
+   * outputs of long results kept (`maxKeptOutputBytes`, 256 MiB).
+   * @default {}
+   */
+  session?: LocalSessionOptions;
   /**
    * The longest a job output request (`GET .../jobs/:jobId/output?waitMs=`) is held waiting for
    * output, in milliseconds; a longer `waitMs` is cut to it (the client asks again).

@@ -8,6 +8,7 @@ import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { NetworkOption } from "../network/domain-rules.js";
 import { type CommandWrapper, hiddenWith, protectionWith } from "../os/index.js";
 import { isInside } from "../paths.js";
+import type { LocalSessionOptions } from "../session/local-session.js";
 import type { StreamingExecLimits } from "./exec-limits.js";
 import { HttpError, shuttingDown } from "./http-errors.js";
 import type { CreateSandboxResponse, SandboxTemplate } from "./protocol.js";
@@ -48,6 +49,8 @@ export interface SandboxRegistryOptions {
   gitProtocols: readonly string[];
   gitTimeoutMs: number;
   idleTimeoutMs: number;
+  /** The limits of each sandbox's session (its jobs, the outputs it keeps). */
+  session: LocalSessionOptions;
   onError: (error: Error) => void;
 }
 
@@ -81,6 +84,7 @@ export function createSandboxRegistry({
   gitProtocols,
   gitTimeoutMs,
   idleTimeoutMs,
+  session,
   onError,
 }: SandboxRegistryOptions): SandboxRegistry {
   const sandboxes = new Map<string, HostedSandbox>();
@@ -93,7 +97,8 @@ export function createSandboxRegistry({
     if (sandboxes.get(sandbox.id) !== sandbox) return;
     sandboxes.delete(sandbox.id);
     for (const controller of sandbox.running) controller.abort(reason);
-    await closeClient(sandbox.client).catch((error: Error) => onError(error));
+    // Its session ends: every job and process of it, and the outputs it kept.
+    await sandbox.client.close().catch((error: Error) => onError(error));
     if (!sandbox.ownsWorkspace) return;
     await rm(sandbox.workspace, { recursive: true, force: true }).catch((error: Error) =>
       onError(error),
@@ -167,9 +172,10 @@ export function createSandboxRegistry({
         defaultMaxOutputBytes: limits.maxOutputBytes,
         maxFileBytes,
         commandWrapper: wrapper,
+        session,
       });
       if (closing) {
-        await closeClient(client);
+        await client.close();
         if (ownsWorkspace) await rm(workspace, { recursive: true, force: true });
         throw shuttingDown();
       }
@@ -238,9 +244,4 @@ export function createSandboxRegistry({
       await Promise.all([...sandboxes.values()].map((sandbox) => destroy(sandbox, reason)));
     },
   };
-}
-
-/** End a sandbox's session: every job and process of it, and the outputs it kept. */
-function closeClient(client: LocalSandbox): Promise<void> {
-  return (client as { close?: () => Promise<void> }).close?.() ?? Promise.resolve();
 }

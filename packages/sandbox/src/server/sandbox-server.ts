@@ -46,6 +46,7 @@ export async function createSandboxServer({
   gitTimeoutMs = 120_000,
   connectionLimits = {},
   heartbeatMs = 5_000,
+  session = {},
   maxJobWaitMs = DEFAULT_MAX_JOB_WAIT_MS,
   shutdownGraceMs = 5_000,
   hiddenFiles = [],
@@ -100,6 +101,7 @@ export async function createSandboxServer({
     gitProtocols,
     gitTimeoutMs,
     idleTimeoutMs,
+    session,
     onError,
   });
   const routes = createRoutes({
