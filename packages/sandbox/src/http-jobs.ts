@@ -23,7 +23,8 @@ export interface HttpJobCallOptions {
 /** The jobs of a sandbox on a sandbox server, each call also taking an abort signal. */
 export interface HttpSandboxJobs extends SandboxJobs {
   start(command: string, options?: JobStartOptions & HttpJobCallOptions): Promise<JobInfo>;
-  output(jobId: string, options?: JobOutputOptions & HttpJobCallOptions): Promise<JobOutput>;
+  /** Aborting ends the wait: what there is by then is returned (asked for once more). */
+  output(jobId: string, options?: JobOutputOptions): Promise<JobOutput>;
   input(jobId: string, text: string, options?: HttpJobCallOptions): Promise<void>;
   kill(jobId: string, options?: HttpJobCallOptions): Promise<JobInfo>;
   list(options?: HttpJobCallOptions): Promise<JobInfo[]>;
@@ -99,26 +100,36 @@ export function createHttpJobs({
 
     async output(jobId, { abortSignal, waitMs, ...options } = {}) {
       const route = jobRoute(jobId, "output");
+      const aborted = () => abortSignal?.aborted === true;
       // A wait that is no whole number is sent once, as given, for the server to refuse.
       const splits = Number.isSafeInteger(waitMs) && (waitMs ?? 0) > 0;
       const deadline = performance.now() + (splits ? (waitMs ?? 0) : 0);
-      for (;;) {
-        const wait = splits
+      const nextWait = () =>
+        splits
           ? Math.max(0, Math.min(DEFAULT_MAX_JOB_WAIT_MS, Math.ceil(deadline - performance.now())))
           : waitMs;
+      for (;;) {
+        // Once aborted, the wait is over: what there is is asked for, without waiting.
+        const waiting = !aborted();
+        const wait = waiting ? nextWait() : 0;
         const query = new URLSearchParams();
         for (const [name, value] of Object.entries({ ...options, waitMs: wait })) {
           if (value !== undefined) query.set(name, String(value));
         }
         const sent = request(`${route}?${query}`, {
           method: "GET",
-          abortSignal,
+          abortSignal: waiting ? abortSignal : undefined,
           timeoutMs: requestTimeoutMs + (typeof wait === "number" && wait > 0 ? wait : 0),
         });
-        const read = await answer(jobOutputSchema, "a job's output", sent);
-        if (!splits || deadline - performance.now() <= 0 || !stillWaiting(read, options.until)) {
-          return read;
+        let read: JobOutput;
+        try {
+          read = await answer(jobOutputSchema, "a job's output", sent);
+        } catch (error) {
+          if (waiting && aborted()) continue;
+          throw error;
         }
+        const done = !splits || !waiting || deadline - performance.now() <= 0;
+        if (done || !stillWaiting(read, options.until)) return read;
       }
     },
 

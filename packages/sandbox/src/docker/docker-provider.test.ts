@@ -3,9 +3,17 @@
 // image from local files when it is missing or stale (scripts/build-sandbox-image.sh). Skips,
 // saying why, where no engine answers.
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { sandboxJobsOf } from "@pleach/core/sandbox";
 import { describeSandboxClientContract } from "@pleach/core/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
+import {
+  fetchCommand,
+  LISTENING,
+  processesWith,
+  serverJobCommand,
+} from "../test-support/loopback-job.js";
 import { createDockerSandboxProvider } from "./docker-provider.js";
 import { dockerSkipReason, ensureSandboxImage, IMAGE } from "./test-support/docker-engine.js";
 
@@ -66,6 +74,25 @@ describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
     expect((await session.client.exec("cat inside.txt")).stdout).toBe("only in the container");
     await session.release();
     expect(inspect("{{.Name}}").status).not.toBe(0);
+  }, 60_000);
+
+  it("runs background jobs in the container's session: a job's server answers a foreground command on loopback", async () => {
+    const session = await provider.acquire();
+    sessions.push(session);
+    const jobs = sandboxJobsOf(session.client);
+    if (jobs === undefined) throw new Error("the container's sandbox offers no jobs");
+    const marker = `pleach-docker-job-${randomBytes(6).toString("hex")}`;
+    const started = await jobs.start(serverJobCommand(marker));
+    const ready = await jobs.output(started.jobId, { until: LISTENING, waitMs: 30_000 });
+    const port = new RegExp(LISTENING).exec(ready.output)?.[1] ?? "";
+    expect((await session.client.exec(fetchCommand(port))).stdout).toBe("got hello from the job\n");
+    expect((await session.client.exec("ls /sys/class/net")).stdout.trim()).toBe("lo");
+    expect(await jobs.kill(started.jobId)).toMatchObject({ state: "killed" });
+    expect((await session.client.exec(fetchCommand(port))).stdout).toBe("closed ECONNREFUSED\n");
+    await jobs.start(`bash -c "sleep 600; :" ${marker}`);
+    expect(processesWith(marker)).not.toEqual([]);
+    await session.release();
+    expect(processesWith(marker)).toEqual([]);
   }, 60_000);
 
   it("refuses every write in read-only mode, from commands and from the file route", async () => {

@@ -1,4 +1,6 @@
 import type http from "node:http";
+import path from "node:path";
+import { KEPT_OUTPUT_FOLDER } from "../session/local-session.js";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
@@ -26,9 +28,12 @@ export async function serveFile({
   maxRequestBytes,
 }: ServeFileOptions): Promise<void> {
   if (request.method === "GET") {
-    const files = sandbox().files;
+    const { files, client } = sandbox();
     const { filePath, maxBytes } = fileQuery(url, "GET");
-    const bytes = await files.read(filePath, maxBytes);
+    // A kept output lives in the session sandbox's memory, not on the host's disk: its client reads it.
+    const bytes = isKeptOutput(filePath, client.root)
+      ? Buffer.from(await client.readFile(filePath, { encoding: "base64", maxBytes }), "base64")
+      : await files.read(filePath, maxBytes);
     response.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-length": bytes.length,
@@ -76,6 +81,12 @@ function fileQuery(
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
   return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
+}
+
+/** Whether `filePath` names a file of the kept outputs' folder (`.pleach-output/NAME`). */
+function isKeptOutput(filePath: string, root: string): boolean {
+  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
+  return relative.split("/").find((part) => part !== "" && part !== ".") === KEPT_OUTPUT_FOLDER;
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */

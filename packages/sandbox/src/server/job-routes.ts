@@ -74,15 +74,28 @@ export async function serveJobs({
       usage: "a job's output takes only since=N, waitMs=N, until=REGEX and maxBytes=N",
     });
     const waitMs = wholeNumber("waitMs", query.get("waitMs"), "milliseconds");
-    const output = await jobs.output(id, {
-      since: wholeNumber("since", query.get("since"), "bytes"),
-      waitMs: waitMs === undefined ? undefined : Math.min(waitMs, maxJobWaitMs),
-      until: query.get("until"),
-      maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes"),
-    });
-    // A wait is use: the sandbox was not idle while a client waited on it.
-    hosted.lastUsed = Date.now();
-    sendJson(response, 200, output);
+    // The wait ends early, answering what there is, when the client goes away or the sandbox is
+    // destroyed (it counts as running meanwhile, so it is not idle).
+    const waiting = new AbortController();
+    const onGone = () => {
+      if (!response.writableFinished) waiting.abort();
+    };
+    response.on("close", onGone);
+    hosted.running.add(waiting);
+    try {
+      const output = await jobs.output(id, {
+        since: wholeNumber("since", query.get("since"), "bytes"),
+        waitMs: waitMs === undefined ? undefined : Math.min(waitMs, maxJobWaitMs),
+        until: query.get("until"),
+        maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes"),
+        abortSignal: waiting.signal,
+      });
+      sendJson(response, 200, output);
+    } finally {
+      response.off("close", onGone);
+      hosted.running.delete(waiting);
+      hosted.lastUsed = Date.now();
+    }
     return;
   }
   if (method !== "POST") throw methodNotAllowed(method, url.pathname, "POST");

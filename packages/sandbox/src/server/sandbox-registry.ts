@@ -24,7 +24,7 @@ export interface HostedSandbox {
   files: RawFiles;
   limits: StreamingExecLimits;
   lastUsed: number;
-  /** Its running commands; aborted when it is destroyed. */
+  /** Its running commands and the job output reads held waiting; aborted when it is destroyed. */
   running: Set<AbortController>;
   /**
    * Whether the server made the workspace (in its root) and removes it with the sandbox; a folder
