@@ -1,4 +1,5 @@
 import { ToolError } from "@pleach/core";
+import type { CommandInvocation } from "../os/command-wrapper.js";
 import { type CommandWrapper, protectionWith } from "../os/index.js";
 
 /** Options of {@link hidePaths}. */
@@ -37,34 +38,47 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
       if (request.mode === "danger-full-access") return invocation;
       // A warm sandbox was started from the wrapper's own arguments, without the masks: the
-      // command never runs in one, it gets a sandbox of its own with them.
+      // command never runs in one, it gets a sandbox of its own with them (or a session sandbox
+      // built with them).
       const { warm: _unmasked, ...oneOff } = invocation;
-      const args = masked(oneOff.args);
-      // A session sandbox (the sandbox's jobs and commands) is built from arguments of its own.
-      const sessionArgs =
-        oneOff.session === undefined ? undefined : masked(oneOff.session.spec.sandboxArgs);
-      if (args === undefined || (oneOff.session !== undefined && sessionArgs === undefined)) {
+      // Mounts apply in order: right after the read-only host, before the workspace's own bind.
+      const at = hostBindEnd(oneOff.args);
+      if (at === undefined) {
         await oneOff.release?.();
         throw new ToolError(
           "NO_SANDBOX",
           "cannot hide the other sandboxes and the server's token from this command (the launcher's arguments are not bubblewrap's as expected), so it does not run",
         );
       }
-      if (oneOff.session === undefined || sessionArgs === undefined) return { ...oneOff, args };
-      const { session } = oneOff;
-      return {
+      const masked: CommandInvocation = {
         ...oneOff,
-        args,
-        session: { ...session, spec: { ...session.spec, sandboxArgs: sessionArgs } },
+        args: [...oneOff.args.slice(0, at), ...masks, ...oneOff.args.slice(at)],
+      };
+      // A session sandbox is built from its own copy of the arguments: it gets the masks too.
+      const session = oneOff.session;
+      const sessionAt = session === undefined ? undefined : hostBindEnd(session.spec.sandboxArgs);
+      if (session === undefined || sessionAt === undefined) {
+        delete masked.session;
+        return masked;
+      }
+      const { sandboxArgs } = session.spec;
+      return {
+        ...masked,
+        session: {
+          ...session,
+          key: `${session.key}\n${JSON.stringify(masks)}`,
+          spec: {
+            ...session.spec,
+            sandboxArgs: [
+              ...sandboxArgs.slice(0, sessionAt),
+              ...masks,
+              ...sandboxArgs.slice(sessionAt),
+            ],
+          },
+        },
       };
     },
   };
-
-  /** `args` with the masks right after the read-only host, before the workspace's own bind. */
-  function masked(args: readonly string[]): string[] | undefined {
-    const at = hostBindEnd(args);
-    return at === undefined ? undefined : [...args.slice(0, at), ...masks, ...args.slice(at)];
-  }
 }
 
 function hostBindEnd(args: readonly string[]): number | undefined {
