@@ -109,8 +109,9 @@ async function serve(
 async function entries(client: SandboxClient): Promise<string[]> {
   const all = await client.exec("ls -A");
   expect(all.stdout).not.toContain(".pleach-clone");
+  // The session's folder of kept outputs (ignored by git) is the sandbox's, not the template's.
   const listed = await client.exec(
-    "find . -mindepth 1 -maxdepth 1 ! -empty -printf '%f\\n' | sort",
+    "find . -mindepth 1 -maxdepth 1 ! -empty ! -name .pleach-output -printf '%f\\n' | sort",
   );
   return listed.stdout.split("\n").filter((name) => name !== "");
 }
