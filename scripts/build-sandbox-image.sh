@@ -4,8 +4,9 @@
 # libraries they load) and the built packages, then `docker import`ed, every file owned by root.
 # The image runs scripts/sandbox-serve.mjs; the same image is what Kubernetes or another container
 # platform would run. bubblewrap (/usr/bin/bwrap, root-owned as the local sandbox requires) lets
-# the server confine commands inside the container exactly as on the host; perl and mkfifo let it
-# keep warm sandboxes.
+# the server confine commands inside the container exactly as on the host; perl (with its base
+# library) runs the session sandbox that holds a sandbox's commands and background jobs, and
+# util-linux's script gives a job a pseudo-terminal.
 #
 #   npx tsc -b && scripts/build-sandbox-image.sh [--if-changed] [TAG]   (default TAG: pleach-sandbox:dev)
 #
@@ -57,7 +58,7 @@ trap 'rm -rf "$rootfs"' EXIT
 programs=(node bash sh env cat head tail tr sleep setsid ls pwd printf echo mkdir rmdir rm cp mv
   ln wc grep sed find xargs sort uniq cut touch chmod id uname true false kill date dirname
   basename readlink realpath stat diff patch tee mktemp seq od base64 sha256sum timeout
-  bwrap perl mkfifo git install mount umount mknod getent unshare nohup ps)
+  bwrap perl mkfifo git install mount umount mknod getent unshare nohup ps script)
 # A merged /usr (bin -> usr/bin, ...) where this machine has one: the sandbox's probe runs /bin/true.
 for top in bin sbin lib lib32 lib64 libx32; do
   if [[ -L "/$top" ]]; then
@@ -85,13 +86,23 @@ for program in "${programs[@]}"; do
   [[ -e "$rootfs$path" ]] || ln -s "$(readlink -f "$path")" "$rootfs$path"
 done
 # The sandbox runs these by absolute path only (never from PATH): copy them to that very path.
-for fixed in /usr/bin/bwrap /usr/bin/perl /usr/bin/mkfifo; do
+for fixed in /usr/bin/bwrap /usr/bin/perl /usr/bin/mkfifo /usr/bin/script; do
   if [[ -e "$fixed" && ! -e "$rootfs$fixed" ]]; then
     copy_with_libraries "$(readlink -f "$fixed")"
     [[ -e "$rootfs$fixed" ]] || ln -s "$(readlink -f "$fixed")" "$rootfs$fixed"
   fi
 done
 [[ -e "$rootfs/usr/bin/bwrap" ]] || { echo "bubblewrap is needed (apt-get install bubblewrap)" >&2; exit 2; }
+# Perl's base library (strict, warnings, Fcntl, POSIX and their C parts), which the session
+# sandbox's server script loads: without it no session starts and jobs are refused.
+perl_base="$(/usr/bin/perl -Mstrict -e '(my $folder = $INC{"strict.pm"}) =~ s{/strict\.pm$}{}; print $folder' 2>/dev/null || true)"
+if [[ -n "$perl_base" && -d "$perl_base" ]]; then
+  mkdir -p "$rootfs$(dirname "$perl_base")"
+  cp -R "$perl_base" "$rootfs$perl_base"
+  find "$rootfs$perl_base" -name '*.so' -type f | while read -r extension; do
+    copy_with_libraries "${extension#"$rootfs"}"
+  done
+fi
 # Debian's python3 with its standard library: commands use it, and so do the attack suites.
 if [[ -x /usr/bin/python3 ]]; then
   python="$(readlink -f /usr/bin/python3)"

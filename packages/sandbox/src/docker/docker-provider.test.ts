@@ -87,6 +87,10 @@ describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
     const port = new RegExp(LISTENING).exec(ready.output)?.[1] ?? "";
     expect((await session.client.exec(fetchCommand(port))).stdout).toBe("got hello from the job\n");
     expect((await session.client.exec("ls /sys/class/net")).stdout.trim()).toBe("lo");
+    const terminal = await jobs.start("[ -t 0 ] && [ -t 1 ] && echo a tty", { pty: true });
+    expect(await jobs.output(terminal.jobId, { until: "a tty", waitMs: 30_000 })).toMatchObject({
+      matched: true,
+    });
     expect(await jobs.kill(started.jobId)).toMatchObject({ state: "killed" });
     expect((await session.client.exec(fetchCommand(port))).stdout).toBe("closed ECONNREFUSED\n");
     await jobs.start(`bash -c "sleep 600; :" ${marker}`);
