@@ -178,7 +178,9 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         expect(result.stdout).toContain("WROTE");
         const made = await lstat(path.join(fixture.root, "made.txt"));
         expect([made.uid, made.gid]).toEqual(variant.owner);
-        // The placeholder folders (.envrc, .profile, ...) go once no command has used them for a moment.
+        // The placeholder folders (.envrc, .profile, ...) stand while the sandbox's session runs,
+        // and go a moment after it ends.
+        await session.release();
         await placeholdersGone(fixture.root);
         expect(await hostState(protectedPaths)).toEqual(before);
         runOwnersTools(fixture.root);

@@ -1,9 +1,10 @@
 // The OS sandbox's attack suites (os/test-support/*-attacks.ts) over the Docker backend: the same
 // case bodies, each against a fixture whose commands run through a Docker session's client `exec`
-// in a container bound to the fixture's workspace. One container per suite and sandbox mode (and
-// network), started on first use: the workspace is one folder emptied and filled again before
-// each case (the bind mount holds that folder), so each case still starts from a fresh fixture
-// while the container's server, like a local client's wrapper, keeps its cached host facts.
+// in a container bound to the fixture's workspace. One container per sandbox mode (and network),
+// started on first use and released after each command: its sandbox is a session, whose sandbox
+// holds its placeholder folders in the workspace while it runs, and the cases compare the host
+// once the sandbox is done. The workspace is one folder emptied and filled again before each case
+// (the bind mount holds that folder), so each case starts from a fresh fixture.
 import { execFileSync } from "node:child_process";
 import { chown, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
 import os from "node:os";
@@ -146,6 +147,7 @@ export function describeDockerAttacks(
             throw new Error("the Docker sandbox refuses domain lists: skip the case");
           }
           handOver();
+          const key = `${mode ?? "workspace-write"} ${network ?? false}`;
           const session = await sessionFor(mode ?? "workspace-write", network ?? false);
           let result: Awaited<ReturnType<HttpSandboxSession["client"]["exec"]>>;
           try {
@@ -156,7 +158,10 @@ export function describeDockerAttacks(
               ...(stdin === undefined ? {} : { stdin }),
             });
           } finally {
-            // Placeholder folders go once no command has used them for a moment: compare after.
+            // Placeholder folders stand while the session's sandbox runs, and go a moment after
+            // it: end it (the next command gets a container of its own), then compare.
+            sessions.delete(key);
+            await session.release();
             await placeholdersGone(root);
           }
           const missing = result.stderr.split("\n").filter((line) => line.startsWith(MISSING));
