@@ -209,5 +209,47 @@ describe.skipIf(!sessions)(
         await client.close();
       }
     });
+
+    it("runs many commands at once, loud and quiet, each to its own end with all its output", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        for (let round = 0; round < 3; round += 1) {
+          const results = await Promise.all(
+            Array.from({ length: 16 }, (_, index) =>
+              client.exec(index % 2 === 0 ? "seq 1 100000" : "true", { maxOutputBytes: 1_000_000 }),
+            ),
+          );
+          for (const [index, result] of results.entries()) {
+            expect({ index, exitCode: result.exitCode, bytes: result.stdout.length }).toEqual({
+              index,
+              exitCode: 0,
+              bytes: index % 2 === 0 ? 588_895 : 0,
+            });
+          }
+        }
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("reports the exit of a command whose last output is still being relayed when it ends", async () => {
+      // The end of a keeper interrupts the server's write of that output (EINTR): it must go on.
+      for (let round = 0; round < 12; round += 1) {
+        const root = await useTempDir();
+        const client = await createLocalSandbox({ root, session: true });
+        try {
+          await client.exec("true");
+          const result = await client.exec("seq 1 100000", { maxOutputBytes: 1_000_000 });
+          expect({ round, exitCode: result.exitCode, bytes: result.stdout.length }).toEqual({
+            round,
+            exitCode: 0,
+            bytes: 588_895,
+          });
+        } finally {
+          await client.close();
+        }
+      }
+    });
   },
 );

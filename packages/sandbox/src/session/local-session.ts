@@ -28,7 +28,7 @@ export interface LocalSessionOptions {
 }
 
 /** Where kept outputs are, in the workspace, while a session sandbox runs. */
-export const KEPT_OUTPUT_FOLDER = ".pleach-output";
+const KEPT_OUTPUT_FOLDER = ".pleach-output";
 
 /** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
 export type PrepareCommand = (
