@@ -25,6 +25,12 @@ export interface LocalSandboxProviderOptions extends Omit<LocalSandboxOptions, "
    */
   tempParent?: string;
   /**
+   * Each session's client is a session of the local sandbox (`session` of `createLocalSandbox`):
+   * its commands share one sandbox, which holds its background jobs, until `release()`.
+   * @default true
+   */
+  session?: LocalSandboxOptions["session"];
+  /**
    * Whether `release()` removes a fresh session folder. Ignored with `root`, which is never removed.
    * @default true
    */
@@ -50,6 +56,7 @@ export function createLocalSandboxProvider({
   mode = "workspace-write",
   tempParent = os.tmpdir(),
   removeOnRelease = true,
+  session = true,
   ...sandboxOptions
 }: LocalSandboxProviderOptions = {}): LocalSandboxProvider {
   return {
@@ -61,7 +68,7 @@ export function createLocalSandboxProvider({
         : root;
       let client: LocalSandbox;
       try {
-        client = await createLocalSandbox({ ...sandboxOptions, root: folder, mode });
+        client = await createLocalSandbox({ ...sandboxOptions, root: folder, mode, session });
       } catch (error) {
         if (fresh) await rm(folder, { recursive: true, force: true });
         throw error;
@@ -73,6 +80,7 @@ export function createLocalSandboxProvider({
         async release() {
           if (released) return;
           released = true;
+          await client.close();
           if (fresh && removeOnRelease) await rm(folder, { recursive: true, force: true });
         },
       };

@@ -7,6 +7,7 @@ import type {
   FileEncodingOptions,
   ReadFileOptions,
   SandboxClient,
+  SandboxJobs,
   SandboxMode,
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
@@ -23,6 +24,7 @@ import {
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
+import { LocalSession, type LocalSessionOptions } from "./session/local-session.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
 import { workspaceRoot } from "./workspace-root.js";
 
@@ -73,6 +75,16 @@ export interface LocalSandboxOptions {
   allowReads?: readonly string[];
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
+  /**
+   * Make the client a session: all its commands run in one sandbox kept for the client's life
+   * (sharing its loopback network and private `/tmp`), which also holds background jobs (`jobs`)
+   * and the whole output of long results (`fullOutput`, under `.pleach-output/`). `close()` ends it
+   * and all in it; so does the death of this process. Needs bubblewrap in `read-only` or
+   * `workspace-write` mode, `/usr/bin/perl`, and no domain list; elsewhere commands run as without
+   * it and jobs refuse with `UNSUPPORTED`. `true` takes the defaults of {@link LocalSessionOptions}.
+   * @default false
+   */
+  session?: boolean | LocalSessionOptions;
 }
 
 /** Options of {@link LocalSandbox.exec}: the contract's, and a hook to stream output. */
@@ -92,6 +104,13 @@ export interface LocalSandbox extends SandboxClient {
   readonly mode: SandboxMode;
   /** The OS sandbox that confines commands (`"none"` without one). */
   readonly backend: CommandWrapper["backend"];
+  /** Background jobs, with `session` (absent without). */
+  readonly jobs?: SandboxJobs;
+  /**
+   * End the session (with `session`): kill every job and command of it and drop its kept outputs.
+   * The client must not be used afterwards. Without `session` there is nothing to end.
+   */
+  close(): Promise<void>;
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -111,6 +130,7 @@ export async function createLocalSandbox({
   hideReads,
   allowReads,
   commandWrapper: givenWrapper,
+  session: sessionOption = false,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
   if (givenWrapper !== undefined && (hideReads !== undefined || allowReads !== undefined)) {
     throw new ToolError(
@@ -139,14 +159,48 @@ export async function createLocalSandbox({
   const protection = () => protectionWith(commandWrapper, rootReal);
   // The file tools run unconfined on the host: they refuse what commands cannot read.
   const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
+  const prepare = (
+    command: string,
+    { cwd = "", env = {} }: { cwd?: string; env?: Record<string, string> },
+    session: boolean,
+  ) =>
+    commandWrapper.invocation({
+      command,
+      root: rootReal,
+      cwd: workspaceFolder(workspace, cwd),
+      mode,
+      env,
+      network: networkAccess,
+      session,
+    });
+  const session =
+    sessionOption === false
+      ? undefined
+      : new LocalSession(
+          rootReal,
+          (command, options) => prepare(command, options, true),
+          sessionOption === true ? {} : sessionOption,
+        );
 
   return {
     root: rootReal,
     mode,
     backend: commandWrapper.backend,
+    ...(session === undefined ? {} : { jobs: session.jobs }),
+    close: async () => {
+      await session?.close();
+    },
 
     async readFile(filePath: string, options: ReadFileOptions = {}) {
       const encoding = fileEncodingOf(options);
+      const keptName =
+        typeof filePath === "string"
+          ? session?.keptName(relativeToRoot(rootReal, filePath))
+          : undefined;
+      if (keptName !== undefined) {
+        const limit = Math.min(maxFileBytes, readLimitOf(options.maxBytes) ?? maxFileBytes);
+        return (await session?.readKept(keptName, limit))?.toString(encoding) ?? "";
+      }
       const bytes = await readWorkspaceFile({
         root: workspace,
         filePath: nonEmpty(filePath),
@@ -187,36 +241,44 @@ export async function createLocalSandbox({
         maxOutputBytes = defaultMaxOutputBytes,
         onOutput,
       } = options;
-      checkExecOptions({ timeoutMs, maxOutputBytes, env, stdin });
+      const { fullOutputOverBytes } = options;
+      checkExecOptions({ timeoutMs, maxOutputBytes, env, stdin, fullOutputOverBytes });
       const directory = workspaceFolder(workspace, cwd);
-      const invocation = await commandWrapper.invocation({
-        command,
-        root: rootReal,
-        cwd: directory,
-        mode,
-        env,
-        network: networkAccess,
-      });
+      const invocation = await prepare(command, { cwd, env }, session !== undefined);
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
       // launch fail. Other launchers start in the folder.
       const confinedByBubblewrap =
         mode !== "danger-full-access" && commandWrapper.backend === "bubblewrap";
       try {
-        const result = await runProcess(invocation, {
-          cwd: confinedByBubblewrap ? rootReal : directory,
+        const runOptions = {
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
           abortSignal,
           maxOutputBytes,
           onOutput,
-        });
+        };
+        const chosen = await session?.sandboxFor(invocation.session);
+        const inSession =
+          chosen?.sandbox === undefined || invocation.session === undefined
+            ? undefined
+            : await session?.run(chosen.sandbox, invocation.session, {
+                ...runOptions,
+                fullOutputOverBytes,
+              });
+        const result =
+          inSession ??
+          (await runProcess(invocation, {
+            ...runOptions,
+            cwd: confinedByBubblewrap ? rootReal : directory,
+          }));
         // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
         // file, ...), and, for a failed command, what the domain proxy refused it.
         const policy = invocation.failurePolicy;
         const refused = result.exitCode === 0 ? [] : refusalNotes(invocation.proxyLog ?? []);
         const notes =
           policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
+        if (chosen?.note !== undefined) notes.push(chosen.note);
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
@@ -229,4 +291,9 @@ export async function createLocalSandbox({
 function nonEmpty(filePath: unknown): unknown {
   if (filePath === "") throw new ToolError("INVALID_PATH", "the path is empty");
   return filePath;
+}
+
+/** `filePath` relative to the root when it is absolute inside it, else as given. */
+function relativeToRoot(root: string, filePath: string): string {
+  return path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
 }

@@ -63,6 +63,8 @@ export interface JobOutputOptions {
   until?: string;
   /** The most bytes of output to return; the rest waits for the next read. @default 40_000 */
   maxBytes?: number;
+  /** Ends the wait early: what is there by then is returned. */
+  abortSignal?: AbortSignal;
 }
 
 /** What {@link SandboxJobs.output} returns. */

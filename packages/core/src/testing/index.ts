@@ -8,6 +8,8 @@
 export { hostState } from "./host-state.js";
 export type { IdleOutcome } from "./idle-connections.js";
 export { holdIdleConnections } from "./idle-connections.js";
+export type { JobsContractSetup } from "./jobs-contract.js";
+export { describeSandboxJobsContract } from "./jobs-contract.js";
 export type { MemoryProvider } from "./memory-provider.js";
 export { createMemoryProvider } from "./memory-provider.js";
 export type { ContractCapabilities, ContractClientFactory } from "./sandbox-contract.js";

@@ -10,6 +10,8 @@ import {
   sharedHostFactsCache,
   type WorkspaceProtection,
 } from "./host-facts.js";
+import type { SessionSandboxSpec } from "./session-sandbox.js";
+import type { WarmCommand } from "./warm-sandbox.js";
 
 /** How to start a command: an argv and an environment, never a shell string built by us. */
 export interface CommandInvocation {
@@ -37,6 +39,13 @@ export interface CommandInvocation {
    */
   warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
   /**
+   * Asked for with `session`: what a session sandbox for this command is built from, the key it
+   * must match to run the command (the sandbox's argv and the identity of every protected path),
+   * and the command as such a sandbox runs it. Absent where a session sandbox cannot run it (not
+   * bubblewrap, a domain list, no trusted Perl).
+   */
+  session?: SessionInvocation;
+  /**
    * The rules the command runs under, for `failureNotes` to tie its failures to; absent where
    * nothing is confined (`danger-full-access`).
    */
@@ -46,6 +55,13 @@ export interface CommandInvocation {
    * once the command is done). Absent otherwise.
    */
   proxyLog?: readonly ProxyRequest[];
+}
+
+/** How a session sandbox runs one command (see {@link CommandInvocation.session}). */
+export interface SessionInvocation {
+  key: string;
+  spec: Omit<SessionSandboxSpec, "kept">;
+  command: WarmCommand;
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -64,6 +80,11 @@ export interface InvocationRequest {
    * of its own (`parseNetworkOption`). Ignored in `danger-full-access`.
    */
   network: NetworkAccess;
+  /**
+   * The command is for a session sandbox: describe one (`CommandInvocation.session`) rather than
+   * use a warm sandbox of the wrapper's.
+   */
+  session?: boolean;
 }
 
 /** Turns a command into a confined invocation, or refuses. */

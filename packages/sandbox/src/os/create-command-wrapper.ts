@@ -61,7 +61,15 @@ export function createCommandWrapper({
       await warmSlots.destroyAll();
       removeIdlePlaceholders();
     },
-    async invocation({ command, root, cwd, mode, env, network }): Promise<CommandInvocation> {
+    async invocation({
+      command,
+      root,
+      cwd,
+      mode,
+      env,
+      network,
+      session = false,
+    }): Promise<CommandInvocation> {
       if (mode === "danger-full-access") {
         // A long command's text is read from fd 3 (`shellCommand`).
         const shell = shellCommand(command, 3);
@@ -78,7 +86,7 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
-      const request = { command, root, cwd, mode, env, backend: chosen, probe };
+      const request = { command, root, cwd, mode, env, backend: chosen, probe, session };
       if (typeof network !== "object") return confined({ ...request, network });
       // A domain policy: a proxy of the command's own, stopped once its process group is gone.
       const proxy = await startCommandProxy(network, chosen);
@@ -106,6 +114,7 @@ export function createCommandWrapper({
     network,
     backend,
     probe,
+    session,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
@@ -152,7 +161,9 @@ export function createCommandWrapper({
         },
       };
       // A domain policy's proxy and its log are the command's own, so it never runs warm.
-      if (!warmEnabled || backend !== "bubblewrap" || typeof network === "object") {
+      const reusable =
+        backend === "bubblewrap" && typeof network !== "object" && warmSandboxSupported();
+      if (!reusable || (!session && !warmEnabled)) {
         return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
       }
       const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
@@ -161,6 +172,25 @@ export function createCommandWrapper({
       // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
       for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
       const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
+      const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
+      if (session) {
+        return {
+          ...wrapped,
+          ...(lease === undefined ? {} : { release: lease.release }),
+          session: {
+            key,
+            spec: {
+              file: wrapped.file,
+              sandboxArgs,
+              // The seccomp filter only: a long command's text is the command's, not the sandbox's.
+              inputs: (wrapped.inputs ?? []).slice(0, 1),
+              protectedPaths: facts.protectedPaths,
+              placeholderIdleMs,
+            },
+            command: { cwd, command, env: commandEnv },
+          },
+        };
+      }
       const warm = warmSlots.take(
         `${root}\0${mode}\0${network}`,
         key,
@@ -198,7 +228,6 @@ export function createCommandWrapper({
         if (ready !== undefined && !ready.alive) await ready.destroy();
         await lease?.release();
       };
-      const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
       return {
         ...wrapped,
         release,

@@ -10,11 +10,12 @@ import type { WarmRunOptions } from "../run-options.js";
 export type { WarmRunOptions } from "../run-options.js";
 
 import { fitsInArgument } from "./command-text.js";
+import { exitCodeOf } from "./exit-status.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 import { createControlFolder, removeControlFolder } from "./warm-control.js";
-import { exitCodeOf, REAP_REQUEST, runRequest, warmServerArguments } from "./warm-server.js";
+import { REAP_REQUEST, runRequest, warmServerArguments } from "./warm-server.js";
 
 /**
  * A warm sandbox: one bubblewrap sandbox kept running between commands, with a small server of

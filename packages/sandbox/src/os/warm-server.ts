@@ -11,7 +11,7 @@ export const PERL_PATH = "/usr/bin/perl";
 /** Where the folder of the output FIFOs (in the host's temporary folder) is mounted (read-only) inside the sandbox. */
 const CONTROL_MOUNT = "/dev/.pleach-warm";
 /** `prctl`'s system call number, per architecture (`PR_SET_DUMPABLE` is 4 everywhere). */
-const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = {
+export const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = {
   x64: 157,
   arm64: 167,
   riscv64: 167,
@@ -151,12 +151,3 @@ export function runRequest(
 
 /** The request that kills what the last command left and empties the private folders. */
 export const REAP_REQUEST = "reap\0";
-
-/**
- * The exit code in the server's `exit <wait status>` line, as bubblewrap reports a command: its
- * own code, or 128 + the signal that killed it.
- */
-export function exitCodeOf(line: string): number {
-  const status = Number(line.slice("exit ".length));
-  return (status & 0x7f) === 0 ? status >> 8 : 128 + (status & 0x7f);
-}

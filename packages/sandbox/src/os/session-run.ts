@@ -1,0 +1,131 @@
+import { ToolError } from "@pleach/core";
+import type { ExecResult } from "@pleach/core/sandbox";
+import { CommandOutput } from "../bounded-output.js";
+import type { WarmRunOptions } from "../run-options.js";
+import { exitCodeOf } from "./exit-status.js";
+import type { SessionSandbox } from "./session-sandbox.js";
+import type { WarmCommand } from "./warm-sandbox.js";
+
+/** Options of {@link runInSession}: a one-off run's, and what to keep of the output. */
+export interface SessionRunOptions extends WarmRunOptions {
+  stdin?: string;
+  /** Copy the whole output to this file of the kept-output folder, up to `maxBytes`. */
+  keep?: { name: string; maxBytes: number };
+}
+
+/** A foreground command's end in a session sandbox. */
+export interface SessionRunResult {
+  result: ExecResult;
+  /** Bytes it printed, stdout and stderr together. */
+  outputBytes: number;
+  /** Whether its output was copied to the kept file. */
+  kept: boolean;
+}
+
+/**
+ * Run a foreground command in a session sandbox, settling as a one-off sandbox's run does: the
+ * bounded output, the exit code (128 + the signal for one that killed it), a timeout or an abort
+ * killing every process of it (TERM, then KILL after the grace time). Once it has exited and its
+ * output has closed (or the drain time has passed), whatever it left running is killed; the
+ * session's jobs and other commands run on. `undefined` when the sandbox cannot take it.
+ */
+export function runInSession(
+  sandbox: SessionSandbox,
+  { cwd, command, env }: WarmCommand,
+  {
+    timeoutMs,
+    abortSignal,
+    maxOutputBytes,
+    killGraceMs = 1000,
+    drainMs = 250,
+    onOutput,
+    stdin,
+    keep,
+  }: SessionRunOptions,
+): Promise<SessionRunResult> | undefined {
+  const started = performance.now();
+  const output = new CommandOutput(maxOutputBytes, onOutput);
+  let outputBytes = 0;
+  let kept = keep !== undefined;
+  let status: number | undefined;
+  let closed = false;
+  let reaped = false;
+  let timedOut = false;
+  let aborted = false;
+  const timers: NodeJS.Timeout[] = [];
+  let settle: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+
+  const reap = () => {
+    if (reaped) return;
+    reaped = true;
+    running?.reap();
+  };
+  const afterExit = () => {
+    if (status === undefined) return;
+    if (closed) reap();
+    else timers.push(setTimeout(reap, drainMs));
+  };
+  const running = sandbox.spawn(
+    { cwd, command, env, stdin: stdin !== undefined, pty: false, ...(keep ? { keep } : {}) },
+    {
+      onData(stream, data) {
+        outputBytes += data.length;
+        (stream === "stdout" ? output.onStdout : output.onStderr)(data);
+      },
+      onExit(exitStatus) {
+        status = exitStatus;
+        afterExit();
+      },
+      onClosed() {
+        closed = true;
+        afterExit();
+      },
+      onGone: () => settle(),
+      onNoKeep() {
+        kept = false;
+      },
+    },
+  );
+  if (running === undefined) return undefined;
+  if (stdin !== undefined) {
+    running.input(Buffer.from(stdin));
+    running.endInput();
+  }
+  const kill = () => {
+    running.signal("TERM");
+    timers.push(setTimeout(reap, killGraceMs));
+  };
+  timers.push(
+    setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs),
+  );
+  const onAbort = () => {
+    aborted = true;
+    kill();
+  };
+  abortSignal?.addEventListener("abort", onAbort, { once: true });
+
+  return done.then(() => {
+    for (const timer of timers) clearTimeout(timer);
+    abortSignal?.removeEventListener("abort", onAbort);
+    if (aborted) throw new ToolError("ABORTED", "the command was aborted");
+    let exitCode: number | null = null;
+    let signal: NodeJS.Signals | undefined;
+    if (timedOut || status === undefined) {
+      // Killed from outside, or the sandbox died under it: no exit code of its own.
+      signal = timedOut ? "SIGTERM" : "SIGKILL";
+    } else {
+      exitCode = exitCodeOf(`exit ${status}`);
+    }
+    return {
+      result: output.result({ exitCode, signal, started, timedOut }),
+      outputBytes,
+      kept,
+    };
+  });
+}

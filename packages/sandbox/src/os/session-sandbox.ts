@@ -1,0 +1,284 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import type net from "node:net";
+import type { ProtectedPath } from "./host-facts.js";
+import { feedInputs, inputPipes } from "./launcher-inputs.js";
+import { pathState } from "./path-state.js";
+import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
+import {
+  AnswerReader,
+  inputRequest,
+  plainRequest,
+  runRequest,
+  type ServerAnswer,
+  type SessionRunRequest,
+  sessionServerArguments,
+} from "./session-server.js";
+
+/**
+ * A session sandbox: one bubblewrap sandbox that lives as long as a session (a provider's
+ * `acquire` to `release`, `pleach mcp`'s process), in which every command of the session runs and
+ * its background jobs live. Its server (`session-server.ts`, pid 1) runs each command under a
+ * keeper of its own, so that what a command leaves behind is killed when it ends while the jobs
+ * and the other commands run on. The sandbox is built from the same argv as a one-off sandbox for
+ * the same policy, used only while that argv and the protected paths are unchanged (the session
+ * decides), and dies with the host process (`--die-with-parent`, the pid namespace going with its
+ * pid 1), taking every process of the session and its private folders (`/tmp`, the kept outputs'
+ * memory-backed folder) with it.
+ */
+
+/** How long the server has to start. */
+const START_TIMEOUT_MS = 5_000;
+
+/** What a session sandbox is built from. */
+export interface SessionSandboxSpec {
+  /** The bubblewrap binary. */
+  file: string;
+  /** The namespaces and mounts of a one-off sandbox for the policy (`bubblewrapSandboxArguments`). */
+  sandboxArgs: readonly string[];
+  /** What bubblewrap reads from fds 3, 4, ... (its seccomp filter). */
+  inputs: readonly Uint8Array[];
+  /** The protected paths it mounts over, whose placeholders it holds while it runs. */
+  protectedPaths: readonly ProtectedPath[];
+  /** How long placeholders stay after it stops. */
+  placeholderIdleMs: number;
+  /**
+   * The folder of kept outputs: an absolute path in the workspace where a memory-backed folder of
+   * at most `sizeBytes` is mounted (over an empty placeholder folder on the host).
+   */
+  kept?: { path: string; sizeBytes: number };
+}
+
+/** What a process of the session hears of itself. */
+export interface SessionProcessEvents {
+  onData(stream: "stdout" | "stderr", data: Buffer): void;
+  /** Its main process ended with this wait status. */
+  onExit(status: number): void;
+  /** No process holds its output any more. */
+  onClosed(): void;
+  /**
+   * Its keeper and every process of it are gone and all their output was read (also when the
+   * sandbox died); the last event.
+   */
+  onGone(): void;
+  /** Its output could not be kept (a file of that name stands in the folder). */
+  onNoKeep?(): void;
+}
+
+/** A command running in a session sandbox. */
+export interface SessionProcess {
+  readonly id: string;
+  /** Bytes for its stdin (only when started with `stdin: true`). */
+  input(bytes: Buffer): void;
+  /** End its stdin. */
+  endInput(): void;
+  /** Send a signal to every process of it. */
+  signal(name: "TERM" | "KILL"): void;
+  /** Kill every process of it; `onGone` follows. */
+  reap(): void;
+}
+
+export class SessionSandbox {
+  #child: ChildProcess | undefined;
+  #lease: PlaceholderLease | undefined;
+  #dead = false;
+  #nextId = 0;
+  readonly #processes = new Map<
+    string,
+    { events: SessionProcessEvents; closed: boolean; gone: boolean }
+  >();
+  readonly #reader = new AnswerReader();
+  #onReady: ((ok: boolean) => void) | undefined;
+  #gone: Promise<void> = Promise.resolve();
+  /** Whether the kept-output folder is mounted. */
+  #keptMounted = false;
+  /** Settles once the server is ready (true) or failed to start (false). */
+  readonly ready: Promise<boolean>;
+
+  constructor(
+    readonly spec: SessionSandboxSpec,
+    private readonly onGone: (sandbox: SessionSandbox) => void,
+  ) {
+    this.ready = this.#start().catch(() => {
+      void this.destroy();
+      return false;
+    });
+  }
+
+  get alive(): boolean {
+    return !this.#dead;
+  }
+
+  /** How many processes of the session run (commands and jobs, until each is gone). */
+  get running(): number {
+    return this.#processes.size;
+  }
+
+  /** The kept-output folder (absolute, in the workspace) when it is mounted. */
+  get keptFolder(): string | undefined {
+    return this.#keptMounted ? this.spec.kept?.path : undefined;
+  }
+
+  async #start(): Promise<boolean> {
+    const kept = this.spec.kept;
+    const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
+    if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
+    this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
+    const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
+    this.#keptMounted =
+      kept !== undefined && (keptState === "missing" || keptState === "directory");
+    const statusFd = 3 + this.spec.inputs.length;
+    const keptArgs =
+      this.#keptMounted && kept !== undefined
+        ? ["--size", String(kept.sizeBytes), "--tmpfs", kept.path]
+        : [];
+    const child = spawn(
+      this.spec.file,
+      [
+        ...this.spec.sandboxArgs,
+        ...keptArgs,
+        ...sessionServerArguments({ statusFd, keptFolder: this.keptFolder }),
+      ],
+      {
+        env: { PATH: "/usr/bin:/bin" },
+        stdio: ["pipe", "ignore", "ignore", ...inputPipes(this.spec.inputs), "pipe"],
+        detached: true,
+      },
+    );
+    this.#child = child;
+    feedInputs(child, this.spec.inputs);
+    child.unref();
+    for (const stream of [child.stdin, ...child.stdio.slice(3)]) {
+      (stream as net.Socket | null)?.unref?.();
+    }
+    child.stdin?.on("error", () => {
+      // The server is gone; its exit says so.
+    });
+    const status = child.stdio[statusFd] as net.Socket | null;
+    status?.on("data", (chunk: Buffer) => {
+      for (const answer of this.#reader.push(chunk)) this.#answer(answer);
+    });
+    const gone = () => void this.destroy();
+    child.once("exit", gone);
+    child.once("error", gone);
+    status?.once("close", gone);
+    const ok = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), START_TIMEOUT_MS);
+      this.#onReady = (ready) => {
+        clearTimeout(timer);
+        resolve(ready);
+      };
+    });
+    this.#onReady = undefined;
+    if (!ok) throw new Error("the session sandbox did not start");
+    return !this.#dead;
+  }
+
+  #answer(answer: ServerAnswer): void {
+    if (answer.kind === "ready") {
+      this.#onReady?.(true);
+      return;
+    }
+    const entry = this.#processes.get(answer.id);
+    if (entry === undefined) return;
+    const { events } = entry;
+    switch (answer.kind) {
+      case "out":
+        events.onData("stdout", answer.data);
+        break;
+      case "err":
+        events.onData("stderr", answer.data);
+        break;
+      case "exit":
+        events.onExit(answer.status);
+        break;
+      case "closed":
+        entry.closed = true;
+        events.onClosed();
+        // Its processes may be gone before the last of their output was read: gone follows it.
+        if (entry.gone) this.#end(answer.id);
+        break;
+      case "nokeep":
+        events.onNoKeep?.();
+        break;
+      case "gone":
+        entry.gone = true;
+        if (entry.closed) this.#end(answer.id);
+        break;
+      case "failed":
+        this.#end(answer.id);
+        break;
+    }
+  }
+
+  /** A process is over: its output closed (said unless it was) and then its end. */
+  #end(id: string): void {
+    const entry = this.#processes.get(id);
+    if (entry === undefined) return;
+    this.#processes.delete(id);
+    if (!entry.closed) entry.events.onClosed();
+    entry.events.onGone();
+  }
+
+  #send(request: Buffer): void {
+    if (!this.#dead) this.#child?.stdin?.write(request);
+  }
+
+  /**
+   * Start a command; `undefined` when the sandbox is not ready or gone (run it some other way).
+   * Its events come until `onGone`.
+   */
+  spawn(
+    request: Omit<SessionRunRequest, "id">,
+    events: SessionProcessEvents,
+  ): SessionProcess | undefined {
+    if (this.#dead || this.#onReady !== undefined || this.#child === undefined) return undefined;
+    this.#nextId += 1;
+    const id = String(this.#nextId);
+    this.#processes.set(id, { events, closed: false, gone: false });
+    this.#send(runRequest({ ...request, id }));
+    return {
+      id,
+      input: (bytes) => {
+        if (bytes.length > 0) this.#send(inputRequest(id, bytes));
+      },
+      endInput: () => this.#send(plainRequest("eof", id)),
+      signal: (name) => this.#send(plainRequest("signal", id, name)),
+      reap: () => this.#send(plainRequest("reap", id)),
+    };
+  }
+
+  /** Delete a kept output. */
+  removeKept(name: string): void {
+    this.#send(plainRequest("remove", name));
+  }
+
+  /**
+   * Kill the sandbox and everything in it (every command and job, the kept outputs), and let go
+   * of its placeholders; settles once bubblewrap is gone.
+   */
+  destroy(): Promise<void> {
+    if (this.#dead) return this.#gone;
+    this.#dead = true;
+    this.#onReady?.(false);
+    const child = this.#child;
+    if (child?.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    const lease = this.#lease;
+    const running = child !== undefined && child.exitCode === null && child.signalCode === null;
+    if (running) child.ref();
+    // The placeholders stay until bubblewrap is gone: removing a mount point detaches the mount.
+    this.#gone = (
+      running
+        ? new Promise<void>((resolve) => child.once("exit", () => resolve()))
+        : Promise.resolve()
+    ).then(() => lease?.release());
+    for (const id of [...this.#processes.keys()]) this.#end(id);
+    this.onGone(this);
+    return this.#gone;
+  }
+}

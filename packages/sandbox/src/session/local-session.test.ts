@@ -1,0 +1,171 @@
+import { execFileSync, spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { sandboxJobsOf } from "@pleach/core/sandbox";
+import { describeSandboxJobsContract, useTempDir } from "@pleach/core/testing";
+import { describe, expect, it } from "vitest";
+import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+
+const probe = await createLocalSandbox({ root: process.cwd(), session: true });
+const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
+await probe.close();
+const skipReason = "needs bubblewrap: the session sandbox and its jobs run under it";
+
+if (sessions) {
+  describeSandboxJobsContract("local session, workspace-write", {
+    makeClient: (root, { maxJobs, maxJobOutputBytes }) =>
+      createLocalSandbox({ root, session: { maxJobs, maxJobOutputBytes } }),
+    close: (client) => (client as LocalSandbox).close(),
+  });
+}
+
+/** Host processes named `marker` (`exec -a`), as the host's process table lists them. */
+function hostProcesses(marker: string): string[] {
+  const lines = execFileSync("/usr/bin/ps", ["-eo", "args="], { encoding: "utf8" }).split("\n");
+  return lines.filter((line) => line.startsWith(marker));
+}
+
+async function keptFiles(root: string): Promise<string[]> {
+  return readdir(path.join(root, ".pleach-output")).catch(() => []);
+}
+
+describe.skipIf(!sessions)(
+  `local session sandbox (${sessions ? "bubblewrap" : skipReason})`,
+  () => {
+    it("keeps a long output whole where readFile and rg read it, unseen by git, gone at close", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        await client.exec("git init -q .");
+        const result = await client.exec("seq 1 100000", {
+          maxOutputBytes: 1000,
+          fullOutputOverBytes: 40_000,
+        });
+        expect(result.truncated).toBe(true);
+        expect(result.fullOutput).toEqual({ path: ".pleach-output/cmd-1.log", bytes: 588_895 });
+        const whole = await client.readFile(".pleach-output/cmd-1.log");
+        expect(whole.split("\n").length).toBe(100_001);
+        expect(whole.endsWith("99999\n100000\n")).toBe(true);
+        const found = await client.exec("rg -n '^77777$' .pleach-output/cmd-1.log");
+        expect(found.stdout).toBe("77777:77777\n");
+        expect((await client.exec("git status --porcelain --untracked-files=all")).stdout).toBe("");
+        const short = await client.exec("seq 1 10", { fullOutputOverBytes: 40_000 });
+        expect(short.fullOutput).toBeUndefined();
+        await expect(client.readFile(".pleach-output/cmd-2.log")).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+      } finally {
+        await client.close();
+      }
+      expect(await keptFiles(root)).toEqual([]);
+      await expect(client.exec("true")).rejects.toMatchObject({ code: "UNSUPPORTED" });
+    });
+
+    it("bounds the kept outputs of a session: the oldest go", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 300_000 } });
+      try {
+        const first = await client.exec("seq 1 30000", {
+          fullOutputOverBytes: 1000,
+          maxOutputBytes: 100,
+        });
+        const second = await client.exec("seq 1 30000", {
+          fullOutputOverBytes: 1000,
+          maxOutputBytes: 100,
+        });
+        const huge = await client.exec("seq 1 100000", {
+          fullOutputOverBytes: 1000,
+          maxOutputBytes: 100,
+        });
+        expect(first.fullOutput?.bytes).toBe(168_894);
+        expect(second.fullOutput?.bytes).toBe(168_894);
+        expect(huge.fullOutput).toMatchObject({ bytes: 300_000, droppedBytes: 288_895 });
+        await expect(client.readFile(first.fullOutput?.path ?? "")).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+        await expect(client.readFile(second.fullOutput?.path ?? "")).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+        expect((await client.readFile(huge.fullOutput?.path ?? "")).length).toBe(300_000);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("shares loopback and /tmp between the commands of a session", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        await client.exec("echo kept > /tmp/note");
+        expect((await client.exec("cat /tmp/note")).stdout).toBe("kept\n");
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("sees a change made through the client in a watcher job (node --watch)", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      const jobs = sandboxJobsOf(client);
+      try {
+        await client.writeFile("app.js", 'console.log("version one");\n');
+        const job = await jobs?.start("node --watch app.js");
+        const first = await jobs?.output(job?.jobId ?? "", {
+          waitMs: 20_000,
+          until: "version one",
+        });
+        expect(first?.matched).toBe(true);
+        await client.writeFile("app.js", 'console.log("version two");\n');
+        const second = await jobs?.output(job?.jobId ?? "", {
+          since: first?.next ?? 0,
+          waitMs: 20_000,
+          until: "version two",
+        });
+        expect(second?.matched).toBe(true);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("ends every job and process of the session at close, leaving nothing in the host's process table", async () => {
+      const root = await useTempDir();
+      const marker = `pleach-close-${process.pid}-${Date.now()}`;
+      const client = await createLocalSandbox({ root, session: true });
+      await client.jobs?.start(`exec -a ${marker} sleep 300`);
+      await client.jobs?.start(
+        `bash -c 'exec -a ${marker}-b sleep 300' & (setsid bash -c 'exec -a ${marker}-c sleep 300' &); wait`,
+      );
+      await client.exec(`echo x | tee /tmp/${marker}`);
+      await expect.poll(() => hostProcesses(marker).length, { timeout: 10_000 }).toBe(3);
+      await client.close();
+      expect(hostProcesses(marker)).toEqual([]);
+      expect(await keptFiles(root)).toEqual([]);
+    });
+
+    it("ends every process of the session when the host process is killed with SIGKILL", async () => {
+      const root = await useTempDir();
+      const marker = `pleach-sigkill-${process.pid}-${Date.now()}`;
+      const script = [
+        `import { createLocalSandbox } from ${JSON.stringify(new URL("../../dist/index.js", import.meta.url).href)};`,
+        `const client = await createLocalSandbox({ root: ${JSON.stringify(root)}, session: true });`,
+        `await client.jobs.start("exec -a ${marker} sleep 300");`,
+        `await client.exec("seq 1 100000", { fullOutputOverBytes: 10 });`,
+        'console.log("ready");',
+        "setInterval(() => {}, 1000);",
+      ].join("\n");
+      const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      await new Promise<void>((resolve, reject) => {
+        host.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("ready")) resolve();
+        });
+        host.once("exit", (code) => reject(new Error(`the host exited early (${code})`)));
+      });
+      expect(hostProcesses(marker).length).toBe(1);
+      host.kill("SIGKILL");
+      await expect.poll(() => hostProcesses(marker), { timeout: 10_000 }).toEqual([]);
+      expect(await keptFiles(root)).toEqual([]);
+    });
+  },
+);

@@ -1,0 +1,268 @@
+import path from "node:path";
+import { ToolError } from "@pleach/core";
+import type { ExecResult, KeptOutput } from "@pleach/core/sandbox";
+import { fitsInArgument } from "../os/command-text.js";
+import type { CommandInvocation, SessionInvocation } from "../os/command-wrapper.js";
+import { runInSession, type SessionRunOptions } from "../os/session-run.js";
+import { SessionSandbox } from "../os/session-sandbox.js";
+import { JobTable } from "./job-table.js";
+
+/** Options of a local sandbox's session (`session` of `createLocalSandbox`). */
+export interface LocalSessionOptions {
+  /**
+   * Background jobs running at once; `job_output` and the others go on working for ended ones.
+   * @default 8
+   */
+  maxJobs?: number;
+  /**
+   * Bytes of output kept per job, the newest: a reader further behind is told how much it missed.
+   * @default 1_048_576
+   */
+  maxJobOutputBytes?: number;
+  /**
+   * Bytes of whole outputs kept for the session (`fullOutput` of a result, in `.pleach-output/` of
+   * the workspace, in memory): past it the oldest are removed; one output alone keeps at most this.
+   * @default 268_435_456
+   */
+  maxKeptOutputBytes?: number;
+}
+
+/** Where kept outputs are, in the workspace, while a session sandbox runs. */
+export const KEPT_OUTPUT_FOLDER = ".pleach-output";
+
+/** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
+export type PrepareCommand = (
+  command: string,
+  options: { cwd?: string; env?: Record<string, string> },
+) => Promise<CommandInvocation>;
+
+/**
+ * A local sandbox's session: the one session sandbox its commands run in and its jobs live in,
+ * replaced when the policy it was built from changes while no job runs; the jobs; the kept
+ * outputs. {@link close} ends it all.
+ */
+export class LocalSession {
+  readonly #root: string;
+  readonly #prepare: PrepareCommand;
+  readonly #maxKept: number;
+  #sandbox: SessionSandbox | undefined;
+  #key: string | undefined;
+  /** No session sandbox can start here (no trusted Perl, a host refusing it): run one-off. */
+  #unavailable = false;
+  #closed = false;
+  #nextKept = 0;
+  /** Kept outputs, oldest first, with their sizes. */
+  #kept: { name: string; bytes: number }[] = [];
+  readonly jobs: JobTable;
+
+  constructor(root: string, prepare: PrepareCommand, options: LocalSessionOptions = {}) {
+    this.#root = root;
+    this.#prepare = prepare;
+    this.#maxKept = options.maxKeptOutputBytes ?? 256 * 1024 * 1024;
+    this.jobs = new JobTable(
+      (command, jobOptions, events) => this.#launch(command, jobOptions, events),
+      {
+        maxJobs: options.maxJobs ?? 8,
+        maxOutputBytes: options.maxJobOutputBytes ?? 1024 * 1024,
+      },
+    );
+  }
+
+  /**
+   * The session sandbox for a command prepared with `session`; `undefined` when it must run in a
+   * sandbox of its own, with why when that is not the usual (its jobs hold a sandbox of other rules).
+   */
+  async sandboxFor(
+    session: SessionInvocation | undefined,
+  ): Promise<{ sandbox?: SessionSandbox; note?: string }> {
+    if (this.#closed) throw closedError();
+    if (session === undefined || this.#unavailable) return {};
+    const current = this.#sandbox;
+    if (current?.alive && this.#key !== session.key) {
+      if (this.jobs.running > 0) {
+        return {
+          note:
+            "this command ran in a sandbox of its own, apart from the session's jobs, which cannot be reached from it: " +
+            "the workspace's protected paths or the sandbox's rules changed since they started. End the jobs (job_kill) to run commands beside them again.",
+        };
+      }
+      void current.destroy();
+    }
+    if (this.#sandbox === undefined || !this.#sandbox.alive) {
+      this.#key = session.key;
+      this.#sandbox = new SessionSandbox(
+        {
+          ...session.spec,
+          kept: { path: path.join(this.#root, KEPT_OUTPUT_FOLDER), sizeBytes: 2 * this.#maxKept },
+        },
+        (gone) => {
+          if (this.#sandbox === gone) this.#sandbox = undefined;
+        },
+      );
+    }
+    const sandbox = this.#sandbox;
+    if (!(await sandbox.ready)) {
+      this.#unavailable = true;
+      return {};
+    }
+    return sandbox.alive ? { sandbox } : {};
+  }
+
+  /** Run a foreground command in `sandbox`, keeping its whole output when asked and long enough. */
+  async run(
+    sandbox: SessionSandbox,
+    invocation: SessionInvocation,
+    options: Omit<SessionRunOptions, "keep"> & { fullOutputOverBytes?: number | undefined },
+  ): Promise<ExecResult | undefined> {
+    if (!fitsInArgument(invocation.command.command)) return undefined;
+    const { fullOutputOverBytes, ...runOptions } = options;
+    const keptFolder = sandbox.keptFolder;
+    let name: string | undefined;
+    if (fullOutputOverBytes !== undefined && keptFolder !== undefined) {
+      this.#nextKept += 1;
+      name = `cmd-${this.#nextKept}.log`;
+    }
+    const run = runInSession(sandbox, invocation.command, {
+      ...runOptions,
+      ...(name === undefined ? {} : { keep: { name, maxBytes: this.#maxKept } }),
+    });
+    if (run === undefined) return undefined;
+    const { result, outputBytes, kept } = await run;
+    if (name === undefined || fullOutputOverBytes === undefined) return result;
+    if (!kept || outputBytes <= fullOutputOverBytes || !sandbox.alive) {
+      if (kept) sandbox.removeKept(name);
+      return result;
+    }
+    const bytes = Math.min(outputBytes, this.#maxKept);
+    this.#keep(sandbox, name, bytes);
+    const fullOutput: KeptOutput = { path: `${KEPT_OUTPUT_FOLDER}/${name}`, bytes };
+    if (outputBytes > bytes) fullOutput.droppedBytes = outputBytes - bytes;
+    return { ...result, fullOutput };
+  }
+
+  /** Record a kept output, removing the oldest past the session's bound. */
+  #keep(sandbox: SessionSandbox, name: string, bytes: number): void {
+    this.#kept.push({ name, bytes });
+    let total = this.#kept.reduce((sum, each) => sum + each.bytes, 0);
+    while (total > this.#maxKept && this.#kept.length > 1) {
+      const oldest = this.#kept.shift();
+      if (oldest === undefined) break;
+      sandbox.removeKept(oldest.name);
+      total -= oldest.bytes;
+    }
+  }
+
+  /**
+   * The name of a kept output `relativePath` (relative to the root) names, when it is one and the
+   * session sandbox holding it runs; `undefined` otherwise (read it from the workspace as usual).
+   */
+  keptName(relativePath: string): string | undefined {
+    const parts = relativePath.split("/").filter((part) => part !== "" && part !== ".");
+    if (parts.length !== 2 || parts[0] !== KEPT_OUTPUT_FOLDER) return undefined;
+    if (this.#sandbox?.keptFolder === undefined || !this.#sandbox.alive) return undefined;
+    return parts[1];
+  }
+
+  /** Read a kept output through the session sandbox: at most `maxBytes`, else `TOO_LARGE`. */
+  async readKept(name: string, maxBytes: number): Promise<Buffer> {
+    const sandbox = this.#sandbox;
+    const folder = sandbox?.keptFolder;
+    if (sandbox === undefined || folder === undefined || !/^[A-Za-z0-9._-]+$/.test(name)) {
+      throw keptMissing(name);
+    }
+    const command =
+      `f=${name}; test -f "$f" && test ! -h "$f" || exit 3; ` +
+      `stat -c %s -- "$f"; head -c ${maxBytes + 1} -- "$f" | base64 -w0`;
+    const run = runInSession(
+      sandbox,
+      { cwd: folder, command, env: { PATH: "/usr/bin:/bin" } },
+      { timeoutMs: 60_000, maxOutputBytes: Math.ceil(((maxBytes + 64) * 4) / 3) + 64 },
+    );
+    const result = run === undefined ? undefined : (await run).result;
+    if (result?.exitCode === 3) throw keptMissing(name);
+    if (result?.exitCode !== 0) {
+      throw new ToolError(
+        "INTERNAL",
+        `the kept output ${name} could not be read: ${result?.stderr ?? "the session sandbox is gone"}`,
+      );
+    }
+    const [size = "", encoded = ""] = result.stdout.split("\n");
+    if (Number(size) > maxBytes) {
+      throw new ToolError(
+        "TOO_LARGE",
+        `${KEPT_OUTPUT_FOLDER}/${name} holds ${Number(size)} bytes, more than the ${maxBytes} asked for; search it with search_files, or read part of it with bash (sed -n '1,200p' ${KEPT_OUTPUT_FOLDER}/${name})`,
+        { details: { bytes: Number(size), maxBytes } },
+      );
+    }
+    return Buffer.from(encoded, "base64");
+  }
+
+  async #launch(
+    command: string,
+    options: Parameters<JobTable["start"]>[1] & { pty: boolean },
+    events: Parameters<SessionSandbox["spawn"]>[1],
+  ) {
+    const invocation = await this.#prepare(command, {
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
+    try {
+      const session = invocation.session;
+      if (session === undefined || !fitsInArgument(command))
+        throw jobsUnavailable(session === undefined);
+      const { sandbox, note } = await this.sandboxFor(session);
+      if (sandbox === undefined) {
+        throw note === undefined
+          ? jobsUnavailable(true)
+          : new ToolError(
+              "CONFLICT",
+              "no new job can start: the workspace's protected paths or the sandbox's rules changed since the session's running jobs started, and a new job must share their sandbox. End them (job_kill) and start again.",
+            );
+      }
+      const started = sandbox.spawn(
+        {
+          cwd: session.command.cwd,
+          command,
+          env: session.command.env,
+          stdin: true,
+          pty: options.pty,
+        },
+        events,
+      );
+      if (started === undefined) throw jobsUnavailable(true);
+      return started;
+    } finally {
+      await invocation.release?.();
+    }
+  }
+
+  /** End the session: every job and command, the sandbox, the kept outputs. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#sandbox?.destroy();
+    this.#sandbox = undefined;
+  }
+}
+
+function closedError(): ToolError {
+  return new ToolError(
+    "UNSUPPORTED",
+    "this sandbox's session has ended (closed or released); acquire a new one",
+  );
+}
+
+function keptMissing(name: string): ToolError {
+  return new ToolError(
+    "NOT_FOUND",
+    `${KEPT_OUTPUT_FOLDER}/${name} is not kept (any more): kept outputs live as long as the session's sandbox, the newest within its bound`,
+  );
+}
+
+function jobsUnavailable(noSessionSandbox: boolean): ToolError {
+  return new ToolError(
+    "UNSUPPORTED",
+    noSessionSandbox
+      ? "background jobs need a session sandbox, which this host cannot run here (it needs bubblewrap in read-only or workspace-write mode, /usr/bin/perl, and no domain list for the network); run the command in the foreground"
+      : "this command is too long to run as a job (over 128 KiB); put it in a script file and run that",
+  );
+}
