@@ -37,7 +37,13 @@ export async function runInBackground({
   try {
     read = await onJob(
       job.jobId,
-      () => jobs.output(job.jobId, { since: 0, waitMs: yieldMs, maxBytes: maxOutputBytes }),
+      () =>
+        jobs.output(job.jobId, {
+          since: 0,
+          waitMs: yieldMs,
+          maxBytes: maxOutputBytes,
+          ...(abortSignal === undefined ? {} : { abortSignal }),
+        }),
       abortSignal,
     );
   } catch (error) {

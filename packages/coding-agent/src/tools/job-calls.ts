@@ -23,7 +23,8 @@ export function requireJobs(client: SandboxClient): SandboxJobs {
 
 /**
  * Run one call on job `jobId`: an unknown id becomes an error that says how to find the right
- * one, and an abort of the tool call ends the wait (the client's wait itself ends by `waitMs`).
+ * one, and an abort of the tool call is `ABORTED` at once (a client given the signal also stops
+ * waiting, but answers with what it has).
  */
 export async function onJob<Result>(
   jobId: string,

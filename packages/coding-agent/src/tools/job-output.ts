@@ -108,6 +108,7 @@ export function createJobOutputTool(
             waitMs,
             maxBytes: maxOutputBytes,
             ...(until === undefined ? {} : { until }),
+            ...(abortSignal === undefined ? {} : { abortSignal }),
           }),
         abortSignal,
       );
