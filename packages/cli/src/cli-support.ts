@@ -256,9 +256,15 @@ export async function openWorkspace({
   reads = { hideReads: [], allowReads: [] },
   io,
   command,
+  session = false,
 }: {
   workspace: string | undefined;
   mode: SandboxMode;
+  /**
+   * Make the client a session (`session` of `createLocalSandbox`): one sandbox for all its
+   * commands and background jobs, until `close()`. @default false
+   */
+  session?: boolean;
   /** `--network` or the domains ({@link parseNetworkFlags}). @default false */
   network?: NetworkOption | undefined;
   /** `--hide-read` and `--allow-read` ({@link parseReadFlags}). @default none */
@@ -269,7 +275,7 @@ export async function openWorkspace({
 }): Promise<LocalSandbox> {
   const root = workspace ?? io.cwd;
   try {
-    return await createLocalSandbox({ root, mode, network, ...reads });
+    return await createLocalSandbox({ root, mode, network, ...reads, session });
   } catch (error) {
     if (isToolError(error) && (error.code === "NOT_FOUND" || error.code === "NOT_A_DIRECTORY")) {
       throw new UsageError(

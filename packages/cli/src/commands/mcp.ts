@@ -4,6 +4,7 @@ import {
   createCodingAgentTools,
   showControlCharacters,
 } from "@pleach/coding-agent/tools";
+import type { LocalSandbox } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
   type CommandInput,
@@ -118,6 +119,8 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     reads: parseReadFlags(values, io),
     io,
     command: "mcp",
+    // The process is the session: its commands share one sandbox, where background jobs live.
+    session: true,
   });
   // SIGINT or SIGTERM stops the server: the tool calls' commands are stopped and waited for, so
   // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
@@ -146,27 +149,33 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
       void termination.received.then(resolve);
     });
     await handle.close();
-    return await stopServing({ termination, stopping, factory });
+    return await stopServing({ termination, stopping, factory, client });
   }
   const server = await startMcpHttpServer({ factory, token, ...listen, allowedHosts, onerror });
   io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
   await termination.received;
   await server.close();
-  return await stopServing({ termination, stopping, factory });
+  return await stopServing({ termination, stopping, factory, client });
 }
 
-/** Once the server is closed: stop the tool calls' commands and wait for them; the exit status. */
+/**
+ * Once the server is closed: stop the tool calls' commands and wait for them, end the session (its
+ * background jobs); the exit status.
+ */
 async function stopServing({
   termination,
   stopping,
   factory,
+  client,
 }: {
   termination: Termination;
   stopping: AbortController;
   factory: PleachMcpServerFactory;
+  client: LocalSandbox;
 }): Promise<number> {
   stopping.abort(new Error("the MCP server stopped"));
   await factory.settled();
+  await client.close();
   termination.dispose();
   return termination.exitStatus ?? 0;
 }
