@@ -44,7 +44,7 @@ export const bashInputSchema = z
       .boolean()
       .optional()
       .describe(
-        "Run the command as a background job that outlives this call: a dev server, a watcher, a REPL, a build longer than one call. The call returns the job's id and its first output, once it has printed something or `yieldMs` has passed; job_output reads on, job_input writes to its stdin, job_kill stops it. Default false.",
+        "Run the command as a background job that outlives this call: a dev server, a watcher, a REPL, a build longer than one call. The call returns the job's id and its first output, once it has printed something or `yieldMs` has passed; job_output reads on, job_input writes to its stdin, job_kill stops it. Do not end the command with `&`: a job ends when its command exits, and what it left running is killed then. Default false.",
       ),
     yieldMs: z
       .number()
