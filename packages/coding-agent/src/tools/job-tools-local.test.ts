@@ -126,11 +126,7 @@ describe.skipIf(!sessions)("the job tools over a local session sandbox", () => {
     expect(changed.output).toMatchObject({ matched: true, state: "running" });
   });
 
-  // Skipped: flaky in the session sandbox itself, not in the tools. About one fresh session in ten,
-  // `seq 1 100000` run with fullOutputOverBytes ends by SIGKILL after ~30 ms with no fullOutput,
-  // or readFile of the kept file fails with INTERNAL "the kept output cmd-1.log could not be
-  // read: " (empty stderr). Unskip once the session's kept outputs are reliable.
-  it.skip("keeps a cut output whole where read_file and search_files find it", async () => {
+  it("keeps a cut output whole where read_file and search_files find it", async () => {
     const { call, root } = await session();
     execFileSync("git", ["init", "-q", root]);
     const result = await call("bash", { command: "seq 1 100000" });
