@@ -1,6 +1,6 @@
 import { SHELL } from "../os/command-text.js";
 import type { SandboxPolicy } from "../os/sandbox-policy.js";
-import { PERL_PATH } from "../os/warm-server.js";
+import { PERL_PATH } from "../os/session-server.js";
 
 /**
  * How a command under bubblewrap reaches the host's domain proxy: its network namespace has only

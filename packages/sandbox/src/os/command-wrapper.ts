@@ -10,8 +10,7 @@ import {
   sharedHostFactsCache,
   type WorkspaceProtection,
 } from "./host-facts.js";
-import type { SessionSandboxSpec } from "./session-sandbox.js";
-import type { WarmCommand } from "./warm-sandbox.js";
+import type { SessionCommand, SessionSandboxSpec } from "./session-sandbox.js";
 
 /** How to start a command: an argv and an environment, never a shell string built by us. */
 export interface CommandInvocation {
@@ -60,8 +59,8 @@ export interface CommandInvocation {
 /** How a session sandbox runs one command (see {@link CommandInvocation.session}). */
 export interface SessionInvocation {
   key: string;
-  spec: Omit<SessionSandboxSpec, "kept">;
-  command: WarmCommand;
+  spec: Omit<SessionSandboxSpec, "kept" | "cleanFolders" | "idleMs">;
+  command: SessionCommand;
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -183,7 +182,7 @@ export interface CommandWrapperOptions {
    * run the next ones in it: a fork and an exec instead of a new sandbox. It is used only while
    * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
    * command left before the next one starts, empties its private folders, and stops after
-   * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside) and `/usr/bin/mkfifo`;
+   * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside, `session-server.ts`);
    * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own, as
    * does every command with a domain list (its proxy and the proxy's log are its own).
    * @default true

@@ -20,8 +20,9 @@ import {
   requestedEnvironment,
 } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
-import { WarmSandbox } from "./warm-sandbox.js";
-import { warmSandboxSupported } from "./warm-server.js";
+import { runWarm } from "./session-run.js";
+import { SessionSandbox } from "./session-sandbox.js";
+import { sessionServerSupported } from "./session-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
 import { wrapCommand } from "./wrap-command.js";
 
@@ -49,7 +50,7 @@ export function createCommandWrapper({
   };
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
-    warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && warmSandboxSupported();
+    warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
   const warmSlots = new WarmSlots(placeholderIdleMs);
 
   return {
@@ -162,7 +163,7 @@ export function createCommandWrapper({
       };
       // A domain policy's proxy and its log are the command's own, so it never runs warm.
       const reusable =
-        backend === "bubblewrap" && typeof network !== "object" && warmSandboxSupported();
+        backend === "bubblewrap" && typeof network !== "object" && sessionServerSupported();
       if (!reusable || (!session && !warmEnabled)) {
         return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
       }
@@ -191,40 +192,40 @@ export function createCommandWrapper({
           },
         };
       }
-      const warm = warmSlots.take(
-        `${root}\0${mode}\0${network}`,
-        key,
-        () =>
-          new WarmSandbox(
-            {
-              file: wrapped.file,
-              sandboxArgs,
-              inputs: wrapped.inputs ?? [],
-              protectedPaths: facts.protectedPaths,
-              cleanFolders: [
-                "/tmp",
-                "/run",
-                "/dev",
-                "/dev/shm",
-                ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
-              ],
-              placeholderIdleMs,
-            },
+      const warm = warmSlots.take(`${root}\0${mode}\0${network}`, key, () => {
+        const started = new SessionSandbox(
+          {
+            file: wrapped.file,
+            sandboxArgs,
+            // The seccomp filter only: a long command's text is the command's, not the sandbox's.
+            inputs: (wrapped.inputs ?? []).slice(0, 1),
+            protectedPaths: facts.protectedPaths,
             placeholderIdleMs,
-            (_gone, startFailed) => {
-              // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
-              if (startFailed) warmEnabled = false;
-            },
-          ),
-      );
+            cleanFolders: [
+              "/tmp",
+              "/run",
+              "/dev",
+              "/dev/shm",
+              ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
+            ],
+            idleMs: placeholderIdleMs,
+          },
+          () => {},
+        );
+        void started.ready.then((ok) => {
+          // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+          if (!ok) warmEnabled = false;
+        });
+        return started;
+      });
       const ready = warm.sandbox;
       const release = async () => {
         warm.done();
         // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
         // points in the workspace as it starts, which must not happen after the call.
         await warm.started?.ready;
-        // A sandbox killed under its command (a timeout, an abort) holds the command's lease
-        // until it is gone, so that exit does not remove a placeholder it still mounts over.
+        // A sandbox gone under its command holds the command's lease until bubblewrap is gone,
+        // so that exit does not remove a placeholder it still mounts over.
         if (ready !== undefined && !ready.alive) await ready.destroy();
         await lease?.release();
       };
@@ -234,7 +235,9 @@ export function createCommandWrapper({
         ...(ready === undefined
           ? {}
           : {
-              warm: { run: (options) => ready.run({ cwd, command, env: commandEnv }, options) },
+              warm: {
+                run: (options) => runWarm(ready, { cwd, command, env: commandEnv }, options),
+              },
             }),
       };
     } catch (error) {

@@ -1,3 +1,4 @@
+export type { WarmRunOptions } from "../run-options.js";
 export type { BubblewrapArgumentsOptions } from "./bubblewrap.js";
 export {
   BUBBLEWRAP_PATH,
@@ -49,7 +50,6 @@ export {
 } from "./protected-entries.js";
 export type { SeatbeltProfileOptions } from "./seatbelt.js";
 export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
-export type { WarmRunOptions } from "./warm-sandbox.js";
-export { warmSandboxSupported } from "./warm-server.js";
+export { sessionServerSupported } from "./session-server.js";
 export type { SandboxPolicy, WrapCommandOptions, WrappedCommand } from "./wrap-command.js";
 export { wrapCommand } from "./wrap-command.js";

@@ -2,9 +2,9 @@ import { ToolError } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "../bounded-output.js";
 import type { WarmRunOptions } from "../run-options.js";
+import { fitsInArgument } from "./command-text.js";
 import { exitCodeOf } from "./exit-status.js";
-import type { SessionSandbox } from "./session-sandbox.js";
-import type { WarmCommand } from "./warm-sandbox.js";
+import type { SessionCommand, SessionSandbox } from "./session-sandbox.js";
 
 /** Options of {@link runInSession}: a one-off run's, and what to keep of the output. */
 export interface SessionRunOptions extends WarmRunOptions {
@@ -31,7 +31,7 @@ export interface SessionRunResult {
  */
 export function runInSession(
   sandbox: SessionSandbox,
-  { cwd, command, env }: WarmCommand,
+  { cwd, command, env }: SessionCommand,
   {
     timeoutMs,
     abortSignal,
@@ -128,4 +128,34 @@ export function runInSession(
       kept,
     };
   });
+}
+
+/**
+ * Run a command in a warm sandbox (a session sandbox the wrapper keeps between the commands of a
+ * burst): only when it is idle, then empty its private folders, so that the next command finds
+ * them as a sandbox of its own would. `undefined` when it cannot take the command (busy, gone, a
+ * command too long for an argument or with a NUL byte): run it one-off.
+ */
+export function runWarm(
+  sandbox: SessionSandbox,
+  command: SessionCommand,
+  options: WarmRunOptions,
+): Promise<ExecResult> | undefined {
+  if (!sandbox.idle || !fitsInArgument(command.command)) return undefined;
+  for (const text of [command.cwd, command.command, ...Object.entries(command.env).flat()]) {
+    // A NUL cannot cross `exec`; the one-off path reports it as it always has.
+    if (text.includes("\0")) return undefined;
+  }
+  const run = runInSession(sandbox, command, options);
+  if (run === undefined) return undefined;
+  return run.then(
+    async ({ result }) => {
+      await sandbox.clean();
+      return result;
+    },
+    async (error: unknown) => {
+      await sandbox.clean();
+      throw error;
+    },
+  );
 }

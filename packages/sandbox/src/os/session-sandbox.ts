@@ -28,6 +28,15 @@ import {
 
 /** How long the server has to start. */
 const START_TIMEOUT_MS = 5_000;
+/** How long the server has to empty the private folders. */
+const CLEAN_TIMEOUT_MS = 5_000;
+
+/** One command for a session sandbox: its folder, text and whole environment. */
+export interface SessionCommand {
+  cwd: string;
+  command: string;
+  env: Readonly<Record<string, string>>;
+}
 
 /** What a session sandbox is built from. */
 export interface SessionSandboxSpec {
@@ -46,6 +55,10 @@ export interface SessionSandboxSpec {
    * at most `sizeBytes` is mounted (over an empty placeholder folder on the host).
    */
   kept?: { path: string; sizeBytes: number };
+  /** Private folders a {@link SessionSandbox.clean} empties of what commands left there. */
+  cleanFolders?: readonly string[];
+  /** Destroy it once it has run no process for this long (a warm sandbox); absent: never. */
+  idleMs?: number;
 }
 
 /** What a process of the session hears of itself. */
@@ -91,6 +104,11 @@ export class SessionSandbox {
   #gone: Promise<void> = Promise.resolve();
   /** Whether the kept-output folder is mounted. */
   #keptMounted = false;
+  /** Destroy it once its last process is gone (see {@link retire}). */
+  #retired = false;
+  #cleaning = false;
+  #onCleaned: (() => void) | undefined;
+  #idleTimer: NodeJS.Timeout | undefined;
   /** Settles once the server is ready (true) or failed to start (false). */
   readonly ready: Promise<boolean>;
 
@@ -106,6 +124,18 @@ export class SessionSandbox {
 
   get alive(): boolean {
     return !this.#dead;
+  }
+
+  /** Started, not retired, and running nothing: a command may run now. */
+  get idle(): boolean {
+    return (
+      !this.#dead &&
+      !this.#retired &&
+      !this.#cleaning &&
+      this.#onReady === undefined &&
+      this.#child !== undefined &&
+      this.#processes.size === 0
+    );
   }
 
   /** How many processes of the session run (commands and jobs, until each is gone). */
@@ -136,7 +166,11 @@ export class SessionSandbox {
       [
         ...this.spec.sandboxArgs,
         ...keptArgs,
-        ...sessionServerArguments({ statusFd, keptFolder: this.keptFolder }),
+        ...sessionServerArguments({
+          statusFd,
+          keptFolder: this.keptFolder,
+          ...(this.spec.cleanFolders === undefined ? {} : { cleanFolders: this.spec.cleanFolders }),
+        }),
       ],
       {
         env: { PATH: "/usr/bin:/bin" },
@@ -170,12 +204,17 @@ export class SessionSandbox {
     });
     this.#onReady = undefined;
     if (!ok) throw new Error("the session sandbox did not start");
+    this.#armIdleTimer();
     return !this.#dead;
   }
 
   #answer(answer: ServerAnswer): void {
     if (answer.kind === "ready") {
       this.#onReady?.(true);
+      return;
+    }
+    if (answer.kind === "cleaned") {
+      this.#onCleaned?.();
       return;
     }
     const entry = this.#processes.get(answer.id);
@@ -217,6 +256,51 @@ export class SessionSandbox {
     this.#processes.delete(id);
     if (!entry.closed) entry.events.onClosed();
     entry.events.onGone();
+    if (this.#processes.size > 0) return;
+    if (this.#retired) void this.destroy();
+    else this.#armIdleTimer();
+  }
+
+  #armIdleTimer(): void {
+    clearTimeout(this.#idleTimer);
+    const idleMs = this.spec.idleMs;
+    if (idleMs === undefined || this.#dead) return;
+    this.#idleTimer = setTimeout(() => {
+      if (this.#processes.size === 0 && !this.#cleaning) void this.destroy();
+    }, idleMs);
+    this.#idleTimer.unref();
+  }
+
+  /**
+   * Empty the private folders ({@link SessionSandboxSpec.cleanFolders}) of what commands left,
+   * while none runs; `false` (and the sandbox destroyed) when the server did not answer in time.
+   */
+  async clean(): Promise<boolean> {
+    if (this.#dead || this.#processes.size > 0 || this.#cleaning) return false;
+    this.#cleaning = true;
+    clearTimeout(this.#idleTimer);
+    const done = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), CLEAN_TIMEOUT_MS);
+      this.#onCleaned = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.#send(plainRequest("clean"));
+    });
+    this.#onCleaned = undefined;
+    this.#cleaning = false;
+    if (!done) await this.destroy();
+    else this.#armIdleTimer();
+    return done && !this.#dead;
+  }
+
+  /**
+   * Take no more commands, and destroy it once those running are done (at once when none is):
+   * the session has moved to a sandbox of newer rules.
+   */
+  retire(): void {
+    this.#retired = true;
+    if (this.#processes.size === 0) void this.destroy();
   }
 
   #send(request: Buffer): void {
@@ -231,7 +315,16 @@ export class SessionSandbox {
     request: Omit<SessionRunRequest, "id">,
     events: SessionProcessEvents,
   ): SessionProcess | undefined {
-    if (this.#dead || this.#onReady !== undefined || this.#child === undefined) return undefined;
+    if (
+      this.#dead ||
+      this.#retired ||
+      this.#cleaning ||
+      this.#onReady !== undefined ||
+      this.#child === undefined
+    ) {
+      return undefined;
+    }
+    clearTimeout(this.#idleTimer);
     this.#nextId += 1;
     const id = String(this.#nextId);
     this.#processes.set(id, { events, closed: false, gone: false });
@@ -259,7 +352,9 @@ export class SessionSandbox {
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
     this.#dead = true;
+    clearTimeout(this.#idleTimer);
     this.#onReady?.(false);
+    this.#onCleaned?.();
     const child = this.#child;
     if (child?.pid !== undefined) {
       try {

@@ -1,4 +1,29 @@
-import { PERL_PATH, PRCTL_SYSCALL } from "./warm-server.js";
+import { statSync } from "node:fs";
+
+/** The only Perl pleach runs, in a sandbox: the session sandbox's server, the proxy's forwarder. */
+export const PERL_PATH = "/usr/bin/perl";
+/** `prctl`'s system call number, per architecture (`PR_SET_DUMPABLE` is 4 everywhere). */
+const PRCTL_SYSCALL: Partial<Record<NodeJS.Architecture, number>> = {
+  x64: 157,
+  arm64: 167,
+  riscv64: 167,
+  loong64: 167,
+  arm: 172,
+  ia32: 172,
+  s390x: 172,
+  ppc64: 171,
+};
+
+/** Whether this host can run the server: a trusted Perl (root's, not writable by others), a known `prctl`. */
+export function sessionServerSupported(): boolean {
+  if (PRCTL_SYSCALL[process.arch] === undefined) return false;
+  try {
+    const stats = statSync(PERL_PATH);
+    return stats.isFile() && stats.uid === 0 && (stats.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The server a session sandbox runs as its pid 1 (see `session-sandbox.ts`): its Perl program,
@@ -19,22 +44,38 @@ import { PERL_PATH, PRCTL_SYSCALL } from "./warm-server.js";
  * - `eof id`: close its stdin;
  * - `signal id NAME`: send `NAME` (`TERM`, `KILL`) to every process of the command;
  * - `reap id`: kill every process of the command, and its keeper;
- * - `remove name`: delete a kept output.
+ * - `remove name`: delete a kept output;
+ * - `clean`: empty the private folders it was told of (`/tmp`, `/run`, ...) of what appeared since
+ *   it started (sent between commands of a warm sandbox, when none runs).
  *
  * Answers (server to host, on the status fd) are lines, some followed by raw bytes:
  * `ready`; `out id length` / `err id length` and the bytes; `closed id` once no process holds the
  * command's output; `exit id status` when its main process ended (a wait status); `gone id` once
  * its keeper and every process of it are gone; `failed id reason` when it could not start;
- * `nokeep id` when its output could not be kept (a file of that name stands in the folder).
+ * `nokeep id` when its output could not be kept (a file of that name stands in the folder);
+ * `cleaned` once a `clean` is done.
+ *
+ * It is the sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no signal from inside the
+ * namespace that it has no handler for (its only one, SIGCHLD, wakes it up), so a command can
+ * neither kill nor stop it; and it makes itself non-dumpable before it starts any command (as do
+ * the keepers, its forks), so a command of the same uid can neither ptrace it nor write its memory.
  */
 const SERVER = String.raw`
 use strict; use warnings; use Fcntl; use POSIX ();
-my ($prctl, $statusFd, $keptDir) = @ARGV;
+my ($prctl, $statusFd, $keptDir, @clean) = @ARGV;
 syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
 open(my $status, '>&=', $statusFd + 0) or die "no status pipe: $!\n";
 binmode($status); binmode(STDIN);
-sub say_ { my $text = $_[0]; while (length $text) { my $n = syswrite($status, $text); exit 1 unless defined $n && $n > 0; substr($text, 0, $n) = '' } }
+# The host's end may hand us a non-blocking descriptor: a full pipe must make us wait, not fail.
+for my $h ($status, \*STDIN) { my $fl = fcntl($h, F_GETFL, 0); fcntl($h, F_SETFL, $fl & ~O_NONBLOCK) }
+# Our SIGCHLD handler interrupts blocking calls (EINTR): each is tried again.
+sub say_ { my $text = $_[0]; while (length $text) { my $n = syswrite($status, $text); next if !defined $n && $!{EINTR}; exit 1 unless defined $n && $n > 0; substr($text, 0, $n) = '' } }
 sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
+sub remove {
+  my ($p) = @_; my @st = lstat($p); return unless @st;
+  if (($st[2] & 0170000) == 0040000) { chmod(0700, $p); remove("$p/$_") for entries($p); rmdir($p) } else { unlink($p) }
+}
+my %keep; for my $dir (@clean) { $keep{$dir} = { map { $_ => 1 } entries($dir) } }
 # id => { keeper, out, err, in, report, keep, kept, keepMax, pending (stdin bytes), eof, open (output streams) }
 my %cmd; my %byKeeper; my %reaping;
 pipe(my $wakeR, my $wakeW) or die "pipe: $!\n";
@@ -67,7 +108,8 @@ sub try_reap {
 }
 sub read_report {
   my ($c, $id) = @_; return unless $c->{report};
-  my $read = sysread($c->{report}, my $data, 64);
+  my ($read, $data);
+  do { $read = sysread($c->{report}, $data, 64) } while (!defined $read && $!{EINTR});
   return if !defined $read && $!{EAGAIN};
   close($c->{report}); delete $c->{report};
   say_("exit $id $1\n") if $read && $data =~ /^(\d+)/;
@@ -129,7 +171,7 @@ sub take {
   my $p = 0; my @f;
   my $field = sub { my $at = index($buffer, "\0", $p); return undef if $at < 0; my $v = substr($buffer, $p, $at - $p); $p = $at + 1; $v };
   my $kind = $field->(); return undef unless defined $kind;
-  my $want = { run => 7, input => 2, eof => 1, signal => 2, reap => 1, remove => 1 }->{$kind};
+  my $want = { run => 7, input => 2, eof => 1, signal => 2, reap => 1, remove => 1, clean => 0 }->{$kind};
   exit 4 unless defined $want;
   for (1 .. $want) { my $v = $field->(); return undef unless defined $v; push @f, $v }
   if ($kind eq 'run') { for (1 .. 2 * $f[6]) { my $v = $field->(); return undef unless defined $v; push @f, $v } splice(@f, 6, 1) }
@@ -167,7 +209,7 @@ while (1) {
     my ($id, $name) = @{$fds{$fd}}; my $c = $cmd{$id};
     next unless $c && $c->{$name};
     my $read = sysread($c->{$name}, my $data, 65536);
-    next if !defined $read && $!{EAGAIN};
+    next if !defined $read && ($!{EAGAIN} || $!{EINTR});
     if ($name eq 'report') {
       close($c->{report}); delete $c->{report};
       say_("exit $id $1\n") if $read && $data =~ /^(\d+)/;
@@ -189,15 +231,17 @@ while (1) {
     my $c = $cmd{$id};
     next unless $c->{in} && length $c->{pending} && vec($wout, fileno($c->{in}), 1);
     my $wrote = syswrite($c->{in}, $c->{pending});
-    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = '' } elsif (!$!{EAGAIN}) { $c->{pending} = ''; close($c->{in}); delete $c->{in} }
+    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = '' } elsif (!$!{EAGAIN} && !$!{EINTR}) { $c->{pending} = ''; close($c->{in}); delete $c->{in} }
     if ($c->{eof} && !length $c->{pending} && $c->{in}) { close($c->{in}); delete $c->{in} }
   }
   next unless vec($rout, 0, 1);
   my $read = sysread(STDIN, $buffer, 65536, length($buffer));
+  next if !defined $read && $!{EINTR};
   exit 0 unless $read;
   while (my $request = take()) {
     my ($kind, @f) = @$request;
     if ($kind eq 'run') { start(@f); next }
+    if ($kind eq 'clean') { for my $dir (@clean) { remove("$dir/$_") for grep { !$keep{$dir}{$_} } entries($dir) } say_("cleaned\n"); next }
     if ($kind eq 'remove') { unlink("$keptDir/$f[0]") if $keptDir ne '' && $f[0] =~ /^[A-Za-z0-9._-]+$/ && $f[0] !~ /^\./; next }
     my $c = $cmd{$f[0]}; next unless $c;
     if ($kind eq 'input') { $c->{pending} .= $f[1] if $c->{in} && !$c->{eof} }
@@ -212,10 +256,13 @@ while (1) {
 export function sessionServerArguments({
   statusFd,
   keptFolder,
+  cleanFolders = [],
 }: {
   statusFd: number;
   /** The kept-output folder inside the sandbox, or `undefined` for none. */
   keptFolder: string | undefined;
+  /** The private folders a `clean` empties. */
+  cleanFolders?: readonly string[];
 }): string[] {
   const prctl = PRCTL_SYSCALL[process.arch];
   if (prctl === undefined) throw new Error(`no prctl number for ${process.arch}`);
@@ -231,6 +278,7 @@ export function sessionServerArguments({
     String(prctl),
     String(statusFd),
     keptFolder ?? "",
+    ...cleanFolders,
   ];
 }
 
@@ -269,9 +317,9 @@ export function inputRequest(id: string, bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`input\0${id}\0${bytes.length}\0`), bytes]);
 }
 
-/** A request of one or two plain fields: `eof`, `reap`, `remove`, `signal`. */
+/** A request of plain fields: `eof`, `reap`, `remove`, `signal`, `clean`. */
 export function plainRequest(
-  kind: "eof" | "reap" | "remove" | "signal",
+  kind: "eof" | "reap" | "remove" | "signal" | "clean",
   ...fields: readonly string[]
 ): Buffer {
   return Buffer.from(`${[kind, ...fields].join("\0")}\0`);
@@ -280,6 +328,7 @@ export function plainRequest(
 /** One answer of the server. */
 export type ServerAnswer =
   | { kind: "ready" }
+  | { kind: "cleaned" }
   | { kind: "out" | "err"; id: string; data: Buffer }
   | { kind: "closed" | "gone" | "nokeep"; id: string }
   | { kind: "exit"; id: string; status: number }
@@ -310,6 +359,7 @@ export class AnswerReader {
       const line = this.#buffer.subarray(0, newline).toString();
       this.#buffer = this.#buffer.subarray(newline + 1);
       if (kind === "ready") answers.push({ kind });
+      else if (kind === "cleaned") answers.push({ kind });
       else if (kind === "closed" || kind === "gone" || kind === "nokeep")
         answers.push({ kind, id });
       else if (kind === "exit") answers.push({ kind, id, status: Number(rest) });

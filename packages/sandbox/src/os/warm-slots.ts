@@ -1,10 +1,10 @@
 import { lstatSync } from "node:fs";
-import type { WarmSandbox } from "./warm-sandbox.js";
+import type { SessionSandbox } from "./session-sandbox.js";
 
 /** The warm sandbox of one workspace, mode and network, and when its last command ended. */
 interface WarmSlot {
   key: string;
-  sandbox: WarmSandbox | undefined;
+  sandbox: SessionSandbox | undefined;
   running: number;
   lastEnded: number;
 }
@@ -12,9 +12,9 @@ interface WarmSlot {
 /** What {@link WarmSlots.take} gives one command. */
 export interface WarmTurn {
   /** A sandbox idle and ready for this command, or `undefined` (spawn a sandbox of its own). */
-  sandbox: WarmSandbox | undefined;
+  sandbox: SessionSandbox | undefined;
   /** The sandbox this command's call started (a burst began), if it did. */
-  started: WarmSandbox | undefined;
+  started: SessionSandbox | undefined;
   /** Call once the command has ended; safe to call twice. */
   done(): void;
 }
@@ -34,7 +34,7 @@ export class WarmSlots {
   }
 
   /** The warm sandbox for a command of slot `slotId` whose sandbox must match `key`. */
-  take(slotId: string, key: string, start: () => WarmSandbox): WarmTurn {
+  take(slotId: string, key: string, start: () => SessionSandbox): WarmTurn {
     const now = performance.now();
     for (const [id, slot] of this.#slots) {
       if (slot.sandbox === undefined && slot.running === 0 && now - slot.lastEnded > this.#idleMs) {
@@ -44,7 +44,7 @@ export class WarmSlots {
     let slot = this.#slots.get(slotId);
     if (slot !== undefined && slot.key !== key) {
       // The policy or a protected path changed: this sandbox no longer matches.
-      void slot.sandbox?.retire();
+      slot.sandbox?.retire();
       slot.sandbox = undefined;
       slot.key = key;
     }
