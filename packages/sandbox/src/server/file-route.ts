@@ -1,6 +1,5 @@
 import type http from "node:http";
-import path from "node:path";
-import { KEPT_OUTPUT_FOLDER } from "../session/local-session.js";
+import { isToolError } from "@pleach/core";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
@@ -30,10 +29,15 @@ export async function serveFile({
   if (request.method === "GET") {
     const { files, client } = sandbox();
     const { filePath, maxBytes } = fileQuery(url, "GET");
-    // A kept output lives in the session sandbox's memory, not on the host's disk: its client reads it.
-    const bytes = isKeptOutput(filePath, client.root)
-      ? Buffer.from(await client.readFile(filePath, { encoding: "base64", maxBytes }), "base64")
-      : await files.read(filePath, maxBytes);
+    const bytes = await files.read(filePath, maxBytes).catch(async (error: unknown) => {
+      // A kept output (.pleach-output/) lives in the session sandbox's memory, not on the host's
+      // disk: a file the disk does not have is asked of the sandbox's client, which reads those.
+      if (!isToolError(error) || error.code !== "NOT_FOUND") throw error;
+      return Buffer.from(
+        await client.readFile(filePath, { encoding: "base64", maxBytes }),
+        "base64",
+      );
+    });
     response.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-length": bytes.length,
@@ -81,12 +85,6 @@ function fileQuery(
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
   return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
-}
-
-/** Whether `filePath` names a file of the kept outputs' folder (`.pleach-output/NAME`). */
-function isKeptOutput(filePath: string, root: string): boolean {
-  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
-  return relative.split("/").find((part) => part !== "" && part !== ".") === KEPT_OUTPUT_FOLDER;
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */
