@@ -1,4 +1,5 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { sandboxJobsOf } from "@pleach/core/sandbox";
@@ -19,10 +20,23 @@ if (sessions) {
   });
 }
 
-/** Host processes named `marker` (`exec -a`), as the host's process table lists them. */
+/**
+ * Host processes named `marker` (`exec -a`), as the host's process table lists them (read from
+ * `/proc`: `ps` overflows a buffer on a machine running many sandboxes with long arguments).
+ */
 function hostProcesses(marker: string): string[] {
-  const lines = execFileSync("/usr/bin/ps", ["-eo", "args="], { encoding: "utf8" }).split("\n");
-  return lines.filter((line) => line.startsWith(marker));
+  const found: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let commandLine = "";
+    try {
+      commandLine = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+    } catch {
+      continue;
+    }
+    if (commandLine.startsWith(marker)) found.push(commandLine.replace(/\0/g, " "));
+  }
+  return found;
 }
 
 async function keptFiles(root: string): Promise<string[]> {
