@@ -9,7 +9,8 @@ import { PERL_PATH, PRCTL_SYSCALL } from "./warm-server.js";
  * it forks, setsids or orphans itself. "Every process of the command" is then exactly the keeper's
  * descendants, which the server finds in `/proc` and kills, leaving other commands and the
  * session's jobs alone. A process orphaned by a keeper that was killed (by its own command) comes
- * to the server, which kills it at once: nothing escapes being a command's.
+ * to the server, which kills it at once, and then the children it leaves in turn, before that
+ * command is said gone: nothing escapes being a command's.
  *
  * Requests (host to server, on stdin) are NUL-terminated fields:
  * - `run id cwd command flags keep keepMax n name1 value1 ...`: start `command` (`flags`: `i` to
@@ -36,7 +37,7 @@ binmode($status); binmode(STDIN);
 sub say_ { my $text = $_[0]; while (length $text) { my $n = syswrite($status, $text); exit 1 unless defined $n && $n > 0; substr($text, 0, $n) = '' } }
 sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
 # id => { keeper, out, err, in, report, keep, kept, keepMax, pending (stdin bytes), eof, open (output streams) }
-my %cmd; my %byKeeper; my %reaping;
+my %cmd; my %byKeeper; my %reaping; my %sweeping;
 pipe(my $wakeR, my $wakeW) or die "pipe: $!\n";
 for my $h ($wakeR, $wakeW) { my $fl = fcntl($h, F_GETFL, 0); fcntl($h, F_SETFL, $fl | O_NONBLOCK) }
 $SIG{CHLD} = sub { syswrite($wakeW, 'x') };
@@ -144,11 +145,17 @@ while (1) {
     close($c->{in}) if $c->{in}; delete $c->{in};
     delete $reaping{$id};
     read_report($c, $id);
-    # A keeper gone unasked (its command killed it) leaves its processes to us: they die now.
-    my $children = parents(); my @left = orphans($children); kill('KILL', @left) if @left;
-    $c->{gone} = 1;
-    say_("gone $id\n");
-    delete $cmd{$id} if !$c->{report} && !$c->{open};
+    $c->{gone} = 1; $sweeping{$id} = 1;
+  }
+  # A keeper gone unasked (its command killed it) leaves its processes to us, and each of them
+  # killed leaves us its children: they all die before the command is said gone.
+  if (%sweeping) {
+    my @left = orphans(parents());
+    if (@left) { kill('KILL', @left) }
+    else {
+      for my $id (keys %sweeping) { say_("gone $id\n"); my $c = $cmd{$id}; delete $cmd{$id} if $c && !$c->{report} && !$c->{open} }
+      %sweeping = ();
+    }
   }
   try_reap($_) for keys %reaping;
   my ($rin, $win) = ('', '');
@@ -159,7 +166,7 @@ while (1) {
     for my $name ('out', 'err', 'report') { next unless $c->{$name}; my $fd = fileno($c->{$name}); vec($rin, $fd, 1) = 1; $fds{$fd} = [$id, $name] }
     if ($c->{in} && length $c->{pending}) { vec($win, fileno($c->{in}), 1) = 1 }
   }
-  my $n = select(my $rout = $rin, my $wout = $win, undef, (%reaping ? 0.005 : 0.5));
+  my $n = select(my $rout = $rin, my $wout = $win, undef, (%reaping || %sweeping ? 0.005 : 0.5));
   next if $n <= 0;
   sysread($wakeR, my $drop, 4096) if vec($rout, fileno($wakeR), 1);
   for my $fd (keys %fds) {

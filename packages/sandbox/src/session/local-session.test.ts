@@ -183,3 +183,35 @@ describe.skipIf(!sessions)(
     });
   },
 );
+
+describe.skipIf(!sessions)(
+  `attacks on a session sandbox (${sessions ? "bubblewrap" : skipReason})`,
+  () => {
+    it("kills what a command leaves when it kills its own keeper, before the call returns", async () => {
+      const root = await useTempDir();
+      const marker = `pleach-keeper-${process.pid}-${Date.now()}`;
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        // Its keeper killed, the command's shell comes to the server, which kills it: the shell's
+        // children come to the server in turn, one holding the output, one not.
+        const result = await client.exec(
+          `exec -a ${marker}-quiet sleep 300 >/dev/null 2>&1 & exec -a ${marker}-loud sleep 300 & ` +
+            "(setsid bash -c 'sleep 300 & sleep 300' &); sleep 0.2; kill -9 $PPID; sleep 300",
+        );
+        expect(result.signal).toBe("SIGKILL");
+        expect(hostProcesses(marker)).toEqual([]);
+        const job = await client.jobs?.start(
+          `exec -a ${marker}-job sleep 300 >/dev/null 2>&1 & sleep 0.2; kill -9 $PPID; sleep 300`,
+        );
+        const ended = await client.jobs?.output(job?.jobId ?? "", {
+          waitMs: 20_000,
+          until: "never printed",
+        });
+        expect(ended?.job.state).toBe("exited");
+        expect(hostProcesses(marker)).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+  },
+);
