@@ -55,6 +55,8 @@ interface Job {
 export class JobTable implements SandboxJobs {
   readonly #jobs = new Map<string, Job>();
   #next = 0;
+  /** Jobs being launched: they count against the limit before they are listed. */
+  #starting = 0;
 
   constructor(
     private readonly launch: JobLauncher,
@@ -72,11 +74,15 @@ export class JobTable implements SandboxJobs {
     if (typeof command !== "string" || command.trim() === "") {
       throw new ToolError("INVALID_INPUT", "a job needs a non-empty command string");
     }
+    // The session server's requests are NUL-separated: a NUL would end the command there.
+    if (command.includes("\0")) {
+      throw new ToolError("INVALID_INPUT", "the command contains a NUL byte");
+    }
     checkEnvironment(options.env);
-    if (this.running >= this.limits.maxJobs) {
+    if (this.running + this.#starting >= this.limits.maxJobs) {
       throw new ToolError(
         "TOO_MANY_JOBS",
-        `this session already runs ${this.running} jobs, its limit; end one with job_kill (job_list shows them) before starting another`,
+        `this session already runs ${this.running + this.#starting} jobs, its limit; end one with job_kill (job_list shows them) before starting another`,
         { details: { maxJobs: this.limits.maxJobs } },
       );
     }
@@ -116,37 +122,42 @@ export class JobTable implements SandboxJobs {
       if (job.closed) job.process?.reap();
       else setTimeout(() => job.process?.reap(), DRAIN_MS).unref();
     };
-    job.process = await this.launch(
-      command,
-      { ...options, pty: options.pty === true },
-      {
-        onData(_stream, data) {
-          job.log.push(data);
-          wake();
+    this.#starting += 1;
+    try {
+      job.process = await this.launch(
+        command,
+        { ...options, pty: options.pty === true },
+        {
+          onData(_stream, data) {
+            job.log.push(data);
+            wake();
+          },
+          onExit(status) {
+            job.status = status;
+            afterExit();
+          },
+          onClosed() {
+            job.closed = true;
+            afterExit();
+          },
+          onGone() {
+            job.inputOpen = false;
+            const { info } = job;
+            info.endedAt = Date.now();
+            info.state = job.killed ? "killed" : "exited";
+            if (job.status !== undefined && (job.status & 0x7f) === 0) {
+              info.exitCode = exitCodeOf(`exit ${job.status}`);
+            } else {
+              info.signal = job.status === undefined ? "SIGKILL" : signalName(job.status & 0x7f);
+            }
+            markGone();
+            wake();
+          },
         },
-        onExit(status) {
-          job.status = status;
-          afterExit();
-        },
-        onClosed() {
-          job.closed = true;
-          afterExit();
-        },
-        onGone() {
-          job.inputOpen = false;
-          const { info } = job;
-          info.endedAt = Date.now();
-          info.state = job.killed ? "killed" : "exited";
-          if (job.status !== undefined && (job.status & 0x7f) === 0) {
-            info.exitCode = exitCodeOf(`exit ${job.status}`);
-          } else {
-            info.signal = job.status === undefined ? "SIGKILL" : signalName(job.status & 0x7f);
-          }
-          markGone();
-          wake();
-        },
-      },
-    );
+      );
+    } finally {
+      this.#starting -= 1;
+    }
     this.#jobs.set(jobId, job);
     return { ...job.info };
   }

@@ -213,5 +213,38 @@ describe.skipIf(!sessions)(
         await client.close();
       }
     });
+
+    it("refuses a job whose command holds a NUL byte, which would end its request to the server", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        const job = await client.jobs?.start("sleep 300");
+        await expect(
+          client.jobs?.start(
+            "true\0\0\x000\x000\0remove\0x\0input\0" + `${job?.jobId}\x0099999999\0`,
+          ),
+        ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+        expect((await client.exec("echo still here")).stdout).toBe("still here\n");
+        expect((await client.jobs?.list())?.map(({ state }) => state)).toEqual(["running"]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("holds the job limit against starts made at once", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: { maxJobs: 2 } });
+      try {
+        const starts = await Promise.allSettled(
+          Array.from({ length: 6 }, () => client.jobs?.start("sleep 300")),
+        );
+        const refused = starts.filter((start) => start.status === "rejected");
+        expect(starts.length - refused.length).toBe(2);
+        for (const start of refused) expect(start.reason).toMatchObject({ code: "TOO_MANY_JOBS" });
+        expect((await client.jobs?.list())?.length).toBe(2);
+      } finally {
+        await client.close();
+      }
+    });
   },
 );
