@@ -10,6 +10,7 @@ import { checkEnvironment } from "@pleach/core/sandbox";
 import { exitCodeOf, signalName } from "../os/exit-status.js";
 import type { SessionProcess, SessionProcessEvents } from "../os/session-sandbox.js";
 import { OutputLog } from "./output-log.js";
+import { untilMatcher } from "./until-matcher.js";
 
 /** Starts a job's command in the session sandbox, with a stdin pipe. */
 export type JobLauncher = (
@@ -168,26 +169,44 @@ export class JobTable implements SandboxJobs {
     const maxBytes = Math.max(4, checkCount(options.maxBytes ?? DEFAULT_READ_BYTES, "maxBytes"));
     const waitMs = Math.min(checkCount(options.waitMs ?? 0, "waitMs"), MAX_JOB_WAIT_MS);
     const until = options.until === undefined ? undefined : pattern(options.until);
-    const ready = () => {
+    const ready = async () => {
       if (job.info.state !== "running") return true;
-      const { bytes } = job.log.bytesFrom(since);
-      if (until === undefined) return bytes.length > 0;
-      return until.test(bytes.toString("utf8"));
+      if (until === undefined) return job.log.total > since;
+      return untilMatcher.test(until, job.log.bytesFrom(since).bytes.toString("utf8"));
     };
-    if (!ready() && waitMs > 0 && !options.abortSignal?.aborted) {
-      await new Promise<void>((resolve) => {
-        const stop = () => {
+    if (waitMs > 0 && !options.abortSignal?.aborted && !(await ready())) {
+      await new Promise<void>((resolve, reject) => {
+        let checking = false;
+        let again = false;
+        const stop = (error?: unknown) => {
           clearTimeout(timer);
           job.waiters.delete(check);
-          options.abortSignal?.removeEventListener("abort", stop);
-          resolve();
+          options.abortSignal?.removeEventListener("abort", onAbort);
+          if (error === undefined) resolve();
+          else reject(error);
         };
+        // One test at a time: output that comes meanwhile is tested once the test ends.
         const check = () => {
-          if (ready()) stop();
+          if (checking) {
+            again = true;
+            return;
+          }
+          checking = true;
+          ready().then((done) => {
+            checking = false;
+            if (done) stop();
+            else if (again) {
+              again = false;
+              check();
+            }
+          }, stop);
         };
-        const timer = setTimeout(stop, waitMs);
+        const onAbort = () => stop();
+        const timer = setTimeout(onAbort, waitMs);
         job.waiters.add(check);
-        options.abortSignal?.addEventListener("abort", stop, { once: true });
+        options.abortSignal?.addEventListener("abort", onAbort, { once: true });
+        // Output that came while the first test ran.
+        check();
       });
     }
     const ended = job.info.state !== "running";
@@ -200,7 +219,7 @@ export class JobTable implements SandboxJobs {
       skippedBytes: Math.max(0, read.since - since),
       job: { ...job.info },
     };
-    if (until !== undefined) result.matched = until.test(text);
+    if (until !== undefined) result.matched = await untilMatcher.test(until, text);
     return result;
   }
 
@@ -267,10 +286,12 @@ function checkCount(value: unknown, name: string): number {
   return value;
 }
 
-function pattern(source: unknown): RegExp {
+/** `source` once checked to be a regular expression (tested by {@link untilMatcher}). */
+function pattern(source: unknown): string {
   if (typeof source !== "string") throw new ToolError("INVALID_INPUT", "until must be a string");
   try {
-    return new RegExp(source);
+    new RegExp(source);
+    return source;
   } catch (error) {
     throw new ToolError(
       "INVALID_INPUT",
