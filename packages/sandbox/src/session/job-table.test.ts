@@ -27,5 +27,6 @@ describe("JobTable", () => {
     const waiting = table.output(jobId, { until: "listening on \\d+", waitMs: 60_000 });
     print("listening on 8080\n");
     expect(await waiting).toMatchObject({ matched: true });
+    table.close();
   });
 });

@@ -10,7 +10,7 @@ import { checkEnvironment } from "@pleach/core/sandbox";
 import { exitCodeOf, signalName } from "../os/exit-status.js";
 import type { SessionProcess, SessionProcessEvents } from "../os/session-sandbox.js";
 import { OutputLog } from "./output-log.js";
-import { untilMatcher } from "./until-matcher.js";
+import { UntilMatcher } from "./until-matcher.js";
 
 /** Starts a job's command in the session sandbox, with a stdin pipe. */
 export type JobLauncher = (
@@ -58,6 +58,7 @@ export class JobTable implements SandboxJobs {
   #next = 0;
   /** Jobs being launched: they count against the limit before they are listed. */
   #starting = 0;
+  readonly #until = new UntilMatcher();
 
   constructor(
     private readonly launch: JobLauncher,
@@ -172,7 +173,7 @@ export class JobTable implements SandboxJobs {
     const ready = async () => {
       if (job.info.state !== "running") return true;
       if (until === undefined) return job.log.total > since;
-      return untilMatcher.test(until, job.log.bytesFrom(since).bytes.toString("utf8"));
+      return this.#until.test(until, job.log.bytesFrom(since).bytes.toString("utf8"));
     };
     if (waitMs > 0 && !options.abortSignal?.aborted && !(await ready())) {
       await new Promise<void>((resolve, reject) => {
@@ -219,7 +220,7 @@ export class JobTable implements SandboxJobs {
       skippedBytes: Math.max(0, read.since - since),
       job: { ...job.info },
     };
-    if (until !== undefined) result.matched = await untilMatcher.test(until, text);
+    if (until !== undefined) result.matched = await this.#until.test(until, text);
     return result;
   }
 
@@ -249,6 +250,11 @@ export class JobTable implements SandboxJobs {
 
   async list(): Promise<JobInfo[]> {
     return [...this.#jobs.values()].map((job) => ({ ...job.info }));
+  }
+
+  /** Let go of what the table holds besides its jobs (the worker that tests `until`). */
+  close(): void {
+    this.#until.close();
   }
 
   /** Keep at most four times the job limit of ended jobs, the newest. */
@@ -286,7 +292,7 @@ function checkCount(value: unknown, name: string): number {
   return value;
 }
 
-/** `source` once checked to be a regular expression (tested by {@link untilMatcher}). */
+/** `source` once checked to be a regular expression (tested by an {@link UntilMatcher}). */
 function pattern(source: unknown): string {
   if (typeof source !== "string") throw new ToolError("INVALID_INPUT", "until must be a string");
   try {

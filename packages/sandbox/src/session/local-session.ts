@@ -239,6 +239,7 @@ export class LocalSession {
   /** End the session: every job and command, the sandbox, the kept outputs. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.jobs.close();
     await this.#sandbox?.destroy();
     this.#sandbox = undefined;
   }

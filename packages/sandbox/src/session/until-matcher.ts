@@ -25,18 +25,24 @@ interface Test {
  * Tests the `until` patterns of `job_output`, which the model writes, off the host's event loop:
  * one pattern that backtracks without end (`(a+)+$` against a line of `a`s and a `b`) would
  * otherwise stop it, and every session and call it serves with it. Tests run one at a time in a
- * worker thread; one that takes longer than {@link UNTIL_TEST_TIMEOUT_MS} is refused with
- * `INVALID_INPUT` and its worker replaced.
+ * worker thread, a session's own (so that one session's slow patterns hold up no other); one
+ * that takes longer than {@link UNTIL_TEST_TIMEOUT_MS} is refused with `INVALID_INPUT` and its
+ * worker replaced.
  */
-class UntilMatcher {
+export class UntilMatcher {
   #worker: Worker | undefined;
   #queue: Test[] = [];
   #current: Test | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #closed = false;
 
   /** Whether the regular expression `source` (already checked to compile) matches `text`. */
   test(source: string, text: string): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
+      if (this.#closed) {
+        reject(ended());
+        return;
+      }
       this.#queue.push({ source, text, resolve, reject });
       this.#next();
     });
@@ -70,6 +76,14 @@ class UntilMatcher {
     this.#next();
   }
 
+  /** End the worker; tests still waiting fail. */
+  close(): void {
+    this.#closed = true;
+    const error = ended();
+    for (const test of this.#queue.splice(0)) test.reject(error);
+    this.#fail(error);
+  }
+
   #spawn(): Worker {
     const worker = new Worker(WORKER_SOURCE, { eval: true });
     worker.unref();
@@ -90,5 +104,9 @@ class UntilMatcher {
   }
 }
 
-/** The one matcher of this process. */
-export const untilMatcher = new UntilMatcher();
+function ended(): ToolError {
+  return new ToolError(
+    "UNSUPPORTED",
+    "this sandbox's session has ended (closed or released); acquire a new one",
+  );
+}
