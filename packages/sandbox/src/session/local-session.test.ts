@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
@@ -226,6 +226,32 @@ describe.skipIf(!sessions)(
         ).rejects.toMatchObject({ code: "INVALID_INPUT" });
         expect((await client.exec("echo still here")).stdout).toBe("still here\n");
         expect((await client.jobs?.list())?.map(({ state }) => state)).toEqual(["running"]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("lets a command of another call end when the protected paths change under it", async () => {
+      const root = await useTempDir();
+      execFileSync("git", ["init", "-q", root]);
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        let started: () => void = () => {};
+        const running = new Promise<void>((resolve) => {
+          started = resolve;
+        });
+        const first = client.exec("echo note > /tmp/first; echo started; sleep 1; echo done", {
+          onOutput: (_stream, text) => {
+            if (text.includes("started")) started();
+          },
+        });
+        await running;
+        // A repository made by the host: the next command needs a sandbox that protects it.
+        execFileSync("git", ["init", "-q", path.join(root, "sub")]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const second = await client.exec("cat /tmp/first 2>/dev/null || echo apart");
+        expect(second.stdout).toBe("apart\n");
+        expect(await first).toMatchObject({ exitCode: 0, stdout: "started\ndone\n" });
       } finally {
         await client.close();
       }

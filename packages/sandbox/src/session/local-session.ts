@@ -86,6 +86,8 @@ export class LocalSession {
             "the workspace's protected paths or the sandbox's rules changed since they started. End the jobs (job_kill) to run commands beside them again.",
         };
       }
+      // Commands of other calls still run in it: this one runs in a sandbox of its own meanwhile.
+      if (current.running > 0) return {};
       void current.destroy();
     }
     if (this.#sandbox === undefined || !this.#sandbox.alive) {
