@@ -19,12 +19,12 @@ import path from "node:path";
 const runs = Number(process.argv[2] ?? 12);
 const idleMs = Number(process.argv[3] ?? 5) * 1000;
 
-const sandbox = await import(new URL("../packages/sandbox/dist/index.js", import.meta.url).href).catch(
-  (error) => {
-    console.error(`build first (npx tsc -b): ${error.message}`);
-    process.exit(2);
-  },
-);
+const sandbox = await import(
+  new URL("../packages/sandbox/dist/index.js", import.meta.url).href
+).catch((error) => {
+  console.error(`build first (npx tsc -b): ${error.message}`);
+  process.exit(2);
+});
 
 function spawnAndWait(file, args) {
   const started = performance.now();
@@ -32,7 +32,9 @@ function spawnAndWait(file, args) {
     const child = spawn(file, args, { stdio: "ignore" });
     child.once("error", reject);
     child.once("exit", (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${file} exited ${code}`)),
+      code === 0
+        ? resolve(performance.now() - started)
+        : reject(new Error(`${file} exited ${code}`)),
     );
   });
 }
@@ -81,7 +83,9 @@ for (let run = 0; run < runs; run += 1) {
 await session.close();
 for (const root of roots) await rm(root, { recursive: true, force: true });
 
-console.log(`${runs} runs, ${idleMs / 1000} s idle before each session call, load ${os.loadavg()[0].toFixed(2)}`);
+console.log(
+  `${runs} runs, ${idleMs / 1000} s idle before each session call, load ${os.loadavg()[0].toFixed(2)}`,
+);
 for (const [name, values] of Object.entries(rows)) {
   console.log(`${name.padEnd(16)} median ${median(values).toFixed(2)} ms`);
 }

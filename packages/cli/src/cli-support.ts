@@ -233,7 +233,7 @@ export function parseToolName({
   name: string;
   command: string;
   /**
-   * Tools known besides the ten.
+   * Tools known besides the fourteen.
    * @default []
    */
   extraTools?: readonly ToolRegistration[];
@@ -292,7 +292,7 @@ export function detachedTools({
   extraTools = [],
 }: {
   /**
-   * Tools described after the ten.
+   * Tools described after the fourteen.
    * @default []
    */
   extraTools?: readonly ToolRegistration[];
@@ -300,9 +300,10 @@ export function detachedTools({
   const refuse = async (): Promise<never> => {
     throw new Error("these tools only describe themselves; they do not run");
   };
+  // Named, the tools a client must offer more for (the job tools) are described too.
   return createCodingAgentTools(
     { exec: refuse, readFile: refuse, writeFile: refuse },
-    { extraTools },
+    { extraTools, only: [...CODING_AGENT_TOOL_NAMES, ...extraTools.map((tool) => tool.name)] },
   );
 }
 

@@ -402,7 +402,7 @@ describe("a closed pipe", () => {
 });
 
 describe("pleach tools", () => {
-  it("lists the ten tools with their input schemas", async () => {
+  it("lists the fourteen tools with their input schemas, the job tools included", async () => {
     const result = await run(["tools", "--json"]);
     expect(result.code).toBe(0);
     const tools = JSON.parse(result.stdout) as Array<{
@@ -415,6 +415,10 @@ describe("pleach tools", () => {
       "edit_file",
       "git_clone",
       "git_diff",
+      "job_input",
+      "job_kill",
+      "job_list",
+      "job_output",
       "list_files",
       "read_file",
       "run_tests",

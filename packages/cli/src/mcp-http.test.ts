@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CODING_AGENT_TOOL_NAMES } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servedUrl } from "./test-support/served-url.js";
@@ -68,7 +69,7 @@ describe("pleach mcp --http", () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(10);
+      expect(tools).toHaveLength(CODING_AGENT_TOOL_NAMES.length);
       const result = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
       expect(result.structuredContent).toMatchObject({ content: "hello over http\n" });
       expect(result.content).toEqual([{ type: "text", text: "hello over http\n" }]);
@@ -95,7 +96,7 @@ describe("pleach mcp --http", () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(10);
+      expect(tools).toHaveLength(CODING_AGENT_TOOL_NAMES.length);
       const result = await client.callTool({ name: "list_files", arguments: { dir: "." } });
       expect(result.structuredContent).toMatchObject({
         result: expect.arrayContaining([{ path: "hello.txt", kind: "file", size: 16 }]),

@@ -62,6 +62,10 @@ const sdks = {
   },
 };
 
+function never(): never {
+  throw new Error("missing");
+}
+
 function text(result: CallResult): string {
   return result.content.map((block) => block.text ?? "").join("");
 }
@@ -104,15 +108,20 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
     for (const cleanup of cleanups) await cleanup();
   });
 
-  it("lists the ten tools with object output schemas and the spec's annotations", async () => {
+  it("lists the fourteen tools with object output schemas and the spec's annotations", async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    // pleach mcp is a session: its sandbox keeps background jobs, so the job tools are served.
     expect([...byName.keys()].sort()).toEqual([
       "apply_diff",
       "bash",
       "edit_file",
       "git_clone",
       "git_diff",
+      "job_input",
+      "job_kill",
+      "job_list",
+      "job_output",
       "list_files",
       "read_file",
       "run_tests",
@@ -123,10 +132,11 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
       expect(tool.inputSchema.type).toBe("object");
       expect(tool.outputSchema?.type).toBe("object");
     }
-    for (const name of ["read_file", "list_files", "search_files", "git_diff"]) {
+    for (const name of ["read_file", "list_files", "search_files", "git_diff", "job_output"]) {
       expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: true });
     }
-    for (const name of ["edit_file", "write_file", "apply_diff", "bash"]) {
+    expect(byName.get("job_list")?.annotations).toMatchObject({ readOnlyHint: true });
+    for (const name of ["edit_file", "write_file", "apply_diff", "bash", "job_kill"]) {
       expect(byName.get(name)?.annotations).toMatchObject({ destructiveHint: true });
     }
     expect(byName.get("git_clone")?.annotations).toMatchObject({ openWorldHint: true });
@@ -229,6 +239,42 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
       }
     }
     expect(await readFile(path.join(root, "vendor/up/README.md"), "utf8")).toBe("upstream\n");
+  });
+
+  it("runs a server as a background job that a foreground command reaches, then kills it", async () => {
+    const tools = new Map(detachedTools().map((tool) => [tool.name, tool]));
+    /** Call `name`; its text must be the output rendered for a model, as on every face. */
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args });
+      const rendered = tools.get(name)?.toModelOutput(result.structuredContent as never);
+      expect({ name, isError: result.isError }).toEqual({ name, isError: false });
+      expect(text(result)).toBe(renderToolResult({ ok: true, result: rendered ?? never() }).output);
+      return { output: result.structuredContent ?? never(), text: text(result) };
+    };
+    await writeFile(
+      path.join(root, "server.cjs"),
+      "require('node:http').createServer((request, response) => response.end('pong')).listen(0, '127.0.0.1', function () { console.log('listening on ' + this.address().port); });\n",
+    );
+    const started = await call("bash", { command: "node server.cjs", background: true });
+    const jobId = started.output.jobId as string;
+    expect(started.output).toMatchObject({ state: "running" });
+    const listening = await call("job_output", {
+      jobId,
+      until: "listening on \\d+",
+      waitMs: 30_000,
+    });
+    expect(listening.output).toMatchObject({ matched: true, state: "running" });
+    const port = /listening on (\d+)/.exec(listening.output.output as string)?.[1];
+    const fetched = await call("bash", {
+      command: `node -e "fetch('http://127.0.0.1:${port}').then((r) => r.text()).then(console.log)"`,
+    });
+    expect(fetched.output).toMatchObject({ output: "pong\n", exitCode: 0 });
+    expect((await call("job_list", {})).text).toContain(`[job ${jobId} running] `);
+    const killed = await call("job_kill", { jobId });
+    expect(killed.text).toMatch(new RegExp(`^\\[job ${jobId} killed`));
+    const unknown = await client.callTool({ name: "job_output", arguments: { jobId: "nope" } });
+    expect(unknown).toMatchObject({ isError: true, _meta: { "pleach/errorCode": "NOT_FOUND" } });
+    expect(text(unknown)).toContain("job_list lists its jobs");
   });
 
   it("reports bad input as an isError result naming each wrong field", async () => {

@@ -72,7 +72,7 @@ export async function callCommand({
   extraTools = [],
 }: CommandInput & {
   /**
-   * Tools callable besides the ten (see `createCodingAgentTools`); the command line offers none.
+   * Tools callable besides the fourteen (see `createCodingAgentTools`); the command line offers none.
    * @default []
    */
   extraTools?: readonly ToolRegistration[];

@@ -28,7 +28,7 @@ export async function toolsCommand({
   extraTools = [],
 }: CommandInput & {
   /**
-   * Tools listed after the ten (see `createCodingAgentTools`); the command line offers none.
+   * Tools listed after the fourteen (see `createCodingAgentTools`); the command line offers none.
    * @default []
    */
   extraTools?: readonly ToolRegistration[];

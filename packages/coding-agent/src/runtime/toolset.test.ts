@@ -19,9 +19,12 @@ async function toolsetOver(mode: "read-only" | "workspace-write" | "danger-full-
 }
 
 describe("createToolset", () => {
-  it("offers the ten tools with JSON Schema parameters", async () => {
+  it("offers the tools with JSON Schema parameters: the ten, and the job tools where jobs are kept", async () => {
     const { toolset } = await toolsetOver("read-only");
-    expect(toolset.toolDefs.map((toolDef) => toolDef.name)).toEqual([...CODING_AGENT_TOOL_NAMES]);
+    // A client made without a session keeps no jobs: the four job tools are not offered.
+    expect(toolset.toolDefs.map((toolDef) => toolDef.name)).toEqual(
+      CODING_AGENT_TOOL_NAMES.slice(0, 10),
+    );
     // The order a model is offered them in.
     expect(CODING_AGENT_TOOL_NAMES).toEqual([
       "read_file",
@@ -34,6 +37,10 @@ describe("createToolset", () => {
       "run_tests",
       "git_diff",
       "git_clone",
+      "job_output",
+      "job_input",
+      "job_kill",
+      "job_list",
     ]);
     for (const toolDef of toolset.toolDefs) {
       expect(toolDef.parameters).toMatchObject({ type: "object" });

@@ -6,6 +6,11 @@ import { createEditFileTool } from "./edit-file.js";
 import { type FileState, withFileState } from "./file-state.js";
 import { createGitCloneTool } from "./git-clone.js";
 import { createGitDiffTool } from "./git-diff.js";
+import { offersJobs } from "./job-calls.js";
+import { createJobInputTool } from "./job-input.js";
+import { createJobKillTool } from "./job-kill.js";
+import { createJobListTool } from "./job-list.js";
+import { createJobOutputTool } from "./job-output.js";
 import { createListFilesTool } from "./list-files.js";
 import { createReadFileTool } from "./read-file.js";
 import { createRunTestsTool } from "./run-tests.js";
@@ -14,15 +19,26 @@ import { createWriteFileTool } from "./write-file.js";
 
 /**
  * One line of a tool registry: the tool's name (known before any client exists, for command
- * lines and listings) and its factory over a client. What the tool reads and writes it declares
- * itself (`files` of `defineTool`), so the registry needs nothing else.
+ * lines and listings), its factory over a client, and whether a client can serve it. What the
+ * tool reads and writes it declares itself (`files` of `defineTool`), so the registry needs
+ * nothing else.
  */
 export interface ToolRegistration<Name extends string = string> {
   readonly name: Name;
   create(client: SandboxClient): AnyToolDefinition;
+  /**
+   * Whether the tool works over `client` (the job tools need a client that offers jobs). A tool
+   * unavailable over a client is left out unless `only` names it; then it is made, and refuses.
+   * @default always
+   */
+  available?(client: SandboxClient): boolean;
 }
 
-/** The ten tools, in the order they are offered to a model. A new tool is one more line. */
+/**
+ * The fourteen tools, in the order they are offered to a model: the ten that work over any
+ * client, then the four job tools, offered where the client keeps jobs. A new tool is one more
+ * line.
+ */
 const REGISTRY = [
   { name: "read_file", create: createReadFileTool },
   { name: "list_files", create: createListFilesTool },
@@ -34,13 +50,17 @@ const REGISTRY = [
   { name: "run_tests", create: createRunTestsTool },
   { name: "git_diff", create: createGitDiffTool },
   { name: "git_clone", create: createGitCloneTool },
+  { name: "job_output", create: createJobOutputTool, available: offersJobs },
+  { name: "job_input", create: createJobInputTool, available: offersJobs },
+  { name: "job_kill", create: createJobKillTool, available: offersJobs },
+  { name: "job_list", create: createJobListTool, available: offersJobs },
 ] as const satisfies readonly ToolRegistration[];
 
 type NamesOf<Registry extends readonly ToolRegistration[]> = {
   readonly [Index in keyof Registry]: Registry[Index]["name"];
 };
 
-/** The names of the ten tools, in the order they are offered to a model. */
+/** The names of the fourteen tools, in the order they are offered to a model. */
 // `map` loses the tuple's literal types, which the cast restores.
 export const CODING_AGENT_TOOL_NAMES = REGISTRY.map(({ name }) => name) as unknown as NamesOf<
   typeof REGISTRY
@@ -49,13 +69,16 @@ export const CODING_AGENT_TOOL_NAMES = REGISTRY.map(({ name }) => name) as unkno
 /** One of {@link CODING_AGENT_TOOL_NAMES}. */
 export type CodingAgentToolName = (typeof CODING_AGENT_TOOL_NAMES)[number];
 
-/** The ten tools over one client, in {@link CODING_AGENT_TOOL_NAMES} order. */
+/** The tools over one client, in {@link CODING_AGENT_TOOL_NAMES} order. */
 export type CodingAgentTools = AnyToolDefinition[];
 
 /** Options of {@link createCodingAgentTools}. */
 export interface CodingAgentToolsOptions {
-  /** Make only these tools, in this order (names of `extraTools` included). */
-  // `string & {}` keeps the ten names offered by an editor while accepting the extra ones.
+  /**
+   * Make only these tools, in this order (names of `extraTools` included), also those unavailable
+   * over the client (they refuse when called).
+   */
+  // `string & {}` keeps the fourteen names offered by an editor while accepting the extra ones.
   only?: readonly (CodingAgentToolName | (string & {}))[];
   /**
    * The session's record of what the model has read (see {@link createFileState}): with it, the
@@ -65,16 +88,17 @@ export interface CodingAgentToolsOptions {
    */
   fileState?: FileState;
   /**
-   * More tools, made over the same client after the ten (a plugin's, a test's), each with one
-   * registry line. They get the file state from their own declarations, as the ten do; their
-   * names must differ from the ten's.
+   * More tools, made over the same client after the fourteen (a plugin's, a test's), each with
+   * one registry line. They get the file state from their own declarations, as the fourteen do;
+   * their names must differ from theirs.
    * @default []
    */
   extraTools?: readonly ToolRegistration[];
 }
 
 /**
- * Make the ten tools over `client` with their default options, or only those named in `only`.
+ * Make the tools available over `client` with their default options (all fourteen over a client
+ * that offers jobs, the ten others over one that does not), or only those named in `only`.
  * The tools close over the client: after a fresh `acquire()`, make them again.
  */
 export function createCodingAgentTools(
@@ -88,7 +112,10 @@ export function createCodingAgentTools(
     }
     registry.set(registration.name, registration);
   }
-  return (only ?? [...registry.keys()]).map((name) => {
+  const offered = [...registry.values()]
+    .filter((registration) => registration.available?.(client) ?? true)
+    .map((registration) => registration.name);
+  return (only ?? offered).map((name) => {
     const registration = registry.get(name);
     if (registration === undefined) {
       throw new TypeError(

@@ -39,6 +39,18 @@ export {
   gitDiffOutputSchema,
   parseNumstat,
 } from "./git-diff.js";
+export type { JobInputInput, JobInputOutput } from "./job-input.js";
+export { createJobInputTool, jobInputInputSchema, jobInputOutputSchema } from "./job-input.js";
+export type { JobKillInput, JobKillOutput } from "./job-kill.js";
+export { createJobKillTool, jobKillInputSchema, jobKillOutputSchema } from "./job-kill.js";
+export type { JobListInput, JobListOutput } from "./job-list.js";
+export { createJobListTool, jobListInputSchema, jobListOutputSchema } from "./job-list.js";
+export type { JobOutputInput, JobOutputOutput, JobOutputToolOptions } from "./job-output.js";
+export {
+  createJobOutputTool,
+  jobOutputInputSchema,
+  jobOutputOutputSchema,
+} from "./job-output.js";
 export type { ListFilesInput, ListFilesOutput, ListFilesToolOptions } from "./list-files.js";
 export { createListFilesTool, listFilesInputSchema, listFilesOutputSchema } from "./list-files.js";
 export type {

@@ -3,7 +3,7 @@ import { defineTool, MODEL_OUTPUT_LIMIT, type PluginToolDefinition } from "@plea
 import { z } from "zod";
 import type { SandboxClient } from "../sandbox/index.js";
 import { parseTestRunnerOutput } from "./parse-test-output.js";
-import { sandboxNoteLines } from "./sandbox-hints.js";
+import { fullOutputNoteLines, keptOutputSchema, sandboxNoteLines } from "./sandbox-hints.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (one hour). */
 const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
@@ -69,6 +69,7 @@ export const runTestsOutputSchema = z.object({
     .describe(
       "The sandbox's notes: each ties a failure to one of its rules (a protected or read-only path, a hidden file, the network off) and says the way out.",
     ),
+  fullOutput: keptOutputSchema.optional(),
 });
 
 /** Input of `run_tests`. */
@@ -134,6 +135,8 @@ export function createRunTestsTool(
         timeoutMs: timeout,
         abortSignal,
         maxOutputBytes,
+        // Under the room the model text gives stdout and stderr beside the summary.
+        fullOutputOverBytes: MODEL_OUTPUT_LIMIT - 10_000,
       });
       const { passed, failed, skipped, failures, runner } = parseTestRunnerOutput(
         `${result.stdout}\n${result.stderr}`,
@@ -154,6 +157,7 @@ export function createRunTestsTool(
       if (runner !== undefined) output.runner = runner;
       if (result.signal !== undefined) output.signal = result.signal;
       if (result.sandboxNotes !== undefined) output.sandboxNotes = result.sandboxNotes;
+      if (result.fullOutput !== undefined) output.fullOutput = result.fullOutput;
       return output;
     },
     toModelOutput(output) {
@@ -161,8 +165,10 @@ export function createRunTestsTool(
       const printedMore = (text: string) =>
         output.truncated && Buffer.byteLength(text, "utf8") >= maxOutputBytes;
       const summary = summarize(output, maxOutputBytes);
-      // Reserve room for the section labels and cut markers below.
-      const budget = Math.max(0, MODEL_OUTPUT_LIMIT - summary.length - 400);
+      const fullNote = fullOutputNoteLines({ cut: true, fullOutput: output.fullOutput });
+      // Reserve room for the section labels and cut markers below, and the full output's note.
+      const reserved = summary.length + 400 + fullNote.join("").length;
+      const budget = Math.max(0, MODEL_OUTPUT_LIMIT - reserved);
       const { stdout, stderr } = output;
       // stderr gets what stdout leaves, and at least a quarter of the room when both are long.
       const stderrBudget = Math.min(
@@ -170,14 +176,17 @@ export function createRunTestsTool(
         Math.max(Math.floor(budget / 4), budget - stdout.length),
       );
       const sections = [summary];
+      let cut = output.truncated;
       for (const [label, text, maxChars] of [
         ["stdout", stdout, budget - stderrBudget],
         ["stderr", stderr, stderrBudget],
       ] as const) {
         if (text === "") continue;
+        if (text.length > maxChars) cut = true;
         const bound = printedMore(text) ? maxOutputBytes : undefined;
         sections.push(section({ label, fullText: text, maxChars, bound }));
       }
+      sections.splice(1, 0, ...fullOutputNoteLines({ cut, fullOutput: output.fullOutput }));
       return {
         output: sections.join("\n"),
         error: output.exitCode !== 0 || output.timedOut,

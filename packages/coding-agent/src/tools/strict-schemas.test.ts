@@ -1,14 +1,18 @@
 import type { JSONSchema } from "@pleach/core";
 import { removeStrictNulls, toolInputJSONSchema, toolStrictInputJSONSchema } from "@pleach/core";
 import { describe, expect, it } from "vitest";
-import { createCodingAgentTools } from "./coding-agent-tools.js";
+import { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
 
 // The strict-mode transform is core's; these check it over the real tools' schemas.
 
 const refuse = async (): Promise<never> => {
   throw new Error("not run");
 };
-const tools = createCodingAgentTools({ exec: refuse, readFile: refuse, writeFile: refuse });
+// Named, the job tools are made over this client too, though it offers no jobs.
+const tools = createCodingAgentTools(
+  { exec: refuse, readFile: refuse, writeFile: refuse },
+  { only: CODING_AGENT_TOOL_NAMES },
+);
 
 /** Every rule of OpenAI's strict mode this transform promises, checked on every node. */
 function strictViolations(schema: unknown, where = "(root)"): string[] {
@@ -41,7 +45,8 @@ function strictViolations(schema: unknown, where = "(root)"): string[] {
 }
 
 describe("the tools in OpenAI's strict mode", () => {
-  it("makes every one of the ten tools' input schemas strict-mode clean", () => {
+  it("makes every one of the fourteen tools' input schemas strict-mode clean", () => {
+    expect(tools).toHaveLength(14);
     for (const tool of tools) {
       const strict = toolStrictInputJSONSchema(tool);
       expect({ tool: tool.name, problems: strictViolations(strict) }).toEqual({

@@ -51,7 +51,7 @@ export function describeSandboxJobsContract(name: string, setup: JobsContractSet
         [
           'const http = require("node:http");',
           'const server = http.createServer((_request, response) => response.end("pong"));',
-          'server.listen(0, "127.0.0.1", () => console.log(`listening on ${server.address().port}`));',
+          'server.listen(0, "127.0.0.1", () => console.log("listening on " + server.address().port));',
         ].join("\n"),
       );
       const started = await jobs.start("node server.js");

@@ -1,6 +1,5 @@
 import {
   lstatSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -8,7 +7,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { privateFolderProblem } from "../private-folder.js";
 import {
   formatProcessKey,
   ownProcessKey,
@@ -24,6 +22,7 @@ import {
   mayBePlaceholder,
   removeIfSame,
 } from "./placeholder-folder.js";
+import { userStateFolder } from "./user-state-folder.js";
 
 /**
  * The registry of placeholders, across the pleach processes of one user.
@@ -278,27 +277,9 @@ function openRegistry(): Registry | undefined {
   return registry;
 }
 
-/**
- * `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>/placeholders`, made (mode 700) when missing; `undefined`
- * unless both folders are real folders of our uid that group and others cannot enter.
- */
+/** The registries' folder ({@link userStateFolder}). */
 function registryFolder(): string | undefined {
-  const uid = process.getuid?.();
-  if (uid === undefined) return undefined;
-  const runtime = process.env.XDG_RUNTIME_DIR;
-  const base = runtime !== undefined && path.isAbsolute(runtime) ? runtime : "/tmp";
-  const top = path.join(base, `pleach-${uid}`);
-  const folder = path.join(top, "placeholders");
-  return privateFolder(top, uid) && privateFolder(folder, uid) ? folder : undefined;
-}
-
-function privateFolder(folder: string, uid: number): boolean {
-  try {
-    mkdirSync(folder, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
-  }
-  return privateFolderProblem(lstatSync(folder, { throwIfNoEntry: false }), uid) === undefined;
+  return userStateFolder("placeholders");
 }
 
 function parseRegistryName(

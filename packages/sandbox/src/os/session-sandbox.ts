@@ -97,6 +97,8 @@ export class SessionSandbox {
   #gone: Promise<void> = Promise.resolve();
   /** Whether the kept-output folder is mounted. */
   #keptMounted = false;
+  /** Destroy it once its last process is gone (see {@link retire}). */
+  #retired = false;
   /** Settles once the server is ready (true) or failed to start (false). */
   readonly ready: Promise<boolean>;
 
@@ -224,6 +226,16 @@ export class SessionSandbox {
     this.#processes.delete(id);
     if (!entry.closed) entry.events.onClosed();
     entry.events.onGone();
+    if (this.#retired && this.#processes.size === 0) void this.destroy();
+  }
+
+  /**
+   * Take no more commands, and destroy it once those running are done (at once when none is):
+   * the session has moved to a sandbox of newer rules.
+   */
+  retire(): void {
+    this.#retired = true;
+    if (this.#processes.size === 0) void this.destroy();
   }
 
   #send(request: Buffer): void {
@@ -238,7 +250,9 @@ export class SessionSandbox {
     request: Omit<SessionRunRequest, "id">,
     events: SessionProcessEvents,
   ): SessionProcess | undefined {
-    if (this.#dead || this.#onReady !== undefined || this.#child === undefined) return undefined;
+    if (this.#dead || this.#retired || this.#onReady !== undefined || this.#child === undefined) {
+      return undefined;
+    }
     this.#nextId += 1;
     const id = String(this.#nextId);
     this.#processes.set(id, { events, closed: false, gone: false });

@@ -34,7 +34,10 @@ my ($prctl, $statusFd, $keptDir) = @ARGV;
 syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
 open(my $status, '>&=', $statusFd + 0) or die "no status pipe: $!\n";
 binmode($status); binmode(STDIN);
-sub say_ { my $text = $_[0]; while (length $text) { my $n = syswrite($status, $text); exit 1 unless defined $n && $n > 0; substr($text, 0, $n) = '' } }
+# The host's end may hand us a non-blocking descriptor: a full pipe must make us wait, not fail.
+for my $h ($status, \*STDIN) { my $fl = fcntl($h, F_GETFL, 0); fcntl($h, F_SETFL, $fl & ~O_NONBLOCK) }
+# Our SIGCHLD handler interrupts blocking calls (EINTR): each is tried again.
+sub say_ { my $text = $_[0]; while (length $text) { my $n = syswrite($status, $text); next if !defined $n && $!{EINTR}; exit 1 unless defined $n && $n > 0; substr($text, 0, $n) = '' } }
 sub entries { my ($dir) = @_; opendir(my $h, $dir) or return (); my @e = grep { $_ ne '.' && $_ ne '..' } readdir($h); closedir($h); @e }
 # id => { keeper, out, err, in, report, keep, kept, keepMax, pending (stdin bytes), eof, open (output streams) }
 my %cmd; my %byKeeper; my %reaping; my %sweeping;
@@ -68,7 +71,8 @@ sub try_reap {
 }
 sub read_report {
   my ($c, $id) = @_; return unless $c->{report};
-  my $read = sysread($c->{report}, my $data, 64);
+  my ($read, $data);
+  do { $read = sysread($c->{report}, $data, 64) } while (!defined $read && $!{EINTR});
   return if !defined $read && $!{EAGAIN};
   close($c->{report}); delete $c->{report};
   say_("exit $id $1\n") if $read && $data =~ /^(\d+)/;
@@ -174,7 +178,7 @@ while (1) {
     my ($id, $name) = @{$fds{$fd}}; my $c = $cmd{$id};
     next unless $c && $c->{$name};
     my $read = sysread($c->{$name}, my $data, 65536);
-    next if !defined $read && $!{EAGAIN};
+    next if !defined $read && ($!{EAGAIN} || $!{EINTR});
     if ($name eq 'report') {
       close($c->{report}); delete $c->{report};
       say_("exit $id $1\n") if $read && $data =~ /^(\d+)/;
@@ -196,11 +200,12 @@ while (1) {
     my $c = $cmd{$id};
     next unless $c->{in} && length $c->{pending} && vec($wout, fileno($c->{in}), 1);
     my $wrote = syswrite($c->{in}, $c->{pending});
-    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = '' } elsif (!$!{EAGAIN}) { $c->{pending} = ''; close($c->{in}); delete $c->{in} }
+    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = '' } elsif (!$!{EAGAIN} && !$!{EINTR}) { $c->{pending} = ''; close($c->{in}); delete $c->{in} }
     if ($c->{eof} && !length $c->{pending} && $c->{in}) { close($c->{in}); delete $c->{in} }
   }
   next unless vec($rout, 0, 1);
   my $read = sysread(STDIN, $buffer, 65536, length($buffer));
+  next if !defined $read && $!{EINTR};
   exit 0 unless $read;
   while (my $request = take()) {
     my ($kind, @f) = @$request;

@@ -1,12 +1,14 @@
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createHttpStreamSandboxProvider,
   type HttpStreamSandboxProvider,
 } from "../http-provider.js";
+import { createLocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "../os/index.js";
 import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
+import { hidePaths } from "./hide-paths.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";
 
 // Each command of a sandbox server sees no other sandbox's workspace and not the token file, also
@@ -63,6 +65,37 @@ describe.skipIf(skipReason !== undefined)(
       expect(seen).toEqual(Array(6).fill(`${own}\n`));
       await attacker.release();
       await secretHolder.release();
+    });
+
+    it("hides them in a session sandbox too, one started before the sibling existed included", async () => {
+      const all = path.join(folder, "all");
+      const own = path.join(all, "own");
+      const sibling = path.join(all, "sibling");
+      await mkdir(own, { recursive: true });
+      const wrapper = hidePaths({
+        wrapper: createCommandWrapper(),
+        folders: [all],
+        files: [tokenFile],
+      });
+      const client = await createLocalSandbox({
+        root: own,
+        session: true,
+        commandWrapper: wrapper,
+      });
+      try {
+        const job = await client.jobs?.start(
+          `while sleep 0.05; do cat ${sibling}/secret.txt ${tokenFile} 2>/dev/null; done`,
+        );
+        expect((await client.exec("ls ..")).stdout).toBe("own\n");
+        await mkdir(sibling);
+        await writeFile(path.join(sibling, "secret.txt"), "sibling-secret\n");
+        const after = await client.exec(`cat ${sibling}/secret.txt ${tokenFile}; ls ..`);
+        expect(after.stdout).toBe("own\n");
+        const read = await client.jobs?.output(job?.jobId ?? "", { waitMs: 500 });
+        expect(read?.output).toBe("");
+      } finally {
+        await client.close();
+      }
     });
   },
 );

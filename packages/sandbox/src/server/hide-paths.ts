@@ -1,4 +1,5 @@
 import { ToolError } from "@pleach/core";
+import type { CommandInvocation } from "../os/command-wrapper.js";
 import { type CommandWrapper, protectionWith } from "../os/index.js";
 
 /** Options of {@link hidePaths}. */
@@ -37,7 +38,8 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
       if (request.mode === "danger-full-access") return invocation;
       // A warm sandbox was started from the wrapper's own arguments, without the masks: the
-      // command never runs in one, it gets a sandbox of its own with them.
+      // command never runs in one, it gets a sandbox of its own with them (or a session sandbox
+      // built with them).
       const { warm: _unmasked, ...oneOff } = invocation;
       // Mounts apply in order: right after the read-only host, before the workspace's own bind.
       const at = hostBindEnd(oneOff.args);
@@ -48,9 +50,32 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
           "cannot hide the other sandboxes and the server's token from this command (the launcher's arguments are not bubblewrap's as expected), so it does not run",
         );
       }
-      return {
+      const masked: CommandInvocation = {
         ...oneOff,
         args: [...oneOff.args.slice(0, at), ...masks, ...oneOff.args.slice(at)],
+      };
+      // A session sandbox is built from its own copy of the arguments: it gets the masks too.
+      const session = oneOff.session;
+      const sessionAt = session === undefined ? undefined : hostBindEnd(session.spec.sandboxArgs);
+      if (session === undefined || sessionAt === undefined) {
+        delete masked.session;
+        return masked;
+      }
+      const { sandboxArgs } = session.spec;
+      return {
+        ...masked,
+        session: {
+          ...session,
+          key: `${session.key}\n${JSON.stringify(masks)}`,
+          spec: {
+            ...session.spec,
+            sandboxArgs: [
+              ...sandboxArgs.slice(0, sessionAt),
+              ...masks,
+              ...sandboxArgs.slice(sessionAt),
+            ],
+          },
+        },
       };
     },
   };

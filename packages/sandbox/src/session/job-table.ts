@@ -28,7 +28,7 @@ export interface JobLimits {
 }
 
 /** The longest `waitMs` honoured, in milliseconds (ten minutes). */
-export const MAX_JOB_WAIT_MS = 600_000;
+const MAX_JOB_WAIT_MS = 600_000;
 const DEFAULT_READ_BYTES = 40_000;
 /** After a job's main process exits, how long its output may stay open before the rest is killed. */
 const DRAIN_MS = 250;
@@ -242,8 +242,11 @@ export class JobTable implements SandboxJobs {
       job.killed = true;
       job.process?.signal("TERM");
       const timer = setTimeout(() => job.process?.reap(), KILL_GRACE_MS);
+      // The sandbox's pipes do not keep the process alive: this wait does, until the job is gone.
+      const alive = setInterval(() => {}, KILL_GRACE_MS);
       await job.gone;
       clearTimeout(timer);
+      clearInterval(alive);
     }
     return { ...job.info };
   }
@@ -279,7 +282,7 @@ export class JobTable implements SandboxJobs {
 }
 
 /** "exit 0", "killed by SIGTERM", ... */
-export function describeEnd(info: JobInfo): string {
+function describeEnd(info: JobInfo): string {
   if (info.state === "running") return "running";
   const how = info.exitCode === null ? `signal ${info.signal ?? "?"}` : `exit ${info.exitCode}`;
   return info.state === "killed" ? `killed, ${how}` : how;

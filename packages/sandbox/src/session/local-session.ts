@@ -28,7 +28,7 @@ export interface LocalSessionOptions {
 }
 
 /** Where kept outputs are, in the workspace, while a session sandbox runs. */
-export const KEPT_OUTPUT_FOLDER = ".pleach-output";
+const KEPT_OUTPUT_FOLDER = ".pleach-output";
 
 /** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
 export type PrepareCommand = (
@@ -46,6 +46,8 @@ export class LocalSession {
   readonly #prepare: PrepareCommand;
   readonly #maxKept: number;
   #sandbox: SessionSandbox | undefined;
+  /** Every sandbox of the session still alive: the current one and retired ones still running commands. */
+  readonly #alive = new Set<SessionSandbox>();
   #key: string | undefined;
   /** No session sandbox can start here (no trusted Perl, a host refusing it): run one-off. */
   #unavailable = false;
@@ -86,21 +88,25 @@ export class LocalSession {
             "the workspace's protected paths or the sandbox's rules changed since they started. End the jobs (job_kill) to run commands beside them again.",
         };
       }
-      // Commands of other calls still run in it: this one runs in a sandbox of its own meanwhile.
-      if (current.running > 0) return {};
-      void current.destroy();
+      // Commands still running in it finish there; it goes once they are done.
+      current.retire();
+      this.#sandbox = undefined;
     }
     if (this.#sandbox === undefined || !this.#sandbox.alive) {
       this.#key = session.key;
+      // Kept outputs live in the sandbox's memory: those of one that is gone are gone.
+      this.#kept = [];
       this.#sandbox = new SessionSandbox(
         {
           ...session.spec,
           kept: { path: path.join(this.#root, KEPT_OUTPUT_FOLDER), sizeBytes: 2 * this.#maxKept },
         },
         (gone) => {
+          this.#alive.delete(gone);
           if (this.#sandbox === gone) this.#sandbox = undefined;
         },
       );
+      this.#alive.add(this.#sandbox);
     }
     const sandbox = this.#sandbox;
     if (!(await sandbox.ready)) {
@@ -242,7 +248,7 @@ export class LocalSession {
   async close(): Promise<void> {
     this.#closed = true;
     this.jobs.close();
-    await this.#sandbox?.destroy();
+    await Promise.all([...this.#alive].map((sandbox) => sandbox.destroy()));
     this.#sandbox = undefined;
   }
 }
