@@ -64,7 +64,7 @@ export interface SessionProcessEvents {
    * sandbox died); the last event.
    */
   onGone(): void;
-  /** Its output could not be kept (a file of that name stands in the folder). */
+  /** Its output could not be kept (a file of that name stands in the folder, or it is full). */
   onNoKeep?(): void;
 }
 

@@ -26,7 +26,8 @@ import { PERL_PATH, PRCTL_SYSCALL } from "./warm-server.js";
  * `ready`; `out id length` / `err id length` and the bytes; `closed id` once no process holds the
  * command's output; `exit id status` when its main process ended (a wait status); `gone id` once
  * its keeper and every process of it are gone; `failed id reason` when it could not start;
- * `nokeep id` when its output could not be kept (a file of that name stands in the folder).
+ * `nokeep id` when its output could not be kept (a file of that name stands in the folder, or the
+ * folder is full: what was kept of it is removed).
  */
 const SERVER = String.raw`
 use strict; use warnings; use Fcntl; use POSIX ();
@@ -118,7 +119,7 @@ sub start {
   { my $fl = fcntl($r{report}, F_GETFL, 0); fcntl($r{report}, F_SETFL, $fl | O_NONBLOCK) }
   my $c = { keeper => $keeper, out => $r{out}, err => $r{err}, report => $r{report}, in => $w{in}, pending => '', open => 2, keepMax => $keepMax + 0, kept => 0 };
   if ($keep ne '') {
-    if ($keptDir ne '' && $keep =~ /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/ && sysopen(my $fh, "$keptDir/$keep", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644)) { binmode($fh); $c->{keepFh} = $fh }
+    if ($keptDir ne '' && $keep =~ /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/ && sysopen(my $fh, "$keptDir/$keep", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644)) { binmode($fh); $c->{keepFh} = $fh; $c->{keep} = $keep }
     else { say_("nokeep $id\n") }
   }
   if ($w{in}) { my $flags = fcntl($w{in}, F_GETFL, 0); fcntl($w{in}, F_SETFL, $flags | O_NONBLOCK) }
@@ -189,7 +190,10 @@ while (1) {
       say_("$name $id " . length($data) . "\n" . $data);
       if ($c->{keepFh} && $c->{kept} < $c->{keepMax}) {
         my $part = substr($data, 0, $c->{keepMax} - $c->{kept});
-        $c->{kept} += length $part; syswrite($c->{keepFh}, $part);
+        my $wrote = syswrite($c->{keepFh}, $part);
+        $c->{kept} += length $part;
+        # The folder is full (its bound, or what commands put there): a part is not the whole.
+        if (!defined $wrote || $wrote != length $part) { close($c->{keepFh}); delete $c->{keepFh}; unlink("$keptDir/$c->{keep}"); say_("nokeep $id\n") }
       }
     } else {
       close($c->{$name}); delete $c->{$name}; finish_output($c, $id);

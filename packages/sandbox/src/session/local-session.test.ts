@@ -106,6 +106,23 @@ describe.skipIf(!sessions)(
       }
     });
 
+    it("gives no full output when the kept folder is full, rather than a part of it", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 100_000 } });
+      try {
+        // Commands can write the folder too, which is bounded at twice the session's bound.
+        await client.exec("head -c 150000 /dev/zero > .pleach-output/filler");
+        const result = await client.exec("seq 1 20000", {
+          fullOutputOverBytes: 1000,
+          maxOutputBytes: 100,
+        });
+        expect(result.fullOutput).toBeUndefined();
+        expect((await client.exec("ls .pleach-output")).stdout).toBe("filler\n");
+      } finally {
+        await client.close();
+      }
+    });
+
     it("shares loopback and /tmp between the commands of a session", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: true });
