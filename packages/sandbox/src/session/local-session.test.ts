@@ -1,9 +1,8 @@
-import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { sandboxJobsOf } from "@pleach/core/sandbox";
-import { describeSandboxJobsContract, useTempDir } from "@pleach/core/testing";
+import { describeSandboxJobsContract, hostCommandLines, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 
@@ -20,23 +19,9 @@ if (sessions) {
   });
 }
 
-/**
- * Host processes named `marker` (`exec -a`), as the host's process table lists them (read from
- * `/proc`: `ps` overflows a buffer on a machine running many sandboxes with long arguments).
- */
+/** Host processes named `marker` (`exec -a`), as the host's process table lists them. */
 function hostProcesses(marker: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let commandLine = "";
-    try {
-      commandLine = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-    } catch {
-      continue;
-    }
-    if (commandLine.startsWith(marker)) found.push(commandLine.replace(/\0/g, " "));
-  }
-  return found;
+  return hostCommandLines().filter((line) => line.startsWith(marker));
 }
 
 async function keptFiles(root: string): Promise<string[]> {
@@ -321,9 +306,7 @@ describe.skipIf(!sessions)(
       try {
         const job = await client.jobs?.start("sleep 300");
         await expect(
-          client.jobs?.start(
-            "true\0\0\x000\x000\0remove\0x\0input\0" + `${job?.jobId}\x0099999999\0`,
-          ),
+          client.jobs?.start(`true\0\0\x000\x000\0remove\0x\0input\0${job?.jobId}\x0099999999\0`),
         ).rejects.toMatchObject({ code: "INVALID_INPUT" });
         expect((await client.exec("echo still here")).stdout).toBe("still here\n");
         expect((await client.jobs?.list())?.map(({ state }) => state)).toEqual(["running"]);

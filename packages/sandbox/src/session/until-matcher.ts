@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { ToolError } from "@pleach/core";
 
 /** How long one test of an `until` pattern against a job's output may take, in milliseconds. */
-export const UNTIL_TEST_TIMEOUT_MS = 1_000;
+const UNTIL_TEST_TIMEOUT_MS = 1_000;
 
 /** The worker: tests a pattern against a text, keeping the last pattern compiled. */
 const WORKER_SOURCE = `
