@@ -93,6 +93,12 @@ export interface HostFactsCacheOptions {
   watch?: boolean;
   /** How a folder is watched; tests inject failures. @default `fs.watch` */
   watchFolder?: WatchFolder;
+  /**
+   * Whether a walk starts from the one an earlier process kept of its workspace, and keeps its
+   * own for the next (see {@link createWorkspaceWalker}).
+   * @default true
+   */
+  walkSnapshots?: boolean;
 }
 
 /**
@@ -116,6 +122,7 @@ export function createHostFactsCache({
   maxWorkspaces = 16,
   watch,
   watchFolder,
+  walkSnapshots,
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
   const folderWatch = createFolderWatch(recentChangeMs === undefined ? {} : { recentChangeMs });
@@ -130,6 +137,7 @@ export function createHostFactsCache({
           ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
           ...(watch === undefined ? {} : { watch }),
           ...(watchFolder === undefined ? {} : { watchFolder }),
+          ...(walkSnapshots === undefined ? {} : { snapshots: walkSnapshots }),
         });
         if (walkers.size >= maxWorkspaces) {
           const [oldest] = walkers;
