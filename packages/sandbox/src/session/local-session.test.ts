@@ -60,6 +60,27 @@ describe.skipIf(!sessions)(
       await expect(client.exec("true")).rejects.toMatchObject({ code: "UNSUPPORTED" });
     });
 
+    it("refuses the file tools' writes into the kept-output folder, which only the session's outputs hold", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        const result = await client.exec("seq 1 100", { fullOutputOverBytes: 10 });
+        expect(result.fullOutput?.path).toBe(".pleach-output/cmd-1.log");
+        for (const target of [".pleach-output/cmd-1.log", "./.pleach-output/notes/x.txt"]) {
+          await expect(client.writeFile(target, "edited")).rejects.toMatchObject({
+            code: "PROTECTED_PATH",
+          });
+        }
+        await expect(
+          client.writeFile(path.join(root, "src/../.pleach-output/x.txt"), "edited"),
+        ).rejects.toMatchObject({ code: "PROTECTED_PATH" });
+        expect((await client.readFile(".pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(true);
+      } finally {
+        await client.close();
+      }
+      expect(await keptFiles(root)).toEqual([]);
+    });
+
     it("bounds the kept outputs of a session: the oldest go", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 300_000 } });
