@@ -5,7 +5,7 @@
 // working bubblewrap.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,7 +13,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { hostState, makeTempDir } from "@pleach/core/testing";
+import { hostCommandLines, hostState, makeTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { servedUrl } from "./test-support/served-url.js";
@@ -63,18 +63,7 @@ function sleepCommand(): { command: string; marker: string } {
 }
 
 async function hostProcessesWith(marker: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let commandLine = "";
-    try {
-      commandLine = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-    } catch {
-      continue;
-    }
-    if (commandLine.includes(marker)) found.push(commandLine.replace(/\0/g, " "));
-  }
-  return found;
+  return hostCommandLines().filter((line) => line.includes(marker));
 }
 
 async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -215,6 +215,7 @@ export async function createLocalSandbox({
     async writeFile(filePath: string, content: string, options: FileEncodingOptions = {}) {
       const encoding = fileEncodingOf(options);
       checkFileContent(content, encoding);
+      if (typeof filePath === "string") session?.checkWritable(relativeToRoot(rootReal, filePath));
       await writeWorkspaceFile({
         root: workspace,
         filePath: nonEmpty(filePath),

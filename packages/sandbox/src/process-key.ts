@@ -35,6 +35,18 @@ export function ownProcessKey(): ProcessKey | undefined {
   }
 }
 
+/** The key of the running process `pid` of this pid namespace; `undefined` when it cannot be told. */
+export function processKeyOf(pid: number): ProcessKey | undefined {
+  const own = ownProcessKey();
+  try {
+    const found = own === undefined ? undefined : processStart(String(pid));
+    if (own === undefined || found === undefined || found.zombie) return undefined;
+    return { ...own, pid, startTime: found.startTime };
+  } catch {
+    return undefined;
+  }
+}
+
 /** `boot.pidns.pid.start`: a Docker label value, and the name of a placeholder registry. */
 export function formatProcessKey(key: ProcessKey): string {
   return `${key.bootId}.${key.pidNamespace}.${key.pid}.${key.startTime}`;

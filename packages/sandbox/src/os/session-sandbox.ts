@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type net from "node:net";
+import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { pathState } from "./path-state.js";
@@ -37,6 +39,8 @@ export interface SessionCommand {
   command: string;
   env: Readonly<Record<string, string>>;
 }
+/** After bubblewrap is gone, how long its pid 1 (and with it every process of the sandbox) has to go. */
+const INIT_GONE_TIMEOUT_MS = 10_000;
 
 /** What a session sandbox is built from. */
 export interface SessionSandboxSpec {
@@ -73,7 +77,7 @@ export interface SessionProcessEvents {
    * sandbox died); the last event.
    */
   onGone(): void;
-  /** Its output could not be kept (a file of that name stands in the folder). */
+  /** Its output could not be kept (a file of that name stands in the folder, or it is full). */
   onNoKeep?(): void;
 }
 
@@ -92,6 +96,8 @@ export interface SessionProcess {
 
 export class SessionSandbox {
   #child: ChildProcess | undefined;
+  /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
+  #init: ProcessKey | undefined;
   #lease: PlaceholderLease | undefined;
   #dead = false;
   #nextId = 0;
@@ -204,6 +210,7 @@ export class SessionSandbox {
     });
     this.#onReady = undefined;
     if (!ok) throw new Error("the session sandbox did not start");
+    this.#init = childOf(child.pid);
     this.#armIdleTimer();
     return !this.#dead;
   }
@@ -347,7 +354,8 @@ export class SessionSandbox {
 
   /**
    * Kill the sandbox and everything in it (every command and job, the kept outputs), and let go
-   * of its placeholders; settles once bubblewrap is gone.
+   * of its placeholders; settles once every process of it is gone (its placeholders kept if one
+   * is still there after ten seconds).
    */
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
@@ -364,16 +372,43 @@ export class SessionSandbox {
       }
     }
     const lease = this.#lease;
+    const init = this.#init;
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
     if (running) child.ref();
-    // The placeholders stay until bubblewrap is gone: removing a mount point detaches the mount.
+    // The placeholders stay until the sandbox is gone: removing a mount point detaches the mount.
+    // Its pid 1 goes last, once every process of it is gone, which may be after bubblewrap.
     this.#gone = (
       running
         ? new Promise<void>((resolve) => child.once("exit", () => resolve()))
         : Promise.resolve()
-    ).then(() => lease?.release());
+    )
+      .then(() => (init === undefined ? true : processGone(init)))
+      .then(async (gone) => {
+        if (gone) await lease?.release();
+      });
     for (const id of [...this.#processes.keys()]) this.#end(id);
     this.onGone(this);
     return this.#gone;
   }
+}
+
+/** The one child of process `pid` (bubblewrap's: the sandbox's pid 1), when it can be told. */
+function childOf(pid: number | undefined): ProcessKey | undefined {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ");
+    return children.length === 1 ? processKeyOf(Number(children[0])) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Settles with true once the process `key` is gone, with false if it is still there after the timeout. */
+async function processGone(key: ProcessKey): Promise<boolean> {
+  const deadline = performance.now() + INIT_GONE_TIMEOUT_MS;
+  // The key is of this boot and pid namespace: it is its own vantage point.
+  while (processState(key, key) === "alive") {
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return true;
 }

@@ -34,7 +34,8 @@ export function sessionServerSupported(): boolean {
  * it forks, setsids or orphans itself. "Every process of the command" is then exactly the keeper's
  * descendants, which the server finds in `/proc` and kills, leaving other commands and the
  * session's jobs alone. A process orphaned by a keeper that was killed (by its own command) comes
- * to the server, which kills it at once: nothing escapes being a command's.
+ * to the server, which kills it at once, and then the children it leaves in turn, before that
+ * command is said gone: nothing escapes being a command's.
  *
  * Requests (host to server, on stdin) are NUL-terminated fields:
  * - `run id cwd command flags keep keepMax n name1 value1 ...`: start `command` (`flags`: `i` to
@@ -52,8 +53,8 @@ export function sessionServerSupported(): boolean {
  * `ready`; `out id length` / `err id length` and the bytes; `closed id` once no process holds the
  * command's output; `exit id status` when its main process ended (a wait status); `gone id` once
  * its keeper and every process of it are gone; `failed id reason` when it could not start;
- * `nokeep id` when its output could not be kept (a file of that name stands in the folder);
- * `cleaned` once a `clean` is done.
+ * `nokeep id` when its output could not be kept (a file of that name stands in the folder, or the
+ * folder is full: what was kept of it is removed); `cleaned` once a `clean` is done.
  *
  * It is the sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no signal from inside the
  * namespace that it has no handler for (its only one, SIGCHLD, wakes it up), so a command can
@@ -77,7 +78,7 @@ sub remove {
 }
 my %keep; for my $dir (@clean) { $keep{$dir} = { map { $_ => 1 } entries($dir) } }
 # id => { keeper, out, err, in, report, keep, kept, keepMax, pending (stdin bytes), eof, open (output streams) }
-my %cmd; my %byKeeper; my %reaping;
+my %cmd; my %byKeeper; my %reaping; my %sweeping;
 pipe(my $wakeR, my $wakeW) or die "pipe: $!\n";
 for my $h ($wakeR, $wakeW) { my $fl = fcntl($h, F_GETFL, 0); fcntl($h, F_SETFL, $fl | O_NONBLOCK) }
 $SIG{CHLD} = sub { syswrite($wakeW, 'x') };
@@ -155,7 +156,7 @@ sub start {
   { my $fl = fcntl($r{report}, F_GETFL, 0); fcntl($r{report}, F_SETFL, $fl | O_NONBLOCK) }
   my $c = { keeper => $keeper, out => $r{out}, err => $r{err}, report => $r{report}, in => $w{in}, pending => '', open => 2, keepMax => $keepMax + 0, kept => 0 };
   if ($keep ne '') {
-    if ($keptDir ne '' && $keep =~ /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/ && sysopen(my $fh, "$keptDir/$keep", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644)) { binmode($fh); $c->{keepFh} = $fh }
+    if ($keptDir ne '' && $keep =~ /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/ && sysopen(my $fh, "$keptDir/$keep", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644)) { binmode($fh); $c->{keepFh} = $fh; $c->{keep} = $keep }
     else { say_("nokeep $id\n") }
   }
   if ($w{in}) { my $flags = fcntl($w{in}, F_GETFL, 0); fcntl($w{in}, F_SETFL, $flags | O_NONBLOCK) }
@@ -186,11 +187,17 @@ while (1) {
     close($c->{in}) if $c->{in}; delete $c->{in};
     delete $reaping{$id};
     read_report($c, $id);
-    # A keeper gone unasked (its command killed it) leaves its processes to us: they die now.
-    my $children = parents(); my @left = orphans($children); kill('KILL', @left) if @left;
-    $c->{gone} = 1;
-    say_("gone $id\n");
-    delete $cmd{$id} if !$c->{report} && !$c->{open};
+    $c->{gone} = 1; $sweeping{$id} = 1;
+  }
+  # A keeper gone unasked (its command killed it) leaves its processes to us, and each of them
+  # killed leaves us its children: they all die before the command is said gone.
+  if (%sweeping) {
+    my @left = orphans(parents());
+    if (@left) { kill('KILL', @left) }
+    else {
+      for my $id (keys %sweeping) { say_("gone $id\n"); my $c = $cmd{$id}; delete $cmd{$id} if $c && !$c->{report} && !$c->{open} }
+      %sweeping = ();
+    }
   }
   try_reap($_) for keys %reaping;
   my ($rin, $win) = ('', '');
@@ -201,7 +208,7 @@ while (1) {
     for my $name ('out', 'err', 'report') { next unless $c->{$name}; my $fd = fileno($c->{$name}); vec($rin, $fd, 1) = 1; $fds{$fd} = [$id, $name] }
     if ($c->{in} && length $c->{pending}) { vec($win, fileno($c->{in}), 1) = 1 }
   }
-  my $n = select(my $rout = $rin, my $wout = $win, undef, (%reaping ? 0.005 : 0.5));
+  my $n = select(my $rout = $rin, my $wout = $win, undef, (%reaping || %sweeping ? 0.005 : 0.5));
   next if $n <= 0;
   sysread($wakeR, my $drop, 4096) if vec($rout, fileno($wakeR), 1);
   for my $fd (keys %fds) {
@@ -220,7 +227,10 @@ while (1) {
       say_("$name $id " . length($data) . "\n" . $data);
       if ($c->{keepFh} && $c->{kept} < $c->{keepMax}) {
         my $part = substr($data, 0, $c->{keepMax} - $c->{kept});
-        $c->{kept} += length $part; syswrite($c->{keepFh}, $part);
+        my $wrote = syswrite($c->{keepFh}, $part);
+        $c->{kept} += length $part;
+        # The folder is full (its bound, or what commands put there): a part is not the whole.
+        if (!defined $wrote || $wrote != length $part) { close($c->{keepFh}); delete $c->{keepFh}; unlink("$keptDir/$c->{keep}"); say_("nokeep $id\n") }
       }
     } else {
       close($c->{$name}); delete $c->{$name}; finish_output($c, $id);

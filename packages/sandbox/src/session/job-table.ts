@@ -10,6 +10,7 @@ import { checkEnvironment } from "@pleach/core/sandbox";
 import { exitCodeOf, signalName } from "../os/exit-status.js";
 import type { SessionProcess, SessionProcessEvents } from "../os/session-sandbox.js";
 import { OutputLog } from "./output-log.js";
+import { UntilMatcher } from "./until-matcher.js";
 
 /** Starts a job's command in the session sandbox, with a stdin pipe. */
 export type JobLauncher = (
@@ -55,6 +56,9 @@ interface Job {
 export class JobTable implements SandboxJobs {
   readonly #jobs = new Map<string, Job>();
   #next = 0;
+  /** Jobs being launched: they count against the limit before they are listed. */
+  #starting = 0;
+  readonly #until = new UntilMatcher();
 
   constructor(
     private readonly launch: JobLauncher,
@@ -72,11 +76,15 @@ export class JobTable implements SandboxJobs {
     if (typeof command !== "string" || command.trim() === "") {
       throw new ToolError("INVALID_INPUT", "a job needs a non-empty command string");
     }
+    // The session server's requests are NUL-separated: a NUL would end the command there.
+    if (command.includes("\0")) {
+      throw new ToolError("INVALID_INPUT", "the command contains a NUL byte");
+    }
     checkEnvironment(options.env);
-    if (this.running >= this.limits.maxJobs) {
+    if (this.running + this.#starting >= this.limits.maxJobs) {
       throw new ToolError(
         "TOO_MANY_JOBS",
-        `this session already runs ${this.running} jobs, its limit; end one with job_kill (job_list shows them) before starting another`,
+        `this session already runs ${this.running + this.#starting} jobs, its limit; end one with job_kill (job_list shows them) before starting another`,
         { details: { maxJobs: this.limits.maxJobs } },
       );
     }
@@ -116,37 +124,42 @@ export class JobTable implements SandboxJobs {
       if (job.closed) job.process?.reap();
       else setTimeout(() => job.process?.reap(), DRAIN_MS).unref();
     };
-    job.process = await this.launch(
-      command,
-      { ...options, pty: options.pty === true },
-      {
-        onData(_stream, data) {
-          job.log.push(data);
-          wake();
+    this.#starting += 1;
+    try {
+      job.process = await this.launch(
+        command,
+        { ...options, pty: options.pty === true },
+        {
+          onData(_stream, data) {
+            job.log.push(data);
+            wake();
+          },
+          onExit(status) {
+            job.status = status;
+            afterExit();
+          },
+          onClosed() {
+            job.closed = true;
+            afterExit();
+          },
+          onGone() {
+            job.inputOpen = false;
+            const { info } = job;
+            info.endedAt = Date.now();
+            info.state = job.killed ? "killed" : "exited";
+            if (job.status !== undefined && (job.status & 0x7f) === 0) {
+              info.exitCode = exitCodeOf(`exit ${job.status}`);
+            } else {
+              info.signal = job.status === undefined ? "SIGKILL" : signalName(job.status & 0x7f);
+            }
+            markGone();
+            wake();
+          },
         },
-        onExit(status) {
-          job.status = status;
-          afterExit();
-        },
-        onClosed() {
-          job.closed = true;
-          afterExit();
-        },
-        onGone() {
-          job.inputOpen = false;
-          const { info } = job;
-          info.endedAt = Date.now();
-          info.state = job.killed ? "killed" : "exited";
-          if (job.status !== undefined && (job.status & 0x7f) === 0) {
-            info.exitCode = exitCodeOf(`exit ${job.status}`);
-          } else {
-            info.signal = job.status === undefined ? "SIGKILL" : signalName(job.status & 0x7f);
-          }
-          markGone();
-          wake();
-        },
-      },
-    );
+      );
+    } finally {
+      this.#starting -= 1;
+    }
     this.#jobs.set(jobId, job);
     return { ...job.info };
   }
@@ -157,26 +170,44 @@ export class JobTable implements SandboxJobs {
     const maxBytes = Math.max(4, checkCount(options.maxBytes ?? DEFAULT_READ_BYTES, "maxBytes"));
     const waitMs = Math.min(checkCount(options.waitMs ?? 0, "waitMs"), MAX_JOB_WAIT_MS);
     const until = options.until === undefined ? undefined : pattern(options.until);
-    const ready = () => {
+    const ready = async () => {
       if (job.info.state !== "running") return true;
-      const { bytes } = job.log.bytesFrom(since);
-      if (until === undefined) return bytes.length > 0;
-      return until.test(bytes.toString("utf8"));
+      if (until === undefined) return job.log.total > since;
+      return this.#until.test(until, job.log.bytesFrom(since).bytes.toString("utf8"));
     };
-    if (!ready() && waitMs > 0 && !options.abortSignal?.aborted) {
-      await new Promise<void>((resolve) => {
-        const stop = () => {
+    if (waitMs > 0 && !options.abortSignal?.aborted && !(await ready())) {
+      await new Promise<void>((resolve, reject) => {
+        let checking = false;
+        let again = false;
+        const stop = (error?: unknown) => {
           clearTimeout(timer);
           job.waiters.delete(check);
-          options.abortSignal?.removeEventListener("abort", stop);
-          resolve();
+          options.abortSignal?.removeEventListener("abort", onAbort);
+          if (error === undefined) resolve();
+          else reject(error);
         };
+        // One test at a time: output that comes meanwhile is tested once the test ends.
         const check = () => {
-          if (ready()) stop();
+          if (checking) {
+            again = true;
+            return;
+          }
+          checking = true;
+          ready().then((done) => {
+            checking = false;
+            if (done) stop();
+            else if (again) {
+              again = false;
+              check();
+            }
+          }, stop);
         };
-        const timer = setTimeout(stop, waitMs);
+        const onAbort = () => stop();
+        const timer = setTimeout(onAbort, waitMs);
         job.waiters.add(check);
-        options.abortSignal?.addEventListener("abort", stop, { once: true });
+        options.abortSignal?.addEventListener("abort", onAbort, { once: true });
+        // Output that came while the first test ran.
+        check();
       });
     }
     const ended = job.info.state !== "running";
@@ -189,7 +220,7 @@ export class JobTable implements SandboxJobs {
       skippedBytes: Math.max(0, read.since - since),
       job: { ...job.info },
     };
-    if (until !== undefined) result.matched = until.test(text);
+    if (until !== undefined) result.matched = await this.#until.test(until, text);
     return result;
   }
 
@@ -222,6 +253,11 @@ export class JobTable implements SandboxJobs {
 
   async list(): Promise<JobInfo[]> {
     return [...this.#jobs.values()].map((job) => ({ ...job.info }));
+  }
+
+  /** Let go of what the table holds besides its jobs (the worker that tests `until`). */
+  close(): void {
+    this.#until.close();
   }
 
   /** Keep at most four times the job limit of ended jobs, the newest. */
@@ -259,10 +295,12 @@ function checkCount(value: unknown, name: string): number {
   return value;
 }
 
-function pattern(source: unknown): RegExp {
+/** `source` once checked to be a regular expression (tested by an {@link UntilMatcher}). */
+function pattern(source: unknown): string {
   if (typeof source !== "string") throw new ToolError("INVALID_INPUT", "until must be a string");
   try {
-    return new RegExp(source);
+    new RegExp(source);
+    return source;
   } catch (error) {
     throw new ToolError(
       "INVALID_INPUT",

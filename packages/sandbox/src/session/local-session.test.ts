@@ -1,8 +1,8 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { sandboxJobsOf } from "@pleach/core/sandbox";
-import { describeSandboxJobsContract, useTempDir } from "@pleach/core/testing";
+import { describeSandboxJobsContract, hostCommandLines, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 
@@ -21,8 +21,7 @@ if (sessions) {
 
 /** Host processes named `marker` (`exec -a`), as the host's process table lists them. */
 function hostProcesses(marker: string): string[] {
-  const lines = execFileSync("/usr/bin/ps", ["-eo", "args="], { encoding: "utf8" }).split("\n");
-  return lines.filter((line) => line.startsWith(marker));
+  return hostCommandLines().filter((line) => line.startsWith(marker));
 }
 
 async function keptFiles(root: string): Promise<string[]> {
@@ -61,6 +60,27 @@ describe.skipIf(!sessions)(
       await expect(client.exec("true")).rejects.toMatchObject({ code: "UNSUPPORTED" });
     });
 
+    it("refuses the file tools' writes into the kept-output folder, which only the session's outputs hold", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        const result = await client.exec("seq 1 100", { fullOutputOverBytes: 10 });
+        expect(result.fullOutput?.path).toBe(".pleach-output/cmd-1.log");
+        for (const target of [".pleach-output/cmd-1.log", "./.pleach-output/notes/x.txt"]) {
+          await expect(client.writeFile(target, "edited")).rejects.toMatchObject({
+            code: "PROTECTED_PATH",
+          });
+        }
+        await expect(
+          client.writeFile(path.join(root, "src/../.pleach-output/x.txt"), "edited"),
+        ).rejects.toMatchObject({ code: "PROTECTED_PATH" });
+        expect((await client.readFile(".pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(true);
+      } finally {
+        await client.close();
+      }
+      expect(await keptFiles(root)).toEqual([]);
+    });
+
     it("bounds the kept outputs of a session: the oldest go", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 300_000 } });
@@ -87,6 +107,23 @@ describe.skipIf(!sessions)(
           code: "NOT_FOUND",
         });
         expect((await client.readFile(huge.fullOutput?.path ?? "")).length).toBe(300_000);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("gives no full output when the kept folder is full, rather than a part of it", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 100_000 } });
+      try {
+        // Commands can write the folder too, which is bounded at twice the session's bound.
+        await client.exec("head -c 150000 /dev/zero > .pleach-output/filler");
+        const result = await client.exec("seq 1 20000", {
+          fullOutputOverBytes: 1000,
+          maxOutputBytes: 100,
+        });
+        expect(result.fullOutput).toBeUndefined();
+        expect((await client.exec("ls .pleach-output")).stdout).toBe("filler\n");
       } finally {
         await client.close();
       }
@@ -249,6 +286,69 @@ describe.skipIf(!sessions)(
         } finally {
           await client.close();
         }
+      }
+    });
+  },
+);
+
+describe.skipIf(!sessions)(
+  `attacks on a session sandbox (${sessions ? "bubblewrap" : skipReason})`,
+  () => {
+    it("kills what a command leaves when it kills its own keeper, before the call returns", async () => {
+      const root = await useTempDir();
+      const marker = `pleach-keeper-${process.pid}-${Date.now()}`;
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        // Its keeper killed, the command's shell comes to the server, which kills it: the shell's
+        // children come to the server in turn, one holding the output, one not.
+        const result = await client.exec(
+          `exec -a ${marker}-quiet sleep 300 >/dev/null 2>&1 & exec -a ${marker}-loud sleep 300 & ` +
+            "(setsid bash -c 'sleep 300 & sleep 300' &); sleep 0.2; kill -9 $PPID; sleep 300",
+        );
+        expect(result.signal).toBe("SIGKILL");
+        expect(hostProcesses(marker)).toEqual([]);
+        const job = await client.jobs?.start(
+          `exec -a ${marker}-job sleep 300 >/dev/null 2>&1 & sleep 0.2; kill -9 $PPID; sleep 300`,
+        );
+        const ended = await client.jobs?.output(job?.jobId ?? "", {
+          waitMs: 20_000,
+          until: "never printed",
+        });
+        expect(ended?.job.state).toBe("exited");
+        expect(hostProcesses(marker)).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("refuses a job whose command holds a NUL byte, which would end its request to the server", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: true });
+      try {
+        const job = await client.jobs?.start("sleep 300");
+        await expect(
+          client.jobs?.start(`true\0\0\x000\x000\0remove\0x\0input\0${job?.jobId}\x0099999999\0`),
+        ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+        expect((await client.exec("echo still here")).stdout).toBe("still here\n");
+        expect((await client.jobs?.list())?.map(({ state }) => state)).toEqual(["running"]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("holds the job limit against starts made at once", async () => {
+      const root = await useTempDir();
+      const client = await createLocalSandbox({ root, session: { maxJobs: 2 } });
+      try {
+        const starts = await Promise.allSettled(
+          Array.from({ length: 6 }, () => client.jobs?.start("sleep 300")),
+        );
+        const refused = starts.filter((start) => start.status === "rejected");
+        expect(starts.length - refused.length).toBe(2);
+        for (const start of refused) expect(start.reason).toMatchObject({ code: "TOO_MANY_JOBS" });
+        expect((await client.jobs?.list())?.length).toBe(2);
+      } finally {
+        await client.close();
       }
     });
   },

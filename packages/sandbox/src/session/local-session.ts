@@ -165,10 +165,31 @@ export class LocalSession {
    * session sandbox holding it runs; `undefined` otherwise (read it from the workspace as usual).
    */
   keptName(relativePath: string): string | undefined {
-    const parts = relativePath.split("/").filter((part) => part !== "" && part !== ".");
-    if (parts.length !== 2 || parts[0] !== KEPT_OUTPUT_FOLDER) return undefined;
+    const inside = this.#inKeptFolder(relativePath);
+    return inside?.length === 1 ? inside[0] : undefined;
+  }
+
+  /**
+   * Refuse a write of the file tools into the kept-output folder while the session sandbox holds
+   * it: it would land in the workspace's folder beneath, which reads do not see and close leaves.
+   */
+  checkWritable(relativePath: string): void {
+    if (this.#inKeptFolder(relativePath) === undefined) return;
+    throw new ToolError(
+      "PROTECTED_PATH",
+      `${KEPT_OUTPUT_FOLDER}/ holds this session's kept outputs, which are read-only; write the file elsewhere in the workspace`,
+    );
+  }
+
+  /** The parts of `relativePath` below the kept-output folder, when it is in it and mounted. */
+  #inKeptFolder(relativePath: string): string[] | undefined {
+    const parts = path.posix
+      .normalize(relativePath)
+      .split("/")
+      .filter((part) => part !== "" && part !== ".");
+    if (parts[0] !== KEPT_OUTPUT_FOLDER) return undefined;
     if (this.#sandbox?.keptFolder === undefined || !this.#sandbox.alive) return undefined;
-    return parts[1];
+    return parts.slice(1);
   }
 
   /** Read a kept output through the session sandbox: at most `maxBytes`, else `TOO_LARGE`. */
@@ -247,6 +268,7 @@ export class LocalSession {
   /** End the session: every job and command, the sandbox, the kept outputs. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.jobs.close();
     await Promise.all([...this.#alive].map((sandbox) => sandbox.destroy()));
     this.#sandbox = undefined;
   }
