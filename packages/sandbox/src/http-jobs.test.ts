@@ -167,6 +167,10 @@ describe("jobs over the sandbox server", () => {
     const long = await session.client.exec("seq 1 20000", { fullOutputOverBytes: 1000 });
     expect(long.fullOutput).toMatchObject({ bytes: long.stdout.length });
     expect(await session.client.readFile(long.fullOutput?.path ?? "")).toBe(long.stdout);
+    // Kept outputs are the session's, read-only, as for the local client.
+    await expect(session.client.writeFile(".pleach-output/mine.txt", "x")).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+    });
     expect(processesWith(survivor)).not.toEqual([]);
     await session.release();
     expect(processesWith(survivor)).toEqual([]);

@@ -1,4 +1,5 @@
 import type http from "node:http";
+import path from "node:path";
 import { isToolError } from "@pleach/core";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
@@ -48,7 +49,7 @@ export async function serveFile({
     return;
   }
   if (request.method === "PUT") {
-    const files = sandbox().files;
+    const { files, client } = sandbox();
     const { filePath } = fileQuery(url, "PUT");
     checkRawBody(request);
     const body = await readRequestBody(request, {
@@ -56,7 +57,13 @@ export async function serveFile({
       setting: MAX_REQUEST_BYTES_SETTING,
       whatToDo: "write big files in parts or raise --max-request-bytes",
     });
-    await files.write(filePath, body);
+    // The client refuses a write into the folder of kept outputs while its session holds it (the
+    // file would land in the workspace's folder beneath, which no one reads): it writes those.
+    if (inKeptFolder(filePath, client.root)) {
+      await client.writeFile(filePath, body.toString("base64"), { encoding: "base64" });
+    } else {
+      await files.write(filePath, body);
+    }
     response.writeHead(204, { "cache-control": "no-store" }).end();
     return;
   }
@@ -85,6 +92,19 @@ function fileQuery(
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
   return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
+}
+
+/** The folder of a session's kept outputs in the workspace (see `fullOutput` of a result). */
+const KEPT_OUTPUT_FOLDER = ".pleach-output";
+
+/** Whether `filePath` (relative to the workspace, or absolute in it) is in the kept outputs' folder. */
+function inKeptFolder(filePath: string, root: string): boolean {
+  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
+  const first = path.posix
+    .normalize(relative)
+    .split("/")
+    .find((part) => part !== "" && part !== ".");
+  return first === KEPT_OUTPUT_FOLDER;
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */

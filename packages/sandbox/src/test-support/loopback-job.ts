@@ -1,6 +1,6 @@
 // What the jobs tests over HTTP and Docker share: a job that serves HTTP on the sandbox's loopback,
-// the foreground command that asks it, and the host's process table to show what is left.
-import { execFileSync } from "node:child_process";
+// the foreground command that asks it, and the host's processes that hold a marker.
+import { hostCommandLines } from "@pleach/core/testing";
 
 const SERVE = `require("node:http").createServer((q, s) => s.end("hello from the job")).listen(0, "127.0.0.1", function () { console.log("listening on " + this.address().port); });`;
 
@@ -20,9 +20,7 @@ export function fetchCommand(port: number | string): string {
   return `node -e 'fetch("http://127.0.0.1:${port}/").then((r) => r.text()).then((t) => console.log("got", t), (e) => console.log("closed", e.cause?.code))'`;
 }
 
-/** The host's processes whose command line holds `marker`, as `ps` shows them. */
+/** The host's processes whose command line holds `marker`. */
 export function processesWith(marker: string): string[] {
-  return execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" })
-    .split("\n")
-    .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
+  return hostCommandLines().filter((line) => line.includes(marker));
 }
