@@ -163,7 +163,9 @@ describe("jobs over the sandbox server", () => {
 
     // Release ends a job still running and removes the outputs kept for the session.
     const survivor = `pleach-job-${randomBytes(6).toString("hex")}`;
-    await jobs.start(`bash -c "sleep 600; :" ${survivor}`);
+    const sleeper = await jobs.start(`bash -c "echo up; sleep 600; :" ${survivor}`);
+    // Its command line is the job's once it has printed (the job was launched before).
+    await jobs.output(sleeper.jobId, { until: "up", waitMs: 30_000 });
     const long = await session.client.exec("seq 1 20000", { fullOutputOverBytes: 1000 });
     expect(long.fullOutput).toMatchObject({ bytes: long.stdout.length });
     expect(await session.client.readFile(long.fullOutput?.path ?? "")).toBe(long.stdout);

@@ -93,7 +93,9 @@ describe.skipIf(skipReason !== undefined)("Docker sandbox adapter", () => {
     });
     expect(await jobs.kill(started.jobId)).toMatchObject({ state: "killed" });
     expect((await session.client.exec(fetchCommand(port))).stdout).toBe("closed ECONNREFUSED\n");
-    await jobs.start(`bash -c "sleep 600; :" ${marker}`);
+    const sleeper = await jobs.start(`bash -c "echo up; sleep 600; :" ${marker}`);
+    // Its command line is the job's once it has printed (the job was launched before).
+    await jobs.output(sleeper.jobId, { until: "up", waitMs: 30_000 });
     expect(processesWith(marker)).not.toEqual([]);
     await session.release();
     expect(processesWith(marker)).toEqual([]);
