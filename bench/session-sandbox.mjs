@@ -7,6 +7,7 @@
 //
 // Rows:
 //   bare bwrap         bwrap --ro-bind / / --dev /dev true, spawned and waited for
+//   bare, via bash     the same running /bin/bash -c true, as pleach runs every command
 //   no session         client.exec("true") on a client without a session, idle between calls
 //   session, idle      client.exec("true") on a session client whose sandbox sat idle for the idle
 //                      time (a background job running in it, as an agent's dev server would)
@@ -71,12 +72,24 @@ await timed(() => plain.exec("true"));
 await timed(() => session.exec("true"));
 await spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"]);
 
-const rows = { "bare bwrap": [], "no session": [], "session, idle": [] };
+const rows = { "bare bwrap": [], "bare, via bash": [], "no session": [], "session, idle": [] };
 for (let run = 0; run < runs; run += 1) {
   await new Promise((resolve) => setTimeout(resolve, idleMs));
   rows["session, idle"].push(await timed(() => session.exec("true")));
   rows["bare bwrap"].push(
     await spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"]),
+  );
+  rows["bare, via bash"].push(
+    await spawnAndWait("/usr/bin/bwrap", [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "/bin/bash",
+      "-c",
+      "true",
+    ]),
   );
   rows["no session"].push(await timed(() => plain.exec("true")));
 }
@@ -92,6 +105,9 @@ for (const [name, values] of Object.entries(rows)) {
 const ratio = median(rows["session, idle"]) / median(rows["bare bwrap"]);
 console.log(
   `session, idle / bare bwrap: ${ratio.toFixed(2)}× (target ≤ 1.25×) ${ratio <= 1.25 ? "met" : "NOT met"}`,
+);
+console.log(
+  `session, idle / bare, via bash: ${(median(rows["session, idle"]) / median(rows["bare, via bash"])).toFixed(2)}×`,
 );
 console.log(
   `no session / session, idle: ${(median(rows["no session"]) / median(rows["session, idle"])).toFixed(2)}×`,
