@@ -21,6 +21,7 @@ import {
   hiddenWith,
   protectionWith,
 } from "./os/index.js";
+import { sessionServerSupported } from "./os/session-server.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
@@ -173,6 +174,11 @@ export async function createLocalSandbox({
       network: networkAccess,
       session,
     });
+  const sessionCanRun =
+    mode !== "danger-full-access" &&
+    commandWrapper.backend === "bubblewrap" &&
+    typeof networkAccess !== "object" &&
+    sessionServerSupported();
   const session =
     sessionOption === false
       ? undefined
@@ -186,7 +192,8 @@ export async function createLocalSandbox({
     root: rootReal,
     mode,
     backend: commandWrapper.backend,
-    ...(session === undefined ? {} : { jobs: session.jobs }),
+    // Jobs only where a session sandbox can run: elsewhere the tools refuse, saying why.
+    ...(session === undefined || !sessionCanRun ? {} : { jobs: session.jobs }),
     close: async () => {
       await session?.close();
     },

@@ -7,7 +7,12 @@ import type {
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
-import { isSandboxUnavailable, sandboxUnavailableError } from "@pleach/core/sandbox";
+import {
+  isSandboxUnavailable,
+  sandboxJobsOf,
+  sandboxUnavailableError,
+  wrapJobs,
+} from "@pleach/core/sandbox";
 
 /** One provider of a composite. */
 export interface SandboxCompositeMember {
@@ -131,6 +136,9 @@ export function createSandboxComposite({
       exec: (command: string, options?: ExecOptions): Promise<ExecResult> =>
         watch(client.exec(command, options)),
     };
+    const jobs = sandboxJobsOf(client);
+    if (jobs !== undefined)
+      Object.assign(watched, { jobs: wrapJobs(jobs, (call) => watch(call())) });
     return {
       id: session.id,
       member: state.name,

@@ -21,6 +21,7 @@ export {
   jobsUnsupportedError,
   sandboxJobsOf,
   sandboxUnavailableError,
+  wrapJobs,
 } from "@pleach/core/sandbox";
 export type {
   SandboxComposite,

@@ -7,7 +7,7 @@ import type {
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
-import { isSandboxUnavailable } from "@pleach/core/sandbox";
+import { isSandboxUnavailable, sandboxJobsOf, wrapJobs } from "@pleach/core/sandbox";
 
 /** Options of {@link createPooledSandboxProvider}. */
 export interface PooledSandboxProviderOptions {
@@ -213,6 +213,11 @@ export function createPooledSandboxProvider({
       exec: (command: string, options?: ExecOptions): Promise<ExecResult> =>
         client.exec(command, options).catch(noteFailure),
     };
+    // Jobs are not repeated (a start twice would be two jobs): a failure is noted as exec's is.
+    const jobs = sandboxJobsOf(client);
+    if (jobs !== undefined) {
+      Object.assign(pooledClient, { jobs: wrapJobs(jobs, (call) => call().catch(noteFailure)) });
+    }
     return {
       id: session.id,
       client: pooledClient,

@@ -18,7 +18,7 @@ export type {
   JobState,
   SandboxJobs,
 } from "./jobs.js";
-export { jobsUnsupportedError, sandboxJobsOf } from "./jobs.js";
+export { jobsUnsupportedError, sandboxJobsOf, wrapJobs } from "./jobs.js";
 export type { FileEncoding } from "./options.js";
 export {
   checkEnvironment,

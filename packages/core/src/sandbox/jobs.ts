@@ -108,6 +108,23 @@ export function sandboxJobsOf(client: SandboxClient): SandboxJobs | undefined {
   return typeof jobs === "object" && jobs !== null ? jobs : undefined;
 }
 
+/**
+ * `jobs` with each call passed through `around` (a wrapper's retry or failure watch), so that a
+ * client wrapping another (a pool's, a composite's) offers its jobs as it offers its three methods.
+ */
+export function wrapJobs(
+  jobs: SandboxJobs,
+  around: <Result>(call: () => Promise<Result>) => Promise<Result>,
+): SandboxJobs {
+  return {
+    start: (command, options) => around(() => jobs.start(command, options)),
+    output: (jobId, options) => around(() => jobs.output(jobId, options)),
+    input: (jobId, text) => around(() => jobs.input(jobId, text)),
+    kill: (jobId) => around(() => jobs.kill(jobId)),
+    list: () => around(() => jobs.list()),
+  };
+}
+
 /** The error a job tool throws over a client without jobs: what to use instead. */
 export function jobsUnsupportedError(): ToolError {
   return new ToolError(

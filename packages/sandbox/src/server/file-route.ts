@@ -1,6 +1,6 @@
 import type http from "node:http";
-import path from "node:path";
 import { isToolError } from "@pleach/core";
+import { keptOutputParts } from "../session/local-session.js";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
@@ -94,17 +94,9 @@ function fileQuery(
   return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
 }
 
-/** The folder of a session's kept outputs in the workspace (see `fullOutput` of a result). */
-const KEPT_OUTPUT_FOLDER = ".pleach-output";
-
 /** Whether `filePath` (relative to the workspace, or absolute in it) is in the kept outputs' folder. */
 function inKeptFolder(filePath: string, root: string): boolean {
-  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
-  const first = path.posix
-    .normalize(relative)
-    .split("/")
-    .find((part) => part !== "" && part !== ".");
-  return first === KEPT_OUTPUT_FOLDER;
+  return keptOutputParts(filePath, root) !== undefined;
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */

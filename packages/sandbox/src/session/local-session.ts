@@ -30,6 +30,19 @@ export interface LocalSessionOptions {
 /** Where kept outputs are, in the workspace, while a session sandbox runs. */
 const KEPT_OUTPUT_FOLDER = ".pleach-output";
 
+/**
+ * The parts of `filePath` (relative to the workspace `root`, or absolute in it) below the
+ * kept-output folder, or `undefined` when it is not in that folder.
+ */
+export function keptOutputParts(filePath: string, root: string): string[] | undefined {
+  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
+  const parts = path.posix
+    .normalize(relative)
+    .split("/")
+    .filter((part) => part !== "" && part !== ".");
+  return parts[0] === KEPT_OUTPUT_FOLDER ? parts.slice(1) : undefined;
+}
+
 /** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
 export type PrepareCommand = (
   command: string,
@@ -183,13 +196,8 @@ export class LocalSession {
 
   /** The parts of `relativePath` below the kept-output folder, when it is in it and mounted. */
   #inKeptFolder(relativePath: string): string[] | undefined {
-    const parts = path.posix
-      .normalize(relativePath)
-      .split("/")
-      .filter((part) => part !== "" && part !== ".");
-    if (parts[0] !== KEPT_OUTPUT_FOLDER) return undefined;
     if (this.#sandbox?.keptFolder === undefined || !this.#sandbox.alive) return undefined;
-    return parts.slice(1);
+    return keptOutputParts(relativePath, this.#root);
   }
 
   /** Read a kept output through the session sandbox: at most `maxBytes`, else `TOO_LARGE`. */
