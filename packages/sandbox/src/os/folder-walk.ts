@@ -59,7 +59,7 @@ export interface WorkspaceWalkerOptions {
   snapshots?: boolean;
 }
 
-/** Pending folders a scan watches itself rather than leave to the background (a few ms). */
+/** Pending folders each scan watches itself rather than leave to the background (tens of ms). */
 const SETUP_IN_SCAN = 4_096;
 
 /** A scan that read more folders than this keeps the tree for the next process. */
@@ -317,10 +317,9 @@ export function createWorkspaceWalker({
     if (walks === 0) {
       listed = await tree.walk();
     } else {
-      // A small remainder of the setup is finished here; a big one goes on in the background.
-      if (watches !== undefined && pending.length - pendingAt <= SETUP_IN_SCAN) {
-        watchPending(SETUP_IN_SCAN);
-      }
+      // Each scan takes a part of the setup on itself, so that calls coming back to back (which
+      // leave the background no turn) still bring the watchers up; the background does the rest.
+      if (watches !== undefined && pending.length > pendingAt) watchPending(SETUP_IN_SCAN);
       const byEvents = watches !== undefined && watching ? await staleByEvents(watches) : undefined;
       // After a possible overflow every stamp was checked too.
       if (byEvents !== undefined && !byEvents.overflow) tracking = "events";
