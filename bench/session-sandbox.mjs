@@ -1,6 +1,7 @@
 // What a foreground command costs in a session sandbox that was idle for a while (the agent was
 // thinking), against bare bubblewrap and against the same client without a session (a sandbox of
-// its own per call, as after the warm sandbox's 200 ms), in one run: medians and ratios.
+// its own per call, as after the warm sandbox's 200 ms), in one run: medians and ratios. Each
+// measurement follows the same idle time (so runs take rows × idle seconds each).
 // Needs the build (npx tsc -b) and a working /usr/bin/bwrap.
 //
 //   node bench/session-sandbox.mjs [runs] [idle-seconds]
@@ -73,14 +74,11 @@ await timed(() => session.exec("true"));
 await spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"]);
 
 const rows = { "bare bwrap": [], "bare, via bash": [], "no session": [], "session, idle": [] };
-for (let run = 0; run < runs; run += 1) {
-  await new Promise((resolve) => setTimeout(resolve, idleMs));
-  rows["session, idle"].push(await timed(() => session.exec("true")));
-  rows["bare bwrap"].push(
-    await spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"]),
-  );
-  rows["bare, via bash"].push(
-    await spawnAndWait("/usr/bin/bwrap", [
+const measure = {
+  "bare bwrap": () =>
+    spawnAndWait("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "true"]),
+  "bare, via bash": () =>
+    spawnAndWait("/usr/bin/bwrap", [
       "--ro-bind",
       "/",
       "/",
@@ -90,14 +88,24 @@ for (let run = 0; run < runs; run += 1) {
       "-c",
       "true",
     ]),
-  );
-  rows["no session"].push(await timed(() => plain.exec("true")));
+  "no session": () => timed(() => plain.exec("true")),
+  "session, idle": () => timed(() => session.exec("true")),
+};
+// Every row is measured after the same idle time, in an order that turns each run, so that none
+// gains from a machine the one before woke up.
+const names = Object.keys(rows);
+for (let run = 0; run < runs; run += 1) {
+  for (let offset = 0; offset < names.length; offset += 1) {
+    const name = names[(run + offset) % names.length];
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+    rows[name].push(await measure[name]());
+  }
 }
 await session.close();
 for (const root of roots) await rm(root, { recursive: true, force: true });
 
 console.log(
-  `${runs} runs, ${idleMs / 1000} s idle before each session call, load ${os.loadavg()[0].toFixed(2)}`,
+  `${runs} runs, ${idleMs / 1000} s idle before each measurement, load ${os.loadavg()[0].toFixed(2)}`,
 );
 for (const [name, values] of Object.entries(rows)) {
   console.log(`${name.padEnd(16)} median ${median(values).toFixed(2)} ms`);
