@@ -26,6 +26,8 @@ export const BUBBLEWRAP_COMMAND_FD = SECCOMP_FD + 1;
 export interface BubblewrapArgumentsOptions {
   /** The shell's arguments that run the command (`shellCommand(command, BUBBLEWRAP_COMMAND_FD)`). */
   shell: readonly string[];
+  /** A descriptor the shell reads (the long command's text, `BUBBLEWRAP_COMMAND_FD`), left open. */
+  keepFd?: number;
   policy: SandboxPolicy;
   hostFacts: HostFacts;
 }
@@ -38,6 +40,7 @@ export interface BubblewrapArgumentsOptions {
  */
 export function bubblewrapArguments({
   shell,
+  keepFd,
   policy,
   hostFacts,
 }: BubblewrapArgumentsOptions): string[] {
@@ -48,8 +51,22 @@ export function bubblewrapArguments({
   }
   // Through the domain proxy, the forwarder starts first and the command runs in place of its shell.
   const run = typeof policy.network === "object" ? forwardingShell(shell) : shell;
-  args.push("--chdir", policy.cwd, "--", SHELL, ...run);
+  args.push("--chdir", policy.cwd, "--", SHELL, ...closingShell(run, keepFd));
   return args;
+}
+
+/**
+ * The arguments of a shell that closes every descriptor past stdio (but `keepFd`, a long
+ * command's text) and then runs `/bin/bash` with `run` in its place. A descriptor pleach's own
+ * process inherited without close-on-exec (left open by whatever started it) is inherited by
+ * bubblewrap and would reach the command: a way out of the sandbox to whatever it names.
+ */
+export function closingShell(run: readonly string[], keepFd?: number): string[] {
+  const kept = ["0", "1", "2", ...(keepFd === undefined ? [] : [String(keepFd)])].join("|");
+  const script =
+    `for f in /proc/self/fd/*; do f=\${f##*/}; case $f in ${kept}) ;; *) { exec {f}>&-; } 2>/dev/null ;; esac; done; ` +
+    `exec ${SHELL} "$@"`;
+  return ["-c", script, "pleach-close-fds", ...run];
 }
 
 /**
@@ -59,7 +76,7 @@ export function bubblewrapArguments({
 export function bubblewrapSandboxArguments({
   policy,
   hostFacts,
-}: Omit<BubblewrapArgumentsOptions, "shell">): string[] {
+}: Omit<BubblewrapArgumentsOptions, "shell" | "keepFd">): string[] {
   const { root } = hostFacts;
   if (root === "/") {
     throw new ToolError(

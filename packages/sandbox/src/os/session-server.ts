@@ -66,6 +66,11 @@ use strict; use warnings; use Fcntl; use POSIX ();
 my ($prctl, $statusFd, $keptDir, @clean) = @ARGV;
 syscall($prctl + 0, 4, 0, 0, 0, 0) == 0 or die "prctl(PR_SET_DUMPABLE): $!\n";
 open(my $status, '>&=', $statusFd + 0) or die "no status pipe: $!\n";
+# A descriptor pleach's process inherited without close-on-exec reaches us through bubblewrap:
+# none may reach a command.
+opendir(my $fds, '/proc/self/fd') or die "no /proc/self/fd: $!\n";
+my @inherited = grep { /^\d+$/ && $_ > 2 && $_ != $statusFd } readdir($fds); closedir($fds);
+POSIX::close($_) for @inherited;
 binmode($status); binmode(STDIN);
 # The host's end may hand us a non-blocking descriptor: a full pipe must make us wait, not fail.
 for my $h ($status, \*STDIN) { my $fl = fcntl($h, F_GETFL, 0); fcntl($h, F_SETFL, $fl & ~O_NONBLOCK) }

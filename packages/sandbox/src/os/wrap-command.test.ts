@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { closingShell } from "./bubblewrap.js";
 import { shellCommand } from "./command-text.js";
 import type { HostFacts } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
@@ -104,7 +105,7 @@ describe("wrapCommand with bubblewrap", () => {
       --setenv npm_config_cache /tmp/.npm
       --setenv NODE_ENV test
       --chdir /home/ada/project/src
-      -- /bin/bash -c npm test"
+      -- /bin/bash -c for f in /proc/self/fd/*; do f=\${f##*/}; case $f in 0|1|2) ;; *) { exec {f}>&-; } 2>/dev/null ;; esac; done; exec /bin/bash "$@" pleach-close-fds -c npm test"
     `);
   });
 
@@ -154,7 +155,7 @@ describe("wrapCommand with bubblewrap", () => {
       --setenv PIP_NO_INPUT 1
       --setenv npm_config_cache /tmp/.npm
       --chdir /home/ada/project/src
-      -- /bin/bash -c curl -sI https://example.com"
+      -- /bin/bash -c for f in /proc/self/fd/*; do f=\${f##*/}; case $f in 0|1|2) ;; *) { exec {f}>&-; } 2>/dev/null ;; esac; done; exec /bin/bash "$@" pleach-close-fds -c curl -sI https://example.com"
     `);
   });
 
@@ -204,10 +205,12 @@ describe("wrapCommand with a command too long for an argument", () => {
 
   it("has bubblewrap's shell read it from fd 4, after the seccomp filter", () => {
     const { args, inputs } = wrapCommand({ command, policy, hostFacts });
+    // The descriptors past stdio are closed first, but fd 4, which the shell then reads.
     expect(args.slice(args.indexOf("--") + 1)).toEqual([
       "/bin/bash",
-      ...shellCommand(command, 4).args,
+      ...closingShell(shellCommand(command, 4).args, 4),
     ]);
+    expect(closingShell([], 4)[1]).toContain("case $f in 0|1|2|4) ;;");
     expect(inputs).toHaveLength(2);
     expect(Buffer.from(inputs?.[1] ?? []).toString()).toBe(command);
   });
@@ -334,9 +337,12 @@ describe("a domain list's policy", () => {
     expect(set("HTTPS_PROXY")).toBe("http://mine:1");
     expect(set("https_proxy")).toBe("http://127.0.0.1:3128");
     expect(set("GIT_CONFIG_VALUE_0")).toBe("http://127.0.0.1:3128");
+    // The descriptors past stdio are closed first, then the forwarder starts.
     const command = args.slice(args.indexOf("--") + 1);
-    expect([command[0], command[1], command[3], command[4]]).toEqual([
+    expect([command[0], command[1], command[3], command[4], command[6], command[7]]).toEqual([
       "/bin/bash",
+      "-c",
+      "pleach-close-fds",
       "-c",
       "pleach-proxy",
       "/usr/bin/perl",

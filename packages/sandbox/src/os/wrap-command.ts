@@ -52,7 +52,12 @@ export function wrapCommand({ command, policy, hostFacts }: WrapCommandOptions):
     const shell = shellCommand(command, BUBBLEWRAP_COMMAND_FD);
     return {
       file: hostFacts.bubblewrap?.path ?? BUBBLEWRAP_PATH,
-      args: bubblewrapArguments({ shell: shell.args, policy, hostFacts }),
+      args: bubblewrapArguments({
+        shell: shell.args,
+        ...(shell.input === undefined ? {} : { keepFd: BUBBLEWRAP_COMMAND_FD }),
+        policy,
+        hostFacts,
+      }),
       env: { ...hostFacts.inheritedEnvironment },
       inputs: shell.input === undefined ? [seccomp] : [seccomp, shell.input],
     };

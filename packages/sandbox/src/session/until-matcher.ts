@@ -85,7 +85,8 @@ export class UntilMatcher {
   }
 
   #spawn(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    // Not the host's flags: `--input-type=module` would make the CommonJS source fail to load.
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     worker.unref();
     worker.on("message", (matched: boolean) => {
       if (worker !== this.#worker) return;
