@@ -15,6 +15,7 @@ import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.j
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
 import { failureNotes } from "./os/failure-notes.js";
+import type { WorkspaceProtection } from "./os/host-facts.js";
 import {
   type CommandWrapper,
   createCommandWrapper,
@@ -27,7 +28,7 @@ import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { LocalSession, type LocalSessionOptions } from "./session/local-session.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
-import { workspaceRoot } from "./workspace-root.js";
+import { lexicalComponents, workspaceRoot } from "./workspace-root.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
@@ -105,6 +106,12 @@ export interface LocalSandbox extends SandboxClient {
   readonly mode: SandboxMode;
   /** The OS sandbox that confines commands (`"none"` without one). */
   readonly backend: CommandWrapper["backend"];
+  /**
+   * What host-side writers of this workspace refuse (`PROTECTED_PATH`), judged on the path as
+   * walked: the policy commands run under, and, while a session keeps outputs, their folder.
+   * The server's file route writes by it.
+   */
+  protection(): Promise<WorkspaceProtection>;
   /** Background jobs, with `session` (absent without). */
   readonly jobs?: SandboxJobs;
   /**
@@ -157,7 +164,12 @@ export async function createLocalSandbox({
     throw fromErrno(error, root);
   }
   const workspace = workspaceRoot(rootGiven, rootReal);
-  const protection = () => protectionWith(commandWrapper, rootReal);
+  // What host-side writers refuse: the one policy, with the session's kept outputs while it holds
+  // them (a write there would land in the workspace's folder beneath, which nothing reads).
+  const protection = async () => {
+    const policy = await protectionWith(commandWrapper, rootReal);
+    return session?.protect(policy) ?? policy;
+  };
   // The file tools run unconfined on the host: they refuse what commands cannot read.
   const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
   const prepare = (
@@ -197,13 +209,11 @@ export async function createLocalSandbox({
     close: async () => {
       await session?.close();
     },
+    protection,
 
     async readFile(filePath: string, options: ReadFileOptions = {}) {
       const encoding = fileEncodingOf(options);
-      const keptName =
-        typeof filePath === "string"
-          ? session?.keptName(relativeToRoot(rootReal, filePath))
-          : undefined;
+      const keptName = session?.keptName(lexicalComponents(workspace, nonEmpty(filePath)));
       if (keptName !== undefined) {
         const limit = Math.min(maxFileBytes, readLimitOf(options.maxBytes) ?? maxFileBytes);
         return (await session?.readKept(keptName, limit))?.toString(encoding) ?? "";
@@ -222,7 +232,6 @@ export async function createLocalSandbox({
     async writeFile(filePath: string, content: string, options: FileEncodingOptions = {}) {
       const encoding = fileEncodingOf(options);
       checkFileContent(content, encoding);
-      if (typeof filePath === "string") session?.checkWritable(relativeToRoot(rootReal, filePath));
       await writeWorkspaceFile({
         root: workspace,
         filePath: nonEmpty(filePath),
@@ -299,9 +308,4 @@ export async function createLocalSandbox({
 function nonEmpty(filePath: unknown): unknown {
   if (filePath === "") throw new ToolError("INVALID_PATH", "the path is empty");
   return filePath;
-}
-
-/** `filePath` relative to the root when it is absolute inside it, else as given. */
-function relativeToRoot(root: string, filePath: string): string {
-  return path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
 }

@@ -174,33 +174,25 @@ export function createCommandWrapper({
       for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
       const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
       const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
+      const spec = {
+        file: wrapped.file,
+        sandboxArgs,
+        // The seccomp filter only: a long command's text is the command's, not the sandbox's.
+        inputs: (wrapped.inputs ?? []).slice(0, 1),
+        protectedPaths: facts.protectedPaths,
+        placeholderIdleMs,
+      };
       if (session) {
         return {
           ...wrapped,
           ...(lease === undefined ? {} : { release: lease.release }),
-          session: {
-            key,
-            spec: {
-              file: wrapped.file,
-              sandboxArgs,
-              // The seccomp filter only: a long command's text is the command's, not the sandbox's.
-              inputs: (wrapped.inputs ?? []).slice(0, 1),
-              protectedPaths: facts.protectedPaths,
-              placeholderIdleMs,
-            },
-            command: { cwd, command, env: commandEnv },
-          },
+          session: { key, spec, command: { cwd, command, env: commandEnv } },
         };
       }
       const warm = warmSlots.take(`${root}\0${mode}\0${network}`, key, () => {
         const started = new SessionSandbox(
           {
-            file: wrapped.file,
-            sandboxArgs,
-            // The seccomp filter only: a long command's text is the command's, not the sandbox's.
-            inputs: (wrapped.inputs ?? []).slice(0, 1),
-            protectedPaths: facts.protectedPaths,
-            placeholderIdleMs,
+            ...spec,
             cleanFolders: [
               "/tmp",
               "/run",

@@ -48,8 +48,6 @@ export function runInSession(
   let outputBytes = 0;
   let kept = keep !== undefined;
   let status: number | undefined;
-  let closed = false;
-  let reaped = false;
   let timedOut = false;
   let aborted = false;
   const timers: NodeJS.Timeout[] = [];
@@ -58,16 +56,6 @@ export function runInSession(
     settle = resolve;
   });
 
-  const reap = () => {
-    if (reaped) return;
-    reaped = true;
-    running?.reap();
-  };
-  const afterExit = () => {
-    if (status === undefined) return;
-    if (closed) reap();
-    else timers.push(setTimeout(reap, drainMs));
-  };
   const running = sandbox.spawn(
     { cwd, command, env, stdin: stdin !== undefined, pty: false, ...(keep ? { keep } : {}) },
     {
@@ -77,17 +65,13 @@ export function runInSession(
       },
       onExit(exitStatus) {
         status = exitStatus;
-        afterExit();
-      },
-      onClosed() {
-        closed = true;
-        afterExit();
       },
       onGone: () => settle(),
       onNoKeep() {
         kept = false;
       },
     },
+    { drainMs },
   );
   if (running === undefined) return undefined;
   if (stdin !== undefined) {
@@ -96,7 +80,7 @@ export function runInSession(
   }
   const kill = () => {
     running.signal("TERM");
-    timers.push(setTimeout(reap, killGraceMs));
+    timers.push(setTimeout(() => running.reap(), killGraceMs));
   };
   timers.push(
     setTimeout(() => {

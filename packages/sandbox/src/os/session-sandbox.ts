@@ -70,8 +70,6 @@ export interface SessionProcessEvents {
   onData(stream: "stdout" | "stderr", data: Buffer): void;
   /** Its main process ended with this wait status. */
   onExit(status: number): void;
-  /** No process holds its output any more. */
-  onClosed(): void;
   /**
    * Its keeper and every process of it are gone and all their output was read (also when the
    * sandbox died); the last event.
@@ -94,6 +92,18 @@ export interface SessionProcess {
   reap(): void;
 }
 
+/** A process of the sandbox, as the host follows it. */
+interface ProcessEntry {
+  events: SessionProcessEvents;
+  closed: boolean;
+  gone: boolean;
+  exited: boolean;
+  /** After its exit, how long its output may stay open before what it left is killed. */
+  drainMs: number;
+  drainTimer?: NodeJS.Timeout;
+  reap(): void;
+}
+
 export class SessionSandbox {
   #child: ChildProcess | undefined;
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
@@ -101,10 +111,7 @@ export class SessionSandbox {
   #lease: PlaceholderLease | undefined;
   #dead = false;
   #nextId = 0;
-  readonly #processes = new Map<
-    string,
-    { events: SessionProcessEvents; closed: boolean; gone: boolean }
-  >();
+  readonly #processes = new Map<string, ProcessEntry>();
   readonly #reader = new AnswerReader();
   #onReady: ((ok: boolean) => void) | undefined;
   #gone: Promise<void> = Promise.resolve();
@@ -235,11 +242,13 @@ export class SessionSandbox {
         events.onData("stderr", answer.data);
         break;
       case "exit":
+        entry.exited = true;
         events.onExit(answer.status);
+        this.#reapWhenDrained(entry);
         break;
       case "closed":
         entry.closed = true;
-        events.onClosed();
+        this.#reapWhenDrained(entry);
         // Its processes may be gone before the last of their output was read: gone follows it.
         if (entry.gone) this.#end(answer.id);
         break;
@@ -256,12 +265,26 @@ export class SessionSandbox {
     }
   }
 
-  /** A process is over: its output closed (said unless it was) and then its end. */
+  /**
+   * A command ends with its main process: once that has exited and its output has closed, or
+   * `drainMs` after the exit (a background child may hold the output), what it left is killed.
+   */
+  #reapWhenDrained(entry: ProcessEntry): void {
+    if (!entry.exited || entry.gone) return;
+    if (entry.closed) {
+      clearTimeout(entry.drainTimer);
+      entry.reap();
+    } else {
+      entry.drainTimer ??= setTimeout(() => entry.reap(), entry.drainMs);
+    }
+  }
+
+  /** A process is over: its processes gone and its output read (or the sandbox gone). */
   #end(id: string): void {
     const entry = this.#processes.get(id);
     if (entry === undefined) return;
+    clearTimeout(entry.drainTimer);
     this.#processes.delete(id);
-    if (!entry.closed) entry.events.onClosed();
     entry.events.onGone();
     if (this.#processes.size > 0) return;
     if (this.#retired) void this.destroy();
@@ -316,11 +339,13 @@ export class SessionSandbox {
 
   /**
    * Start a command; `undefined` when the sandbox is not ready or gone (run it some other way).
-   * Its events come until `onGone`.
+   * Its events come until `onGone`. Once its main process has exited and its output has closed,
+   * or `drainMs` after the exit, every process it left is killed.
    */
   spawn(
     request: Omit<SessionRunRequest, "id">,
     events: SessionProcessEvents,
+    { drainMs = 250 }: { drainMs?: number } = {},
   ): SessionProcess | undefined {
     if (
       this.#dead ||
@@ -334,7 +359,14 @@ export class SessionSandbox {
     clearTimeout(this.#idleTimer);
     this.#nextId += 1;
     const id = String(this.#nextId);
-    this.#processes.set(id, { events, closed: false, gone: false });
+    this.#processes.set(id, {
+      events,
+      closed: false,
+      gone: false,
+      exited: false,
+      drainMs,
+      reap: () => this.#send(plainRequest("reap", id)),
+    });
     this.#send(runRequest({ ...request, id }));
     return {
       id,

@@ -37,24 +37,15 @@ const RECHECK = 4;
  * One folder: its path relative to the root, its stamp, its flags, and its sockets when it has
  * any. Its subfolders are the folders kept whose parent it is (a walk kept whole has them all).
  */
-type Entry =
-  | [
-      relative: string,
-      device: number,
-      inode: number,
-      changedMs: number,
-      modifiedMs: number,
-      flags: number,
-    ]
-  | [
-      relative: string,
-      device: number,
-      inode: number,
-      changedMs: number,
-      modifiedMs: number,
-      flags: number,
-      sockets: string[],
-    ];
+type Entry = [
+  relative: string,
+  device: number,
+  inode: number,
+  changedMs: number,
+  modifiedMs: number,
+  flags: number,
+  sockets?: string[],
+];
 
 function snapshotFile(root: string): string | undefined {
   const folder = userStateFolder("walks");

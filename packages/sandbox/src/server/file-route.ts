@@ -1,6 +1,5 @@
 import type http from "node:http";
 import { isToolError } from "@pleach/core";
-import { keptOutputParts } from "../session/local-session.js";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
@@ -49,7 +48,7 @@ export async function serveFile({
     return;
   }
   if (request.method === "PUT") {
-    const { files, client } = sandbox();
+    const { files } = sandbox();
     const { filePath } = fileQuery(url, "PUT");
     checkRawBody(request);
     const body = await readRequestBody(request, {
@@ -57,13 +56,7 @@ export async function serveFile({
       setting: MAX_REQUEST_BYTES_SETTING,
       whatToDo: "write big files in parts or raise --max-request-bytes",
     });
-    // The client refuses a write into the folder of kept outputs while its session holds it (the
-    // file would land in the workspace's folder beneath, which no one reads): it writes those.
-    if (inKeptFolder(filePath, client.root)) {
-      await client.writeFile(filePath, body.toString("base64"), { encoding: "base64" });
-    } else {
-      await files.write(filePath, body);
-    }
+    await files.write(filePath, body);
     response.writeHead(204, { "cache-control": "no-store" }).end();
     return;
   }
@@ -92,11 +85,6 @@ function fileQuery(
     throw badRequest("a file request needs the query parameter ?path=FILE (URL-encoded)");
   }
   return { filePath, maxBytes: wholeNumber("maxBytes", query.get("maxBytes"), "bytes") };
-}
-
-/** Whether `filePath` (relative to the workspace, or absolute in it) is in the kept outputs' folder. */
-function inKeptFolder(filePath: string, root: string): boolean {
-  return keptOutputParts(filePath, root) !== undefined;
 }
 
 /** A file's body is its bytes as they are: no other media type, no content coding. */

@@ -6,7 +6,7 @@ import { type SandboxMode, sandboxJobsOf } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { NetworkOption } from "../network/domain-rules.js";
-import { type CommandWrapper, hiddenWith, protectionWith } from "../os/index.js";
+import { type CommandWrapper, hiddenWith } from "../os/index.js";
 import { isInside } from "../paths.js";
 import type { LocalSessionOptions } from "../session/local-session.js";
 import type { StreamingExecLimits } from "./exec-limits.js";
@@ -187,7 +187,8 @@ export function createSandboxRegistry({
           root: workspaceRoot(workspace, client.root),
           mode,
           maxFileBytes,
-          protection: () => protectionWith(wrapper, client.root),
+          // The client's policy: the one commands run under, its session's kept outputs included.
+          protection: () => client.protection(),
           hidden: () => hiddenWith(wrapper, client.root, mode),
         }),
         limits,

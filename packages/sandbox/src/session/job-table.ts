@@ -30,8 +30,6 @@ export interface JobLimits {
 /** The longest `waitMs` honoured, in milliseconds (ten minutes). */
 const MAX_JOB_WAIT_MS = 600_000;
 const DEFAULT_READ_BYTES = 40_000;
-/** After a job's main process exits, how long its output may stay open before the rest is killed. */
-const DRAIN_MS = 250;
 /** After `kill`'s TERM, how long before KILL. */
 const KILL_GRACE_MS = 1_000;
 
@@ -42,7 +40,6 @@ interface Job {
   inputOpen: boolean;
   killed: boolean;
   status: number | undefined;
-  closed: boolean;
   gone: Promise<void>;
   /** Called on every change (output, end), to wake readers. */
   waiters: Set<() => void>;
@@ -108,7 +105,6 @@ export class JobTable implements SandboxJobs {
       inputOpen: true,
       killed: false,
       status: undefined,
-      closed: false,
       gone: new Promise<void>((resolve) => {
         markGone = resolve;
       }),
@@ -118,11 +114,6 @@ export class JobTable implements SandboxJobs {
       job.info.outputBytes = job.log.total;
       job.info.droppedBytes = job.log.dropped;
       for (const waiter of [...job.waiters]) waiter();
-    };
-    const afterExit = () => {
-      if (job.status === undefined) return;
-      if (job.closed) job.process?.reap();
-      else setTimeout(() => job.process?.reap(), DRAIN_MS).unref();
     };
     this.#starting += 1;
     try {
@@ -136,11 +127,6 @@ export class JobTable implements SandboxJobs {
           },
           onExit(status) {
             job.status = status;
-            afterExit();
-          },
-          onClosed() {
-            job.closed = true;
-            afterExit();
           },
           onGone() {
             job.inputOpen = false;

@@ -74,6 +74,11 @@ describe.skipIf(!sessions)(
         await expect(
           client.writeFile(path.join(root, "src/../.pleach-output/x.txt"), "edited"),
         ).rejects.toMatchObject({ code: "PROTECTED_PATH" });
+        // Judged on the path as walked: a link a command made to the folder does not get past.
+        await client.exec("ln -s .pleach-output link");
+        await expect(client.writeFile("link/x.txt", "edited")).rejects.toMatchObject({
+          code: "PROTECTED_PATH",
+        });
         expect((await client.readFile(".pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(true);
       } finally {
         await client.close();

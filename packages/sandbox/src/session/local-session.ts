@@ -3,6 +3,7 @@ import { ToolError } from "@pleach/core";
 import type { ExecResult, KeptOutput } from "@pleach/core/sandbox";
 import { fitsInArgument } from "../os/command-text.js";
 import type { CommandInvocation, SessionInvocation } from "../os/command-wrapper.js";
+import type { WorkspaceProtection } from "../os/protection.js";
 import { runInSession, type SessionRunOptions } from "../os/session-run.js";
 import { SessionSandbox } from "../os/session-sandbox.js";
 import { JobTable } from "./job-table.js";
@@ -29,19 +30,6 @@ export interface LocalSessionOptions {
 
 /** Where kept outputs are, in the workspace, while a session sandbox runs. */
 const KEPT_OUTPUT_FOLDER = ".pleach-output";
-
-/**
- * The parts of `filePath` (relative to the workspace `root`, or absolute in it) below the
- * kept-output folder, or `undefined` when it is not in that folder.
- */
-export function keptOutputParts(filePath: string, root: string): string[] | undefined {
-  const relative = path.isAbsolute(filePath) ? path.relative(root, filePath) : filePath;
-  const parts = path.posix
-    .normalize(relative)
-    .split("/")
-    .filter((part) => part !== "" && part !== ".");
-  return parts[0] === KEPT_OUTPUT_FOLDER ? parts.slice(1) : undefined;
-}
 
 /** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
 export type PrepareCommand = (
@@ -174,30 +162,33 @@ export class LocalSession {
   }
 
   /**
-   * The name of a kept output `relativePath` (relative to the root) names, when it is one and the
-   * session sandbox holding it runs; `undefined` otherwise (read it from the workspace as usual).
+   * The name of the kept output that a path names (its components below the root, as
+   * `lexicalComponents` gives them), when it is one and the session sandbox holding it runs;
+   * `undefined` otherwise (read it from the workspace as usual).
    */
-  keptName(relativePath: string): string | undefined {
-    const inside = this.#inKeptFolder(relativePath);
-    return inside?.length === 1 ? inside[0] : undefined;
+  keptName(components: readonly string[]): string | undefined {
+    if (!this.#holdsKept() || components[0] !== KEPT_OUTPUT_FOLDER) return undefined;
+    return components.length === 2 ? components[1] : undefined;
   }
 
   /**
-   * Refuse a write of the file tools into the kept-output folder while the session sandbox holds
-   * it: it would land in the workspace's folder beneath, which reads do not see and close leaves.
+   * `policy` with the kept-output folder protected while the session sandbox holds it: a write of
+   * the file tools there would land in the workspace's folder beneath, which reads do not see
+   * and close leaves behind.
    */
-  checkWritable(relativePath: string): void {
-    if (this.#inKeptFolder(relativePath) === undefined) return;
-    throw new ToolError(
-      "PROTECTED_PATH",
-      `${KEPT_OUTPUT_FOLDER}/ holds this session's kept outputs, which are read-only; write the file elsewhere in the workspace`,
-    );
+  protect(policy: WorkspaceProtection): WorkspaceProtection {
+    if (!this.#holdsKept()) return policy;
+    return {
+      ...policy,
+      ruleFor: (relative) =>
+        relative === KEPT_OUTPUT_FOLDER || relative.startsWith(`${KEPT_OUTPUT_FOLDER}/`)
+          ? `${KEPT_OUTPUT_FOLDER}/ holds this session's kept outputs, which are read-only; write the file elsewhere in the workspace`
+          : policy.ruleFor(relative),
+    };
   }
 
-  /** The parts of `relativePath` below the kept-output folder, when it is in it and mounted. */
-  #inKeptFolder(relativePath: string): string[] | undefined {
-    if (this.#sandbox?.keptFolder === undefined || !this.#sandbox.alive) return undefined;
-    return keptOutputParts(relativePath, this.#root);
+  #holdsKept(): boolean {
+    return this.#sandbox?.keptFolder !== undefined && this.#sandbox.alive;
   }
 
   /** Read a kept output through the session sandbox: at most `maxBytes`, else `TOO_LARGE`. */
