@@ -172,7 +172,12 @@ export function createCommandWrapper({
       for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
       // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
       for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
-      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${pathIdentities(root, inWorkspace)}`;
+      const identities = cache.remember(
+        hostFacts.walk,
+        JSON.stringify(["identities", root, [...inWorkspace]]),
+        () => pathIdentities(root, inWorkspace),
+      );
+      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${identities}`;
       const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
       const spec = {
         file: wrapped.file,

@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
+import { lookupLstat, lookupSmallFile } from "./host-lookups.js";
 import { realpathOr, stateOf } from "./path-state.js";
 
 /** How deep `include.path` chains are followed, as git's own limit. */
@@ -25,7 +25,7 @@ export function gitMachinery({
 }): { path: string; rule: string }[] {
   const found: { path: string; rule: string }[] = [];
   const shown = (target: string) => path.relative(root, target) || ".";
-  const state = stateOf(lstatSync(gitEntry, { throwIfNoEntry: false }));
+  const state = stateOf(lookupLstat(gitEntry));
   let gitdir = gitEntry;
   if (state === "file") {
     const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitEntry));
@@ -107,7 +107,7 @@ function linksOnTheWay(root: string, target: string): string[] {
   for (const segment of path.relative(root, target).split(path.sep)) {
     if (segment === "") continue;
     current = path.join(current, segment);
-    const info = lstatSync(current, { throwIfNoEntry: false });
+    const info = lookupLstat(current);
     if (info === undefined) break;
     if (info.isSymbolicLink()) links.push(current);
   }
@@ -117,27 +117,9 @@ function linksOnTheWay(root: string, target: string): string[] {
 /** The most bytes of a git file read for the policy; a larger one counts as empty. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-/**
- * A small file's text (symlinks followed), or "" when it is missing, unreadable, not a regular
- * file or large. Opened once, non-blocking, and judged on what was opened: a command can swap a
- * `.git` file of a repository it made for a FIFO, which a read by name would wait on forever.
- */
+/** A git file's text for the policy ("" when missing, unreadable, not a regular file or large). */
 function readSmallFile(file: string): string {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return "";
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return "";
-    return readFileSync(fd, "utf8");
-  } catch {
-    return "";
-  } finally {
-    closeSync(fd);
-  }
+  return lookupSmallFile(file, MAX_CONFIG_BYTES);
 }
 
 /** A forgiving reader of git's config format: enough to find `core.hooksPath` and includes. */

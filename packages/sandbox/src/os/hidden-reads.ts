@@ -1,8 +1,8 @@
-import { lstatSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
+import { lookupFolder, lookupLstat, lookupStat } from "./host-lookups.js";
 import { realpathOr } from "./path-state.js";
 import {
   CREDENTIAL_STORES,
@@ -146,7 +146,7 @@ export function hiddenReads({
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
     const real = realpathOr(candidate);
-    const info = statOrUndefined(real);
+    const info = lookupStat(real);
     if (info === undefined) {
       hidden.push({ path: candidate, state: "missing", rule });
       // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
@@ -221,7 +221,7 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
   for (const { uid, home } of databaseUsers(userDatabase)) {
     const folder = path.resolve(home);
     if (ownHomes.includes(folder)) continue;
-    const info = statOrUndefined(folder);
+    const info = lookupStat(folder);
     if (info?.isDirectory() !== true || info.uid !== uid) continue;
     for (const { name, why } of CREDENTIAL_STORES) {
       const store = path.join(folder, name);
@@ -234,22 +234,9 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
 function entryExists(target: string): boolean {
   try {
-    return lstatSync(target, { throwIfNoEntry: false }) !== undefined;
+    return lookupLstat(target) !== undefined;
   } catch {
     return false;
-  }
-}
-
-/**
- * What is at `target`, following links, or `undefined` when nothing the caller can reach is there
- * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
- * caller's uid, so a command cannot reach it either.
- */
-export function statOrUndefined(target: string): ReturnType<typeof statSync> | undefined {
-  try {
-    return statSync(target, { throwIfNoEntry: false });
-  } catch {
-    return undefined;
   }
 }
 
@@ -257,7 +244,7 @@ export function statOrUndefined(target: string): ReturnType<typeof statSync> | u
 function hostKeyFiles(): ProtectedEntry[] {
   let names: string[] = [];
   try {
-    names = readdirSync("/etc/ssh");
+    names = lookupFolder("/etc/ssh").map((entry) => entry.name);
   } catch {
     return [];
   }

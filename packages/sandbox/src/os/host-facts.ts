@@ -1,14 +1,13 @@
-import { realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside, isInsideAny } from "../paths.js";
 import { boundUnixSockets } from "./bound-sockets.js";
-import type { FolderListing } from "./folder-reader.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
-import { createFolderWatch } from "./folder-watch.js";
 import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
+import { lookupFolder, lookupRealpath, recordLookups } from "./host-lookups.js";
 import type { WatchFolder } from "./inotify-queue.js";
+import { LookupMemo } from "./lookup-memo.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -75,7 +74,8 @@ export interface HostFacts {
 export interface HostFactsCacheOptions {
   /**
    * How long after a change a folder is read again regardless of its stamp (see
-   * {@link createWorkspaceWalker}); tests lower it to exercise the stamps.
+   * {@link createWorkspaceWalker}), and a file read for the policy is not trusted to show a later
+   * change by its stamp (see {@link LookupMemo}); tests lower it to exercise the stamps.
    * @default 2_000
    */
   recentChangeMs?: number;
@@ -87,7 +87,8 @@ export interface HostFactsCacheOptions {
   maxWorkspaces?: number;
   /**
    * Whether walks watch their folders for changes (inotify, Linux) rather than `lstat` each one
-   * on every call (see {@link createWorkspaceWalker}).
+   * on every call (see {@link createWorkspaceWalker}), and the policy computed from the host's
+   * files is kept while the folders it looked in have no event (see {@link LookupMemo}).
    * @default true
    */
   watch?: boolean;
@@ -103,16 +104,21 @@ export interface HostFactsCacheOptions {
 
 /**
  * What {@link gatherHostFacts} keeps between calls: the walk of each workspace (kept current by
- * inotify events or `lstat` stamps) and the listings of the home folders where sockets live
- * (revalidated by stamps on every call). Nothing
- * else is cached: the protected paths, git configuration and named sockets are looked at afresh.
+ * inotify events or `lstat` stamps), and, where the walk tracks events, what was computed from
+ * the host's files (hidden and protected paths, git configuration, named sockets), kept while no
+ * folder it looked in changed (a {@link LookupMemo}). Without events all of it is looked at
+ * afresh on every call; the sockets bound on the host are read on every call either way.
  */
 export interface HostFactsCache {
   /** The walker of `root` for this folder limit (made on first use). */
   walker(root: string, maxDirectories: number): WorkspaceWalker;
-  /** The current listing of a folder outside the workspace, or `undefined` when it is missing. */
-  listing(folder: string): FolderListing | undefined;
-  /** Close every walk's watchers (a later call walks again). */
+  /**
+   * `compute()`'s value for `key` (naming every input that is not a lookup of `host-lookups.ts`),
+   * kept while nothing it looked up changed, when `walk` (this call's scan) tracked events and so
+   * passed a barrier; computed afresh otherwise.
+   */
+  remember<T>(walk: Pick<WorkspaceScan, "tracking">, key: string, compute: () => T): T;
+  /** Close every walk's watchers (a later call walks again) and drop what was kept. */
   close(): void;
 }
 
@@ -125,7 +131,13 @@ export function createHostFactsCache({
   walkSnapshots,
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
-  const folderWatch = createFolderWatch(recentChangeMs === undefined ? {} : { recentChangeMs });
+  const memo =
+    watch === false
+      ? undefined
+      : new LookupMemo({
+          ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
+          ...(watchFolder === undefined ? {} : { watchFolder }),
+        });
   return {
     walker(root, maxDirectories) {
       const key = `${maxDirectories}:${root}`;
@@ -152,10 +164,15 @@ export function createHostFactsCache({
       walkers.set(key, walker);
       return walker;
     },
-    listing: (folder) => folderWatch.listing(folder),
+    remember: (walk, key, compute) =>
+      // A recording also shares the walks of paths between the lookups of one computation.
+      memo === undefined
+        ? recordLookups(compute).value
+        : memo.get(key, walk.tracking === "events", compute),
     close() {
       for (const walker of walkers.values()) walker.close();
       walkers.clear();
+      memo?.close();
     },
   };
 }
@@ -235,15 +252,25 @@ export async function currentProtection({
   hostEnvironment = process.env,
   cache = createHostFactsCache({ watch: false }),
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
-  const rootReal = realpathSync.native(root);
+  const rootReal = lookupRealpath(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
-  return workspaceProtection({
-    root: rootReal,
-    nestedGitEntries: walk.gitEntries,
-    unreadableFolders: walk.unreadable,
-    protectedEntries: entriesNamed(protectedEntries),
-    hostEnvironment,
-  });
+  const key = JSON.stringify([
+    "protection",
+    rootReal,
+    protectedEntries,
+    Object.entries(hostEnvironment),
+    walk.gitEntries,
+    walk.unreadable,
+  ]);
+  return cache.remember(walk, key, () =>
+    workspaceProtection({
+      root: rootReal,
+      nestedGitEntries: walk.gitEntries,
+      unreadableFolders: walk.unreadable,
+      protectedEntries: entriesNamed(protectedEntries),
+      hostEnvironment,
+    }),
+  );
 }
 
 /**
@@ -297,37 +324,55 @@ export async function gatherHostFacts({
   readPolicy = {},
   cache = createHostFactsCache({ watch: false }),
 }: GatherHostFactsOptions): Promise<HostFacts> {
-  const rootReal = realpathSync.native(root);
-  const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
-  // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
-  const hiddenFolders = new Set(
-    hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
-  );
+  const rootReal = lookupRealpath(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
-  const protectedPaths = protect
-    ? workspaceProtection({
-        root: rootReal,
-        nestedGitEntries: walk.gitEntries,
-        unreadableFolders: walk.unreadable,
-        protectedEntries: entriesNamed(protectedEntries),
-        hostEnvironment,
-      }).paths
-    : [];
+  // Read on every call: binding a socket makes no event in a folder we could watch.
+  const bound = boundUnixSockets();
+  const key = JSON.stringify([
+    "facts",
+    rootReal,
+    protect,
+    protectedEntries,
+    readPolicy,
+    Object.entries(hostEnvironment),
+    walk.gitEntries,
+    walk.unreadable,
+    walk.sockets,
+    bound,
+  ]);
+  const looked = cache.remember(walk, key, () => {
+    const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
+    // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
+    const hiddenFolders = new Set(
+      hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
+    );
+    return {
+      hiddenPaths,
+      protectedPaths: protect
+        ? workspaceProtection({
+            root: rootReal,
+            nestedGitEntries: walk.gitEntries,
+            unreadableFolders: walk.unreadable,
+            protectedEntries: entriesNamed(protectedEntries),
+            hostEnvironment,
+          }).paths
+        : [],
+      hostSockets: [
+        ...walk.sockets,
+        ...hostSocketsOutside({ root: rootReal, hostEnvironment, bound }),
+      ]
+        .filter((socket) => !isInsideAny(hiddenFolders, socket))
+        .sort(),
+      runPathsToKeep: runPathsToKeep(),
+      varRunIsDirectory: pathState("/var/run") === "directory",
+      inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
+      temporaryDirectory: realpathOr(os.tmpdir()),
+    };
+  });
   return {
     root: rootReal,
-    protectedPaths,
-    hiddenPaths,
-    hostSockets: [
-      ...walk.sockets,
-      ...hostSocketsOutside({ root: rootReal, hostEnvironment, cache }),
-    ]
-      .filter((socket) => !isInsideAny(hiddenFolders, socket))
-      .sort(),
-    runPathsToKeep: runPathsToKeep(),
-    varRunIsDirectory: pathState("/var/run") === "directory",
-    inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
-    temporaryDirectory: realpathOr(os.tmpdir()),
+    ...looked,
     walk: {
       directories: walk.directories,
       truncated: walk.truncated,
@@ -342,15 +387,16 @@ export async function gatherHostFacts({
 function hostSocketsOutside({
   root,
   hostEnvironment,
-  cache,
+  bound,
 }: {
   root: string;
   hostEnvironment: Readonly<Record<string, string | undefined>>;
-  cache: HostFactsCache;
+  /** The sockets bound in the host's network namespace now (`boundUnixSockets`). */
+  bound: readonly string[];
 }): string[] {
   // Every socket bound in the host's network namespace when the command starts, wherever it
   // lives (a daemon's socket in /var/tmp or under a home), besides the ones named by variables.
-  const candidates = new Set<string>(boundUnixSockets());
+  const candidates = new Set<string>(bound);
   const named = [
     hostEnvironment.SSH_AUTH_SOCK,
     hostEnvironment.DOCKER_HOST?.replace(/^unix:\/\//, ""),
@@ -362,8 +408,14 @@ function hostSocketsOutside({
   if (home?.startsWith("/")) {
     for (const folder of HOME_SOCKET_FOLDERS) {
       const directory = path.join(home, folder);
-      for (const name of cache.listing(directory)?.sockets ?? []) {
-        candidates.add(path.join(directory, name));
+      let entries: ReturnType<typeof lookupFolder> = [];
+      try {
+        entries = lookupFolder(directory);
+      } catch {
+        // Missing, or not ours to list.
+      }
+      for (const entry of entries) {
+        if (entry.isSocket()) candidates.add(path.join(directory, entry.name));
       }
     }
   }
@@ -371,7 +423,7 @@ function hostSocketsOutside({
   for (const candidate of candidates) {
     let real: string;
     try {
-      real = realpathSync.native(candidate);
+      real = lookupRealpath(candidate);
     } catch {
       continue;
     }

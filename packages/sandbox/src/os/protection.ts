@@ -1,8 +1,8 @@
-import { lstatSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
+import { lookupLstat } from "./host-lookups.js";
 /**
  * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
  * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
@@ -135,7 +135,7 @@ export function workspaceProtection({
   const paths: ProtectedPath[] = [];
   const identities = new Map<string, string>();
   for (const [candidate, rule] of rules) {
-    const info = lstatSync(candidate, { throwIfNoEntry: false });
+    const info = lookupLstat(candidate);
     const state = stateOf(info);
     if (info !== undefined) identities.set(`${info.dev}:${info.ino}`, rule);
     // Creating a missing path's parents would leave them behind on the host; protecting the
@@ -188,7 +188,7 @@ function shallowestMissing(root: string, target: string): string {
   let current = root;
   for (const segment of segments) {
     current = path.join(current, segment);
-    if (stateOf(lstatSync(current, { throwIfNoEntry: false })) === "missing") return current;
+    if (stateOf(lookupLstat(current)) === "missing") return current;
   }
   return target;
 }

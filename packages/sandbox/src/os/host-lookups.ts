@@ -1,0 +1,232 @@
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
+import path from "node:path";
+
+/**
+ * The lookups of the host's file system that a sandbox policy is computed from: `lstat`, `stat`,
+ * `realpath`, folder listings and small reads. Outside a recording they are the plain calls.
+ * Inside one ({@link recordLookups}) each also notes what its answer depends on, so that the
+ * policy can be kept while none of it changes (`lookup-memo.ts`):
+ *
+ * - every folder in which a name was looked up, as the kernel walks a path (each component in
+ *   the real folder it lies in, symbolic links followed to their targets), and every folder
+ *   listed: an entry created, removed, renamed or changed in one is an inotify event there;
+ * - every file whose content was read, with its stamp: a write through a hard link elsewhere or
+ *   through a shared memory map makes no event in its folder, but moves its change time.
+ */
+
+/** A file read for the policy, as it was then. */
+export interface FileStamp {
+  device: number;
+  inode: number;
+  size: number;
+  modifiedMs: number;
+  changedMs: number;
+}
+
+/** What a recording found the computation to depend on. */
+export interface Lookups {
+  /** Real paths of the folders whose entries were looked up or listed. */
+  folders: Set<string>;
+  /** Files whose content was read, with their stamps (`undefined`: missing or unreadable then). */
+  files: Map<string, FileStamp | undefined>;
+}
+
+interface Recording extends Lookups {
+  /** What each path walked in this recording was. */
+  steps: Map<string, Step>;
+}
+
+/** What one path is: a folder, a link (and where to), something else, missing, or not to be had. */
+type Step =
+  | { kind: "folder" | "other"; info: Stats }
+  | { kind: "link"; info: Stats; to: string }
+  | { kind: "missing" | "error" };
+
+let recording: Recording | undefined;
+
+/** Run `compute` (synchronous), noting every lookup it makes through this module. */
+export function recordLookups<T>(compute: () => T): { value: T; lookups: Lookups } {
+  const outer = recording;
+  const own: Recording = { folders: new Set(), files: new Map(), steps: outer?.steps ?? new Map() };
+  recording = own;
+  try {
+    return { value: compute(), lookups: { folders: own.folders, files: own.files } };
+  } finally {
+    recording = outer;
+    if (outer !== undefined) {
+      for (const folder of own.folders) outer.folders.add(folder);
+      for (const [file, stamp] of own.files) outer.files.set(file, stamp);
+    }
+  }
+}
+
+/** Symbolic links followed on one path before giving up, as Linux does (ELOOP). */
+const MAX_LINKS = 40;
+
+/** One step of a walk: what `next` is, looked at once per recording. */
+function step(steps: Map<string, Step>, next: string): Step {
+  let known = steps.get(next);
+  if (known !== undefined) return known;
+  try {
+    const info = lstatSync(next, { throwIfNoEntry: false });
+    if (info === undefined) known = { kind: "missing" };
+    else if (info.isSymbolicLink()) known = { kind: "link", info, to: readlinkSync(next) };
+    else known = { kind: info.isDirectory() ? "folder" : "other", info };
+  } catch {
+    known = { kind: "error" };
+  }
+  steps.set(next, known);
+  return known;
+}
+
+/** Where a walk ended: the real path reached and what is there, or why it stopped. */
+type Walked = { reached: string; info: Stats } | { stopped: "missing" | "error" };
+
+/**
+ * Walk to `target` (absolute) as the kernel does: each component looked up in the real folder it
+ * lies in, symbolic links followed (a final one only when `followLast`). In a recording, each
+ * folder looked in is noted. A component that is no folder, a loop or an error stops it as
+ * `error` (the plain call then says what the kernel says).
+ */
+function walk(target: string, followLast: boolean): Walked {
+  const noted = recording;
+  const steps = noted?.steps ?? new Map<string, Step>();
+  const pending = target.split("/").filter((name) => name !== "" && name !== ".");
+  pending.reverse();
+  let resolved = "/";
+  let info: Stats | undefined;
+  let links = 0;
+  while (pending.length > 0) {
+    const name = pending.pop() as string;
+    if (name === "..") {
+      resolved = path.dirname(resolved);
+      info = undefined;
+      continue;
+    }
+    noted?.folders.add(resolved);
+    const next = path.join(resolved, name);
+    const found = step(steps, next);
+    if (!("info" in found)) return { stopped: found.kind };
+    const last = pending.length === 0;
+    if (found.kind === "link" && (!last || followLast)) {
+      links += 1;
+      if (links > MAX_LINKS) return { stopped: "error" };
+      if (found.to.startsWith("/")) resolved = "/";
+      const parts = found.to.split("/").filter((part) => part !== "" && part !== ".");
+      for (let index = parts.length - 1; index >= 0; index -= 1) {
+        pending.push(parts[index] as string);
+      }
+      info = undefined;
+      continue;
+    }
+    if (!last && found.kind !== "folder") return { stopped: "error" };
+    resolved = next;
+    info = found.info;
+  }
+  // A walk ending on ".." (or at "/") has the folder's own information still to look up.
+  info ??= lstatSync(resolved);
+  return { reached: resolved, info };
+}
+
+/** `lstat` of `target`, `undefined` when missing (other errors throw, as `lstatSync` does). */
+export function lookupLstat(target: string): Stats | undefined {
+  const walked = walk(target, false);
+  if ("reached" in walked) return walked.info;
+  if (walked.stopped === "missing") return undefined;
+  return lstatSync(target, { throwIfNoEntry: false });
+}
+
+/** The same with nanosecond times, throwing when missing. */
+export function lookupLstatExact(target: string): BigIntStats {
+  walk(target, false);
+  return lstatSync(target, { bigint: true });
+}
+
+/**
+ * What is at `target`, following links, or `undefined` when nothing the caller can reach is there
+ * (missing, a file where a folder was expected, a folder it may not search): the sandbox keeps the
+ * caller's uid, so a command cannot reach it either.
+ */
+export function lookupStat(target: string): Stats | undefined {
+  const walked = walk(target, true);
+  return "reached" in walked ? walked.info : undefined;
+}
+
+/** The real path of `target` (throws as `realpathSync.native` does when it has none). */
+export function lookupRealpath(target: string): string {
+  const walked = walk(target, true);
+  return "reached" in walked ? walked.reached : realpathSync.native(target);
+}
+
+/** The entries of `folder` (throws as `readdirSync` does). */
+export function lookupFolder(folder: string): Dirent[] {
+  const walked = walk(folder, true);
+  if ("reached" in walked) recording?.folders.add(walked.reached);
+  return readdirSync(folder, { withFileTypes: true });
+}
+
+/**
+ * A small file's text (symbolic links followed), or "" when it is missing, unreadable, not a
+ * regular file or over `maxBytes`. Opened once, non-blocking, and judged on what was opened: a
+ * command can swap a file of a repository it made for a FIFO, which a read by name would wait on
+ * forever.
+ */
+export function lookupSmallFile(file: string, maxBytes: number): string {
+  walk(file, true);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    noteFile(file, undefined);
+    return "";
+  }
+  try {
+    const info = fstatSync(fd);
+    noteFile(file, info);
+    if (!info.isFile() || info.size > maxBytes) return "";
+    return readFileSync(fd, "utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function noteFile(file: string, info: Stats | undefined): void {
+  recording?.files.set(file, info === undefined ? undefined : stampOf(info));
+}
+
+/** The stamp of what `lstat`/`stat` found. */
+function stampOf(info: Stats): FileStamp {
+  return {
+    device: info.dev,
+    inode: info.ino,
+    size: info.size,
+    modifiedMs: info.mtimeMs,
+    changedMs: info.ctimeMs,
+  };
+}
+
+/** The stamp of `file` now (symbolic links followed), `undefined` when it cannot be had. */
+export function currentStamp(file: string): FileStamp | undefined {
+  try {
+    const info = statSync(file, { throwIfNoEntry: false });
+    return info === undefined ? undefined : stampOf(info);
+  } catch {
+    return undefined;
+  }
+}

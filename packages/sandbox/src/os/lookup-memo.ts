@@ -1,0 +1,275 @@
+import { lstatSync } from "node:fs";
+import path from "node:path";
+import { FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
+import { currentStamp, type FileStamp, type Lookups, recordLookups } from "./host-lookups.js";
+import {
+  type FolderWatcher,
+  inotifyQueue,
+  watchFolder as inotifyWatch,
+  type QueueMark,
+  type WatchFolder,
+} from "./inotify-queue.js";
+
+/** Options of {@link LookupMemo}. */
+export interface LookupMemoOptions {
+  /** How a folder is watched; tests inject failures. @default `fs.watch` */
+  watchFolder?: WatchFolder;
+  /** How long after a change a file read is not trusted to show a later one by its stamp. @default 2_000 */
+  recentChangeMs?: number;
+}
+
+interface Entry {
+  value: unknown;
+  /** The inotify queue when its lookups began. */
+  mark: QueueMark;
+  /** The folders it looked in. */
+  folders: ReadonlySet<string>;
+  files: ReadonlyMap<string, FileStamp | undefined>;
+}
+
+/** Values kept at most: one per workspace and policy in practice. */
+const MOST_ENTRIES = 64;
+
+/** Gets for which the memo stays off after a flood of events, at most. */
+const MOST_PAUSED_GETS = 64;
+
+/**
+ * Values computed from lookups of the host's file system (`host-lookups.ts`), kept while nothing
+ * they looked at changed, as inotify tells: each folder they looked in is watched, and an event
+ * in one drops the values that looked in it. So a command in a session that was idle costs no
+ * policy work beyond the workspace walk's barrier, while a change made before the call is always
+ * seen.
+ *
+ * A kept value is used only after a barrier of the same call (a workspace scan that tracked
+ * events), which has delivered every event of a change completed before the call began. It is
+ * kept only when every folder it depends on was watched before its lookups began (a watcher set
+ * after a lookup could miss a change between the two: the next call computes it again, then with
+ * the watchers in place), on a file system whose changes show locally (not a network or FUSE
+ * one), and when no file it read changed within the last two seconds (a later change in the same
+ * clock tick would leave its stamp unchanged). It is dropped when:
+ *
+ * - a folder it looked in has an event (an entry created, removed, renamed, its mode or content
+ *   changed), or its watcher fails;
+ * - the inotify queue may have overflowed since its lookups began (as many events arrived as the
+ *   queue holds, or a watcher of this thread was closed: libuv drops their queued events, and the
+ *   overflow notice);
+ * - a file it read has another stamp now (a write through a hard link or a shared memory map
+ *   makes no event in the file's folder).
+ *
+ * A watcher whose folder was replaced (an event names it in its parent) is closed, so that the
+ * next computation watches the folder now at that path. Mounts made on the host are not events;
+ * commands cannot make them there.
+ */
+export class LookupMemo {
+  readonly #watchFolder: WatchFolder;
+  readonly #recentChangeMs: number;
+  readonly #queue = inotifyQueue();
+  readonly #reader: FolderReader;
+  readonly #watchers = new Map<string, FolderWatcher>();
+  readonly #entries = new Map<string, Entry>();
+  /** Events since the last get: as many as the queue holds are a flood. */
+  #sinceGet = 0;
+  #floods = 0;
+  #pausedGets = 0;
+  /** Why nothing is kept for good (the watch limit reached), when so. */
+  #disabled: string | undefined;
+
+  constructor({
+    watchFolder = inotifyWatch,
+    recentChangeMs = RECENT_CHANGE_MS,
+  }: LookupMemoOptions = {}) {
+    this.#watchFolder = watchFolder;
+    this.#recentChangeMs = recentChangeMs;
+    this.#reader = new FolderReader(recentChangeMs);
+    if (process.platform !== "linux") this.#disabled = "inotify is Linux's";
+  }
+
+  /** Why values are not kept, when they are not (for tests and notes). */
+  get disabled(): string | undefined {
+    return this.#disabled;
+  }
+
+  /** How many folders are watched. */
+  get watched(): number {
+    return this.#watchers.size;
+  }
+
+  /**
+   * `compute()`'s value for `key` (which must name every input of `compute` that is not a
+   * lookup), the kept one when it still holds and `afterBarrier` says this call has passed a
+   * barrier; otherwise computed now, with its lookups recorded, and kept when it may be. A
+   * `compute` that throws keeps nothing.
+   */
+  get<T>(key: string, afterBarrier: boolean, compute: () => T): T {
+    this.#sinceGet = 0;
+    const kept = this.#entries.get(key);
+    if (kept !== undefined) {
+      this.#entries.delete(key);
+      if (afterBarrier && this.#holds(kept)) {
+        // Most recently used last.
+        this.#entries.set(key, kept);
+        return kept.value as T;
+      }
+    }
+    const mark = { received: this.#queue.received, closures: this.#queue.closures };
+    const began = Date.now();
+    const { value, lookups } = recordLookups(compute);
+    // Every caller gets the same value: none may change it.
+    deepFreeze(value);
+    if (this.#pausedGets > 0) {
+      this.#pausedGets -= 1;
+      return value;
+    }
+    if (this.#disabled === undefined && this.#watchAll(lookups) && this.#settled(lookups, began)) {
+      if (this.#entries.size >= MOST_ENTRIES) {
+        const [oldest] = this.#entries.keys();
+        if (oldest !== undefined) this.#entries.delete(oldest);
+      }
+      this.#entries.set(key, { value, mark, folders: lookups.folders, files: lookups.files });
+    }
+    return value;
+  }
+
+  /** Drop every kept value and watcher. */
+  close(): void {
+    this.#entries.clear();
+    this.#unwatch(() => true);
+  }
+
+  #holds(entry: Entry): boolean {
+    if (this.#queue.closures !== entry.mark.closures) return false;
+    if (this.#queue.received - entry.mark.received >= this.#queue.limit) return false;
+    for (const [file, stamp] of entry.files) {
+      if (!sameStamp(stamp, currentStamp(file))) return false;
+    }
+    return true;
+  }
+
+  /** No file read changed so recently that a change in the same clock tick could hide. */
+  #settled(lookups: Lookups, began: number): boolean {
+    for (const stamp of lookups.files.values()) {
+      if (stamp === undefined) continue;
+      const latest = Math.max(stamp.changedMs, stamp.modifiedMs);
+      if (latest > began - this.#recentChangeMs) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Watch every folder of `lookups`; true when all were watched already (so before the lookups
+   * began) and each is on a file system whose changes show here.
+   */
+  #watchAll(lookups: Lookups): boolean {
+    let before = true;
+    for (const folder of lookups.folders) {
+      if (this.#watchers.has(folder)) continue;
+      before = false;
+      if (!this.#watch(folder)) return false;
+    }
+    return before;
+  }
+
+  #watch(folder: string): boolean {
+    const info = lstatSync(folder, { throwIfNoEntry: false });
+    if (info?.isDirectory() !== true || !this.#reader.trusts(info.dev, folder)) return false;
+    if (this.#queue.live >= this.#queue.budget) {
+      this.#disable(`more than ${this.#queue.budget} folders to watch`);
+      return false;
+    }
+    let watcher: FolderWatcher;
+    try {
+      watcher = this.#watchFolder(folder, {
+        change: (name) => {
+          this.#queue.count();
+          this.#forget(folder);
+          this.#sinceGet += 1;
+          if (this.#sinceGet === this.#queue.limit) {
+            this.#flood();
+            return;
+          }
+          // An entry of a watched folder changed: if it is a watched folder itself, its path may
+          // name another folder now. (A folder's parent is always watched with it: a walk looks
+          // in the parent to reach it.)
+          if (name !== null) {
+            const entry = path.join(folder, name);
+            this.#unwatch((each) => each === entry || each.startsWith(`${entry}/`));
+          }
+        },
+        error: () => {
+          // Node closed the watcher: its queued events are gone.
+          this.#queue.closures += 1;
+          this.#forget(folder);
+          if (this.#watchers.get(folder) === watcher) {
+            this.#watchers.delete(folder);
+            this.#queue.live -= 1;
+          }
+        },
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOSPC" || code === "EMFILE" || code === "ENFILE" || code === "ENOMEM") {
+        this.#disable(`inotify: ${code}`);
+      }
+      return false;
+    }
+    this.#watchers.set(folder, watcher);
+    this.#queue.live += 1;
+    return true;
+  }
+
+  /** Close the watchers whose folders `chosen` picks (their queued events are lost: a closure). */
+  #unwatch(chosen: (folder: string) => boolean): void {
+    let closed = 0;
+    for (const [folder, watcher] of this.#watchers) {
+      if (!chosen(folder)) continue;
+      this.#watchers.delete(folder);
+      watcher.close();
+      closed += 1;
+    }
+    if (closed === 0) return;
+    // Every kept value is dropped with them: a closure makes the queue's count say so.
+    this.#queue.closures += 1;
+    this.#queue.live -= closed;
+  }
+
+  /** Drop the values that looked in `folder`. */
+  #forget(folder: string): void {
+    for (const [key, entry] of this.#entries) {
+      if (entry.folders.has(folder)) this.#entries.delete(key);
+    }
+  }
+
+  /**
+   * As many events as the queue holds arrived since the last get: libuv reads the queue until it
+   * is empty, so a command making events in a watched folder would keep this thread busy. The
+   * watchers close, and values are not kept (nor folders watched) for the next gets, more of them
+   * after each flood.
+   */
+  #flood(): void {
+    this.#floods += 1;
+    this.#pausedGets = Math.min(MOST_PAUSED_GETS, 2 ** this.#floods);
+    this.close();
+  }
+
+  #disable(why: string): void {
+    this.#disabled = why;
+    this.close();
+  }
+}
+
+function sameStamp(before: FileStamp | undefined, now: FileStamp | undefined): boolean {
+  if (before === undefined || now === undefined) return before === now;
+  return (
+    before.device === now.device &&
+    before.inode === now.inode &&
+    before.size === now.size &&
+    before.modifiedMs === now.modifiedMs &&
+    before.changedMs === now.changedMs
+  );
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const each of Object.values(value)) deepFreeze(each);
+}
