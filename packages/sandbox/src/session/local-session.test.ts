@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { sandboxJobsOf } from "@pleach/core/sandbox";
 import { describeSandboxJobsContract, hostCommandLines, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
@@ -230,6 +231,30 @@ describe.skipIf(!sessions)(
         expect(after.sandboxNotes?.join("\n") ?? "").not.toContain("apart from the session's jobs");
         const again = await client.jobs?.start("echo again");
         expect(again?.state).toBe("running");
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("hides a credential store made on the host while the session sat idle, at its next command", async () => {
+      const root = await useTempDir();
+      // Outside /tmp, which commands see as a private folder of their own.
+      const home = await useTempDir({ parent: "/var/tmp" });
+      const client = await createLocalSandbox({
+        root,
+        session: true,
+        commandWrapper: createCommandWrapper({ credentialHomes: [home] }),
+      });
+      try {
+        // Enough calls for the policy to be kept (the first ones set up its watchers).
+        for (let call = 0; call < 4; call += 1) {
+          expect((await client.exec("true")).exitCode).toBe(0);
+        }
+        await mkdir(path.join(home, ".ssh"));
+        await writeFile(path.join(home, ".ssh", "id_ed25519"), "secret key");
+        const read = await client.exec(`cat ${path.join(home, ".ssh", "id_ed25519")}`);
+        expect(read.stdout).not.toContain("secret key");
+        expect(read.exitCode).not.toBe(0);
       } finally {
         await client.close();
       }
