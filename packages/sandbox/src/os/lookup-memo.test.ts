@@ -30,6 +30,19 @@ function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
   return { memo, get, computed: () => computed };
 }
 
+/** Asked three times, `compute` runs three times. */
+async function expectNeverKept(compute: () => unknown): Promise<void> {
+  const { memo, get, computed } = memoOf(compute);
+  try {
+    await get();
+    await get();
+    await get();
+    expect(computed()).toBe(3);
+  } finally {
+    memo.close();
+  }
+}
+
 /** Ask until the value is kept (the first computation sets the watchers; the second is kept). */
 async function settle(get: () => Promise<unknown>, computed: () => number): Promise<void> {
   await get();
@@ -136,27 +149,11 @@ describe.skipIf(!linux)("LookupMemo (inotify is Linux's)", () => {
   it("keeps nothing that read a file changed within the last two seconds", async () => {
     const file = path.join(dir, "fresh");
     writeFileSync(file, "new");
-    const { memo, get, computed } = memoOf(() => lookupSmallFile(file, 1024));
-    try {
-      await get();
-      await get();
-      await get();
-      expect(computed()).toBe(3);
-    } finally {
-      memo.close();
-    }
+    await expectNeverKept(() => lookupSmallFile(file, 1024));
   });
 
   it("keeps nothing that looked in a folder whose changes may not show as events (procfs)", async () => {
-    const { memo, get, computed } = memoOf(() => lookupLstat("/proc/self/status") !== undefined);
-    try {
-      await get();
-      await get();
-      await get();
-      expect(computed()).toBe(3);
-    } finally {
-      memo.close();
-    }
+    await expectNeverKept(() => lookupLstat("/proc/self/status") !== undefined);
   });
 
   it("keeps nothing where a folder cannot be watched, and turns off at the watch limit", async () => {
