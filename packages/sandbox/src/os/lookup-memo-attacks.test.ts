@@ -1,10 +1,12 @@
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
-import { realpath } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { createHostFactsCache, currentProtection, type HostFactsCache } from "./host-facts.js";
 
 // Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
@@ -94,3 +96,87 @@ describe.skipIf(!linux)("the kept policy against changes that make no inotify ev
     20_000,
   );
 });
+
+const probe = await createLocalSandbox({ root: process.cwd(), session: true });
+const sessions = probe.backend === "bubblewrap";
+await probe.close();
+
+describe.skipIf(!sessions)(
+  `a session sandbox kept up while its policy is kept (${sessions ? "bubblewrap" : "needs bubblewrap"})`,
+  () => {
+    let root: string;
+    let home: string;
+    let client: LocalSandbox;
+    beforeEach(async () => {
+      root = await useTempDir({ prefix: "pleach-memo-session-" });
+      // Outside /tmp, which commands see empty.
+      home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/var/tmp" });
+      client = await createLocalSandbox({
+        root,
+        session: true,
+        commandWrapper: createCommandWrapper({ credentialHomes: [home] }),
+      });
+      return () => client.close();
+    });
+    /** Run `true` until the policy is surely kept (the first computation only sets watchers). */
+    const idle = async () => {
+      for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
+    };
+    const reads = async (file: string) => (await client.exec(`cat ${file}`)).stdout;
+
+    it("hides a credential store made, swapped by rename or reached by a re-pointed link since", async () => {
+      // The home is in the commands' view: only what is hidden is not read.
+      await writeFile(path.join(home, "notes"), "seen\n");
+      expect(await reads(path.join(home, "notes"))).toBe("seen\n");
+      await idle();
+      await mkdir(path.join(home, ".ssh"));
+      await writeFile(path.join(home, ".ssh", "id"), "made\n");
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      // Swapped by rename for a folder holding another key.
+      await mkdir(path.join(home, "next"));
+      await writeFile(path.join(home, "next", "id"), "swapped\n");
+      await rename(path.join(home, ".ssh"), path.join(home, "old"));
+      await rename(path.join(home, "next"), path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      // A link, relative and through "..", re-pointed to a folder holding a key.
+      await rm(path.join(home, ".ssh"), { recursive: true });
+      await mkdir(path.join(home, "a", "deep"), { recursive: true });
+      await mkdir(path.join(home, "b"));
+      await writeFile(path.join(home, "b", "id"), "linked\n");
+      await symlink("a/deep/..", path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      await rm(path.join(home, ".ssh"));
+      await symlink("b/../b", path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      expect(await reads(path.join(home, "b", "id"))).toBe("");
+    }, 60_000);
+
+    it("protects a nested repository made since, on the host or by a command", async () => {
+      await idle();
+      expect(
+        (await client.exec("mkdir -p plain/.gi/hooks && echo x > plain/.gi/hooks/x")).exitCode,
+      ).toBe(0);
+      execFileSync("git", ["init", "-q", path.join(root, "host")]);
+      const write = (target: string) => client.exec(`echo x > ${target}`);
+      expect((await write("host/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+      await idle();
+      expect((await client.exec("git init -q inner")).exitCode).toBe(0);
+      expect((await write("inner/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+      await idle();
+      // A hooks folder named in the config since, through an included file.
+      await writeFile(path.join(root, "inner.cfg"), "[core]\n\thooksPath = ../hooks\n");
+      await mkdir(path.join(root, "hooks"));
+      execFileSync("git", [
+        "-C",
+        path.join(root, "inner"),
+        "config",
+        "include.path",
+        "../../inner.cfg",
+      ]);
+      expect((await write("hooks/pre-commit")).exitCode).not.toBe(0);
+    }, 60_000);
+  },
+);
