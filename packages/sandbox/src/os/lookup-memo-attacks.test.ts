@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { writeFileSync } from "node:fs";
-import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -152,6 +152,37 @@ describe.skipIf(!sessions)(
       await symlink("b/../b", path.join(home, ".ssh"));
       expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
       expect(await reads(path.join(home, "b", "id"))).toBe("");
+    }, 60_000);
+
+    it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
+      // Through a folder with search but no read permission (inotify needs read to watch it).
+      await mkdir(path.join(home, "locked", "keys"), { recursive: true });
+      await symlink("locked/keys", path.join(home, ".ssh"));
+      await chmod(path.join(home, "locked"), 0o311);
+      await idle();
+      await mkdir(path.join(home, "locked", "next"));
+      await writeFile(path.join(home, "locked", "next", "id"), "swapped\n");
+      await rename(path.join(home, "locked", "keys"), path.join(home, "locked", "old"));
+      await rename(path.join(home, "locked", "next"), path.join(home, "locked", "keys"));
+      expect(await reads(path.join(home, "locked", "keys", "id"))).toBe("");
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await chmod(path.join(home, "locked"), 0o755);
+      // A link loop, untied since.
+      await symlink(".aws2", path.join(home, ".aws"));
+      await symlink(".aws", path.join(home, ".aws2"));
+      await idle();
+      await rm(path.join(home, ".aws2"));
+      await mkdir(path.join(home, ".aws2"));
+      await writeFile(path.join(home, ".aws2", "credentials"), "untied\n");
+      expect(await reads(path.join(home, ".aws", "credentials"))).toBe("");
+      expect(await reads(path.join(home, ".aws2", "credentials"))).toBe("");
+      // A path component that was a file, a folder since.
+      await writeFile(path.join(home, ".config"), "a file\n");
+      await idle();
+      await rm(path.join(home, ".config"));
+      await mkdir(path.join(home, ".config", "gcloud"), { recursive: true });
+      await writeFile(path.join(home, ".config", "gcloud", "token"), "made\n");
+      expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
     }, 60_000);
 
     it("protects a nested repository made since, on the host or by a command", async () => {
