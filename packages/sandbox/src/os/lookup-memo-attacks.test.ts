@@ -7,7 +7,12 @@ import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
-import { createHostFactsCache, currentProtection, type HostFactsCache } from "./host-facts.js";
+import {
+  createHostFactsCache,
+  currentProtection,
+  gatherHostFacts,
+  type HostFactsCache,
+} from "./host-facts.js";
 
 // Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
 // call's policy, however it was made.
@@ -95,6 +100,60 @@ describe.skipIf(!linux)("the kept policy against changes that make no inotify ev
     },
     20_000,
   );
+});
+
+describe.skipIf(!linux)("the kept facts where the home is on another file system", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await useTempDir({ prefix: "pleach-memo-fs-" });
+    return () => cache.close();
+  });
+  const hidden = async (home: string) =>
+    (
+      await gatherHostFacts({
+        root,
+        cache,
+        hostEnvironment: { HOME: home },
+        readPolicy: { credentialHomes: [home] },
+      })
+    ).hiddenPaths;
+  /** Gather until the facts are kept (the same array comes back twice). */
+  async function kept(home: string): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      if ((await hidden(home)) === (await hidden(home))) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the facts were never kept");
+  }
+  const netrc = (home: string) =>
+    expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
+
+  it("hides a store made since in a home on tmpfs", async () => {
+    const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
+    await kept(home);
+    expect(await hidden(home)).not.toContainEqual(netrc(home));
+    await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+    expect(await hidden(home)).toContainEqual(netrc(home));
+  });
+
+  it("hides a store made since through the other path of a bind-mounted home", async (context) => {
+    const real = await useTempDir({ prefix: "pleach-memo-real-" });
+    const home = await useTempDir({ prefix: "pleach-memo-home-" });
+    try {
+      execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
+    } catch {
+      context.skip("needs to bind-mount (root, where mounts are allowed)");
+    }
+    try {
+      await kept(home);
+      await writeFile(path.join(real, ".netrc"), "machine x password y\n");
+      expect(await hidden(home)).toContainEqual(netrc(home));
+    } finally {
+      execFileSync("umount", [home]);
+    }
+  });
 });
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
