@@ -13,6 +13,9 @@ import {
   gatherHostFacts,
   type HostFactsCache,
 } from "./host-facts.js";
+import { lookupLstat } from "./host-lookups.js";
+import { inotifyQueue } from "./inotify-queue.js";
+import { LookupMemo } from "./lookup-memo.js";
 
 // Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
 // call's policy, however it was made.
@@ -100,6 +103,30 @@ describe.skipIf(!linux)("the kept policy against changes that make no inotify ev
     },
     20_000,
   );
+});
+
+describe.skipIf(!linux)("the kept values of many workspaces", () => {
+  it("leaves no folder watched that no kept value looked in once older values are dropped", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-many-" });
+    const memo = new LookupMemo();
+    try {
+      const workspaces = 200;
+      // Made first: a folder made in a watched one drops what looked there.
+      for (let index = 0; index < workspaces; index += 1) await mkdir(path.join(dir, `w${index}`));
+      for (let index = 0; index < workspaces; index += 1) {
+        const folder = path.join(dir, `w${index}`);
+        // Twice: the first computation watches, the second is kept.
+        for (let time = 0; time < 2; time += 1) {
+          await inotifyQueue().barrier();
+          memo.get(folder, true, () => lookupLstat(path.join(folder, ".git")));
+        }
+      }
+      // At most 64 values are kept, each of which looked in its workspace and the folders above.
+      expect(memo.watched).toBeLessThan(workspaces / 2);
+    } finally {
+      memo.close();
+    }
+  });
 });
 
 describe.skipIf(!linux)("the kept facts where the home is on another file system", () => {

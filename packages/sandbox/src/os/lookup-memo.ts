@@ -113,13 +113,21 @@ export class LookupMemo {
       return value;
     }
     if (this.#disabled === undefined && this.#watchAll(lookups)) {
-      if (this.#entries.size >= MOST_ENTRIES) {
-        const [oldest] = this.#entries.keys();
-        if (oldest !== undefined) this.#entries.delete(oldest);
-      }
+      const [oldest] = this.#entries.keys();
+      const full = this.#entries.size >= MOST_ENTRIES && oldest !== undefined;
+      if (full) this.#entries.delete(oldest);
       this.#entries.set(key, { value, mark, folders: lookups.folders, files: lookups.files });
+      // The folders only dropped values looked in would stay watched for good (a server that
+      // served many workspaces would reach the watch budget and keep nothing more).
+      if (full) this.#unwatch((folder) => !this.#lookedIn(folder));
     }
     return value;
+  }
+
+  /** Whether a kept value looked in `folder`. */
+  #lookedIn(folder: string): boolean {
+    for (const entry of this.#entries.values()) if (entry.folders.has(folder)) return true;
+    return false;
   }
 
   /** Drop every kept value and watcher. */
