@@ -13,8 +13,8 @@ import {
   gatherHostFacts,
   type HostFactsCache,
 } from "./host-facts.js";
-import { lookupLstat } from "./host-lookups.js";
-import { inotifyQueue } from "./inotify-queue.js";
+import { lookupLstat, lookupStat } from "./host-lookups.js";
+import { inotifyQueue, watchFolder } from "./inotify-queue.js";
 import { LookupMemo } from "./lookup-memo.js";
 
 // Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
@@ -123,6 +123,45 @@ describe.skipIf(!linux)("the kept values of many workspaces", () => {
       }
       // At most 64 values are kept, each of which looked in its workspace and the folders above.
       expect(memo.watched).toBeLessThan(workspaces / 2);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux)("a watcher that fails", () => {
+  it("takes the watchers below it along: a folder swapped there meanwhile makes no event it can see", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-fail-" });
+    const parent = path.join(dir, "a");
+    const folder = path.join(parent, "b");
+    await mkdir(folder, { recursive: true });
+    const failures = new Map<string, () => void>();
+    const memo = new LookupMemo({
+      watchFolder: (watched, listener) => {
+        const real = watchFolder(watched, listener);
+        // Node closes a watcher that fails, then says so.
+        failures.set(watched, () => {
+          real.close();
+          listener.error();
+        });
+        return real;
+      },
+    });
+    const get = async () => {
+      await inotifyQueue().barrier();
+      return memo.get("key", true, () => lookupStat(path.join(folder, "file"))?.size ?? -1);
+    };
+    try {
+      for (let time = 0; time < 3; time += 1) expect(await get()).toBe(-1);
+      failures.get(parent)?.();
+      await rename(folder, path.join(parent, "old"));
+      await mkdir(folder);
+      // Computed afresh, then with every folder watched again, kept.
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(-1);
+      await writeFile(path.join(folder, "file"), "made");
+      expect(await get()).toBe(4);
     } finally {
       memo.close();
     }

@@ -1,5 +1,6 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import { FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
 import { type FileRead, type Lookups, recordLookups, smallFileText } from "./host-lookups.js";
 import {
@@ -182,16 +183,17 @@ export class LookupMemo {
           // in the parent to reach it.)
           if (name !== null) {
             const entry = path.join(folder, name);
-            this.#unwatch((each) => each === entry || each.startsWith(`${entry}/`));
+            this.#unwatch((each) => isInside(entry, each));
           }
         },
         error: () => {
-          // Node closed the watcher: its queued events are gone.
+          // Node closed the watcher: its queued events are gone. The watchers below it go too:
+          // a folder swapped in below it now would make no event they see (theirs stay on the
+          // folders swapped out), nor one here.
           this.#queue.closures += 1;
           this.#forget(folder);
           if (this.#watchers.get(folder) === watcher) {
-            this.#watchers.delete(folder);
-            this.#queue.live -= 1;
+            this.#unwatch((each) => isInside(folder, each));
           }
         },
       });
