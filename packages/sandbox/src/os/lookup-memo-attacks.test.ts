@@ -7,6 +7,7 @@ import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
+import { hiddenReads } from "./hidden-reads.js";
 import {
   createHostFactsCache,
   currentProtection,
@@ -162,6 +163,36 @@ describe.skipIf(!linux)("a watcher that fails", () => {
       expect(await get()).toBe(-1);
       await writeFile(path.join(folder, "file"), "made");
       expect(await get()).toBe(4);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux || process.getuid?.() !== 0)("the kept facts of a root caller", () => {
+  it("hides a store made since in another user's home", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-users-" });
+    const own = path.join(dir, "own");
+    const other = path.join(dir, "other");
+    await mkdir(own);
+    await mkdir(other);
+    // A user database whose other user (uid 0: the home is ours) has its home there.
+    const users = path.join(dir, "passwd");
+    await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
+    const memo = new LookupMemo();
+    const get = async () => {
+      await inotifyQueue().barrier();
+      return memo.get("key", true, () =>
+        hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
+          (each) => each.path,
+        ),
+      );
+    };
+    try {
+      for (let time = 0; time < 3; time += 1)
+        expect(await get()).not.toContain(path.join(other, ".aws"));
+      await mkdir(path.join(other, ".aws"));
+      expect(await get()).toContain(path.join(other, ".aws"));
     } finally {
       memo.close();
     }
