@@ -219,7 +219,8 @@ describe.skipIf(!linux)("the kept facts where the home is on another file system
   /** Gather until the facts are kept (the same array comes back twice). */
   async function kept(home: string): Promise<void> {
     for (let attempt = 0; attempt < 20; attempt += 1) {
-      if ((await hidden(home)) === (await hidden(home))) return;
+      const first = await hidden(home);
+      if (first === (await hidden(home))) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error("the facts were never kept");
