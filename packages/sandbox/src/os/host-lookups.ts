@@ -140,12 +140,21 @@ function walk(target: string, followLast: boolean): Walked {
   return { reached: resolved, info };
 }
 
-/** `lstat` of `target`, `undefined` when missing (other errors throw, as `lstatSync` does). */
+/**
+ * `lstat` of `target`, `undefined` when missing or past a link loop (a command can make one on
+ * the way to a path the policy looks at; nothing can be reached there). Other errors throw, as
+ * `lstatSync` does.
+ */
 export function lookupLstat(target: string): Stats | undefined {
   const walked = walk(target, false);
   if ("reached" in walked) return walked.info;
   if (walked.stopped === "missing") return undefined;
-  return lstatSync(target, { throwIfNoEntry: false });
+  try {
+    return lstatSync(target, { throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
+    throw error;
+  }
 }
 
 /** The same with nanosecond times, throwing when missing. */

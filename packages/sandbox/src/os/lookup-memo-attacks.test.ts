@@ -342,6 +342,22 @@ describe.skipIf(!sessions)(
       expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
     }, 60_000);
 
+    it("refuses by name, not by ELOOP, after a command makes a link loop on the way to a hooks folder", async () => {
+      await idle();
+      const made = await client.exec(
+        "git init -q sub && git -C sub config core.hooksPath ../loop/hooks && ln -s loop loop",
+      );
+      expect(made.exitCode).toBe(0);
+      // The link is on the way to a path git uses: workspace-write commands are refused, saying
+      // which link to replace; the file tools write elsewhere.
+      await expect(client.exec("echo ran")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+        message: expect.stringContaining("loop in the workspace is a symbolic link"),
+      });
+      await client.writeFile("notes.txt", "written");
+      await expect(client.writeFile("loop/hooks/x", "x")).rejects.toThrow();
+    }, 60_000);
+
     it("protects a nested repository made since, on the host or by a command", async () => {
       await idle();
       expect(
