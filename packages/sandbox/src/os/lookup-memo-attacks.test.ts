@@ -130,6 +130,32 @@ describe.skipIf(!linux)("the kept values of many workspaces", () => {
   });
 });
 
+describe.skipIf(!linux)("a change between a lookup and its watch", () => {
+  it("is seen by the next call: a value whose folders were watched after its lookups is not kept", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-gap-" });
+    const folder = path.join(dir, "a");
+    await mkdir(folder);
+    const file = path.join(folder, "file");
+    const memo = new LookupMemo({
+      watchFolder: (watched, listener) => {
+        // The change lands after the lookup and before the watch: no event will tell.
+        if (watched === folder) writeFileSync(file, "made");
+        return watchFolder(watched, listener);
+      },
+    });
+    const get = async () => {
+      await inotifyQueue().barrier();
+      return memo.get("key", true, () => lookupStat(file)?.size ?? -1);
+    };
+    try {
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(4);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
 describe.skipIf(!linux)("a watcher that fails", () => {
   it("takes the watchers below it along: a folder swapped there meanwhile makes no event it can see", async () => {
     const dir = await useTempDir({ prefix: "pleach-memo-fail-" });
