@@ -11,6 +11,7 @@ import {
   readlinkSync,
   realpathSync,
   type Stats,
+  statSync,
 } from "node:fs";
 import path from "node:path";
 
@@ -188,9 +189,9 @@ export function lookupFolder(folder: string): Dirent[] {
 
 /**
  * A small file's text (symbolic links followed), or "" when it is missing, unreadable, not a
- * regular file or over `maxBytes`. Opened once, non-blocking, and judged on what was opened: a
- * command can swap a file of a repository it made for a FIFO, which a read by name would wait on
- * forever.
+ * regular file or over `maxBytes`. Opened only when it is a regular file, once, non-blocking, and
+ * judged on what was opened: a command can swap a file of a repository it made for a FIFO, which
+ * a read by name would wait on forever.
  */
 export function lookupSmallFile(file: string, maxBytes: number): string {
   walk(file, true);
@@ -201,6 +202,13 @@ export function lookupSmallFile(file: string, maxBytes: number): string {
 
 /** What {@link lookupSmallFile} returns for `file` now, noting nothing. */
 export function smallFileText(file: string, maxBytes: number): string {
+  // Only a regular file is opened: a config a command wrote can name a device, whose open can act
+  // (a watchdog arms, a tape rewinds). One swapped in after this look is judged on what was opened.
+  try {
+    if (statSync(file, { throwIfNoEntry: false })?.isFile() !== true) return "";
+  } catch {
+    return "";
+  }
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);

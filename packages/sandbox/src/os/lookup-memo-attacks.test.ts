@@ -59,6 +59,37 @@ async function mapped(file: string) {
   return { write, close: () => child.kill() };
 }
 
+/**
+ * A process counting the opens of `file` (inotify `IN_OPEN`, which the kernel queues as the open
+ * happens): `opens()` says how many since the last ask.
+ */
+async function openCounter(file: string) {
+  const child = spawn("python3", [
+    "-c",
+    [
+      "import ctypes, os, sys",
+      "libc = ctypes.CDLL('libc.so.6', use_errno=True)",
+      "fd = libc.inotify_init1(os.O_NONBLOCK)",
+      "if libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0: sys.exit('no watch')",
+      "print('ready', flush=True)",
+      "for line in sys.stdin:",
+      "    opens = 0",
+      "    try:",
+      "        while True: opens += len(os.read(fd, 4096)) // 16",
+      "    except BlockingIOError: pass",
+      "    print(opens, flush=True)",
+    ].join("\n"),
+    file,
+  ]);
+  await once(child.stdout, "data");
+  const opens = async () => {
+    const answered = once(child.stdout, "data");
+    child.stdin.write("\n");
+    return Number(String((await answered)[0]).trim());
+  };
+  return { opens, close: () => child.kill() };
+}
+
 describe.skipIf(!linux)("the kept policy against changes that make no inotify event", () => {
   let cache: HostFactsCache;
   let root: string;
@@ -80,6 +111,23 @@ describe.skipIf(!linux)("the kept policy against changes that make no inotify ev
     }
     throw new Error("the protection was never kept");
   }
+
+  it.skipIf(!python)(
+    "opens no file named for the policy that is no regular file (a device can act on open)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const fifo = path.join(root, "fifo");
+      execFileSync("mkfifo", [fifo]);
+      execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
+      const counter = await openCounter(fifo);
+      try {
+        for (let time = 0; time < 3; time += 1) await protectedNow();
+        expect(await counter.opens()).toBe(0);
+      } finally {
+        counter.close();
+      }
+    },
+  );
 
   it.skipIf(!python)(
     "sees a git config rewritten through a shared memory map that was written to before (no new stamp)",
