@@ -16,7 +16,7 @@ import {
 } from "./host-facts.js";
 import { lookupLstat, lookupStat } from "./host-lookups.js";
 import { inotifyQueue, watchFolder } from "./inotify-queue.js";
-import { LookupMemo } from "./lookup-memo.js";
+import { LookupMemo, type LookupMemoOptions } from "./lookup-memo.js";
 
 // Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
 // call's policy, however it was made.
@@ -154,6 +154,16 @@ describe.skipIf(!linux)("the kept policy against changes that make no inotify ev
   );
 });
 
+/** A memo of `compute`, asked after a barrier as a scan would. */
+function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
+  const memo = new LookupMemo(options);
+  const get = async () => {
+    await inotifyQueue().barrier();
+    return memo.get("key", true, compute);
+  };
+  return { memo, get };
+}
+
 describe.skipIf(!linux)("the kept values of many workspaces", () => {
   it("leaves no folder watched that no kept value looked in once older values are dropped", async () => {
     const dir = await useTempDir({ prefix: "pleach-memo-many-" });
@@ -184,17 +194,13 @@ describe.skipIf(!linux)("a change between a lookup and its watch", () => {
     const folder = path.join(dir, "a");
     await mkdir(folder);
     const file = path.join(folder, "file");
-    const memo = new LookupMemo({
+    const { memo, get } = memoOf(() => lookupStat(file)?.size ?? -1, {
       watchFolder: (watched, listener) => {
         // The change lands after the lookup and before the watch: no event will tell.
         if (watched === folder) writeFileSync(file, "made");
         return watchFolder(watched, listener);
       },
     });
-    const get = async () => {
-      await inotifyQueue().barrier();
-      return memo.get("key", true, () => lookupStat(file)?.size ?? -1);
-    };
     try {
       expect(await get()).toBe(-1);
       expect(await get()).toBe(4);
@@ -211,7 +217,7 @@ describe.skipIf(!linux)("a watcher that fails", () => {
     const folder = path.join(parent, "b");
     await mkdir(folder, { recursive: true });
     const failures = new Map<string, () => void>();
-    const memo = new LookupMemo({
+    const { memo, get } = memoOf(() => lookupStat(path.join(folder, "file"))?.size ?? -1, {
       watchFolder: (watched, listener) => {
         const real = watchFolder(watched, listener);
         // Node closes a watcher that fails, then says so.
@@ -222,10 +228,7 @@ describe.skipIf(!linux)("a watcher that fails", () => {
         return real;
       },
     });
-    const get = async () => {
-      await inotifyQueue().barrier();
-      return memo.get("key", true, () => lookupStat(path.join(folder, "file"))?.size ?? -1);
-    };
+
     try {
       for (let time = 0; time < 3; time += 1) expect(await get()).toBe(-1);
       failures.get(parent)?.();
@@ -253,15 +256,11 @@ describe.skipIf(!linux || process.getuid?.() !== 0)("the kept facts of a root ca
     // A user database whose other user (uid 0: the home is ours) has its home there.
     const users = path.join(dir, "passwd");
     await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
-    const memo = new LookupMemo();
-    const get = async () => {
-      await inotifyQueue().barrier();
-      return memo.get("key", true, () =>
-        hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
-          (each) => each.path,
-        ),
-      );
-    };
+    const { memo, get } = memoOf(() =>
+      hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
+        (each) => each.path,
+      ),
+    );
     try {
       for (let time = 0; time < 3; time += 1)
         expect(await get()).not.toContain(path.join(other, ".aws"));
