@@ -120,15 +120,14 @@ export class LookupMemo {
       this.#entries.set(key, { value, mark, folders: lookups.folders, files: lookups.files });
       // The folders only dropped values looked in would stay watched for good (a server that
       // served many workspaces would reach the watch budget and keep nothing more).
-      if (full) this.#unwatch((folder) => !this.#lookedIn(folder));
+      if (full) {
+        const lookedIn = new Set<string>();
+        for (const entry of this.#entries.values())
+          for (const each of entry.folders) lookedIn.add(each);
+        this.#unwatch((folder) => !lookedIn.has(folder));
+      }
     }
     return value;
-  }
-
-  /** Whether a kept value looked in `folder`. */
-  #lookedIn(folder: string): boolean {
-    for (const entry of this.#entries.values()) if (entry.folders.has(folder)) return true;
-    return false;
   }
 
   /** Drop every kept value and watcher. */
