@@ -74,8 +74,7 @@ export interface HostFacts {
 export interface HostFactsCacheOptions {
   /**
    * How long after a change a folder is read again regardless of its stamp (see
-   * {@link createWorkspaceWalker}), and a file read for the policy is not trusted to show a later
-   * change by its stamp (see {@link LookupMemo}); tests lower it to exercise the stamps.
+   * {@link createWorkspaceWalker}); tests lower it to exercise the stamps.
    * @default 2_000
    */
   recentChangeMs?: number;
@@ -132,12 +131,7 @@ export function createHostFactsCache({
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
   const memo =
-    watch === false
-      ? undefined
-      : new LookupMemo({
-          ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
-          ...(watchFolder === undefined ? {} : { watchFolder }),
-        });
+    watch === false ? undefined : new LookupMemo(watchFolder === undefined ? {} : { watchFolder });
   return {
     walker(root, maxDirectories) {
       const key = `${maxDirectories}:${root}`;

@@ -24,25 +24,24 @@ import path from "node:path";
  * - every folder in which a name was looked up, as the kernel walks a path (each component in
  *   the real folder it lies in, symbolic links followed to their targets), and every folder
  *   listed: an entry created, removed, renamed or changed in one is an inotify event there;
- * - every file whose content was read, with its stamp: a write through a hard link elsewhere or
- *   through a shared memory map makes no event in its folder, but moves its change time.
+ * - every file whose content was read, with what the read returned: a write through a hard link
+ *   elsewhere or through a shared memory map makes no event in its folder, and a write through a
+ *   map that was written to before moves no stamp either (the kernel dates only the first write to
+ *   a page until it writes the page back), so only reading it again tells.
  */
 
-/** A file read for the policy, as it was then. */
-export interface FileStamp {
-  device: number;
-  inode: number;
-  size: number;
-  modifiedMs: number;
-  changedMs: number;
+/** A file read for the policy: the most bytes read, and the text the read returned. */
+export interface FileRead {
+  maxBytes: number;
+  text: string;
 }
 
 /** What a recording found the computation to depend on. */
 export interface Lookups {
   /** Real paths of the folders whose entries were looked up or listed. */
   folders: Set<string>;
-  /** Files whose content was read, with their stamps (`undefined`: missing or unreadable then). */
-  files: Map<string, FileStamp | undefined>;
+  /** Files whose content was read, with what each read returned. */
+  files: Map<string, FileRead>;
 }
 
 interface Recording extends Lookups {
@@ -69,7 +68,7 @@ export function recordLookups<T>(compute: () => T): { value: T; lookups: Lookups
     recording = outer;
     if (outer !== undefined) {
       for (const folder of own.folders) outer.folders.add(folder);
-      for (const [file, stamp] of own.files) outer.files.set(file, stamp);
+      for (const [file, read] of own.files) outer.files.set(file, read);
     }
   }
 }
@@ -142,12 +141,21 @@ function walk(target: string, followLast: boolean): Walked {
   return { reached: resolved, info };
 }
 
-/** `lstat` of `target`, `undefined` when missing (other errors throw, as `lstatSync` does). */
+/**
+ * `lstat` of `target`, `undefined` when missing or past a link loop (a command can make one on
+ * the way to a path the policy looks at; nothing can be reached there). Other errors throw, as
+ * `lstatSync` does.
+ */
 export function lookupLstat(target: string): Stats | undefined {
   const walked = walk(target, false);
   if ("reached" in walked) return walked.info;
   if (walked.stopped === "missing") return undefined;
-  return lstatSync(target, { throwIfNoEntry: false });
+  try {
+    return lstatSync(target, { throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
+    throw error;
+  }
 }
 
 /** The same with nanosecond times, throwing when missing. */
@@ -181,52 +189,39 @@ export function lookupFolder(folder: string): Dirent[] {
 
 /**
  * A small file's text (symbolic links followed), or "" when it is missing, unreadable, not a
- * regular file or over `maxBytes`. Opened once, non-blocking, and judged on what was opened: a
- * command can swap a file of a repository it made for a FIFO, which a read by name would wait on
- * forever.
+ * regular file or over `maxBytes`. Opened only when it is a regular file, once, non-blocking, and
+ * judged on what was opened: a command can swap a file of a repository it made for a FIFO, which
+ * a read by name would wait on forever.
  */
 export function lookupSmallFile(file: string, maxBytes: number): string {
   walk(file, true);
+  const text = smallFileText(file, maxBytes);
+  recording?.files.set(file, { maxBytes, text });
+  return text;
+}
+
+/** What {@link lookupSmallFile} returns for `file` now, noting nothing. */
+export function smallFileText(file: string, maxBytes: number): string {
+  // Only a regular file is opened: a config a command wrote can name a device, whose open can act
+  // (a watchdog arms, a tape rewinds). One swapped in after this look is judged on what was opened.
+  try {
+    if (statSync(file, { throwIfNoEntry: false })?.isFile() !== true) return "";
+  } catch {
+    return "";
+  }
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
-    noteFile(file, undefined);
     return "";
   }
   try {
     const info = fstatSync(fd);
-    noteFile(file, info);
     if (!info.isFile() || info.size > maxBytes) return "";
     return readFileSync(fd, "utf8");
   } catch {
     return "";
   } finally {
     closeSync(fd);
-  }
-}
-
-function noteFile(file: string, info: Stats | undefined): void {
-  recording?.files.set(file, info === undefined ? undefined : stampOf(info));
-}
-
-/** The stamp of what `lstat`/`stat` found. */
-function stampOf(info: Stats): FileStamp {
-  return {
-    device: info.dev,
-    inode: info.ino,
-    size: info.size,
-    modifiedMs: info.mtimeMs,
-    changedMs: info.ctimeMs,
-  };
-}
-
-/** The stamp of `file` now (symbolic links followed), `undefined` when it cannot be had. */
-export function currentStamp(file: string): FileStamp | undefined {
-  try {
-    const info = statSync(file, { throwIfNoEntry: false });
-    return info === undefined ? undefined : stampOf(info);
-  } catch {
-    return undefined;
   }
 }

@@ -1,7 +1,8 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import { FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
-import { currentStamp, type FileStamp, type Lookups, recordLookups } from "./host-lookups.js";
+import { type FileRead, type Lookups, recordLookups, smallFileText } from "./host-lookups.js";
 import {
   type FolderWatcher,
   inotifyQueue,
@@ -14,8 +15,6 @@ import {
 export interface LookupMemoOptions {
   /** How a folder is watched; tests inject failures. @default `fs.watch` */
   watchFolder?: WatchFolder;
-  /** How long after a change a file read is not trusted to show a later one by its stamp. @default 2_000 */
-  recentChangeMs?: number;
 }
 
 interface Entry {
@@ -24,7 +23,7 @@ interface Entry {
   mark: QueueMark;
   /** The folders it looked in. */
   folders: ReadonlySet<string>;
-  files: ReadonlyMap<string, FileStamp | undefined>;
+  files: ReadonlyMap<string, FileRead>;
 }
 
 /** Values kept at most: one per workspace and policy in practice. */
@@ -44,17 +43,17 @@ const MOST_PAUSED_GETS = 64;
  * events), which has delivered every event of a change completed before the call began. It is
  * kept only when every folder it depends on was watched before its lookups began (a watcher set
  * after a lookup could miss a change between the two: the next call computes it again, then with
- * the watchers in place), on a file system whose changes show locally (not a network or FUSE
- * one), and when no file it read changed within the last two seconds (a later change in the same
- * clock tick would leave its stamp unchanged). It is dropped when:
+ * the watchers in place), and on a file system whose changes show locally (not a network or FUSE
+ * one). It is dropped when:
  *
  * - a folder it looked in has an event (an entry created, removed, renamed, its mode or content
  *   changed), or its watcher fails;
  * - the inotify queue may have overflowed since its lookups began (as many events arrived as the
  *   queue holds, or a watcher of this thread was closed: libuv drops their queued events, and the
  *   overflow notice);
- * - a file it read has another stamp now (a write through a hard link or a shared memory map
- *   makes no event in the file's folder).
+ * - a file it read reads otherwise now: it is read again on every use (a write through a hard
+ *   link or a shared memory map makes no event in the file's folder, and one through a map written
+ *   to before moves no stamp, nor does a second write within the same clock tick).
  *
  * A watcher whose folder was replaced (an event names it in its parent) is closed, so that the
  * next computation watches the folder now at that path. Mounts made on the host are not events;
@@ -62,7 +61,6 @@ const MOST_PAUSED_GETS = 64;
  */
 export class LookupMemo {
   readonly #watchFolder: WatchFolder;
-  readonly #recentChangeMs: number;
   readonly #queue = inotifyQueue();
   readonly #reader: FolderReader;
   readonly #watchers = new Map<string, FolderWatcher>();
@@ -74,13 +72,9 @@ export class LookupMemo {
   /** Why nothing is kept for good (the watch limit reached), when so. */
   #disabled: string | undefined;
 
-  constructor({
-    watchFolder = inotifyWatch,
-    recentChangeMs = RECENT_CHANGE_MS,
-  }: LookupMemoOptions = {}) {
+  constructor({ watchFolder = inotifyWatch }: LookupMemoOptions = {}) {
     this.#watchFolder = watchFolder;
-    this.#recentChangeMs = recentChangeMs;
-    this.#reader = new FolderReader(recentChangeMs);
+    this.#reader = new FolderReader(RECENT_CHANGE_MS);
     if (process.platform !== "linux") this.#disabled = "inotify is Linux's";
   }
 
@@ -112,7 +106,6 @@ export class LookupMemo {
       }
     }
     const mark = { received: this.#queue.received, closures: this.#queue.closures };
-    const began = Date.now();
     const { value, lookups } = recordLookups(compute);
     // Every caller gets the same value: none may change it.
     deepFreeze(value);
@@ -120,12 +113,19 @@ export class LookupMemo {
       this.#pausedGets -= 1;
       return value;
     }
-    if (this.#disabled === undefined && this.#watchAll(lookups) && this.#settled(lookups, began)) {
-      if (this.#entries.size >= MOST_ENTRIES) {
-        const [oldest] = this.#entries.keys();
-        if (oldest !== undefined) this.#entries.delete(oldest);
-      }
+    if (this.#disabled === undefined && this.#watchAll(lookups)) {
+      const [oldest] = this.#entries.keys();
+      const full = this.#entries.size >= MOST_ENTRIES && oldest !== undefined;
+      if (full) this.#entries.delete(oldest);
       this.#entries.set(key, { value, mark, folders: lookups.folders, files: lookups.files });
+      // The folders only dropped values looked in would stay watched for good (a server that
+      // served many workspaces would reach the watch budget and keep nothing more).
+      if (full) {
+        const lookedIn = new Set<string>();
+        for (const entry of this.#entries.values())
+          for (const each of entry.folders) lookedIn.add(each);
+        this.#unwatch((folder) => !lookedIn.has(folder));
+      }
     }
     return value;
   }
@@ -139,18 +139,8 @@ export class LookupMemo {
   #holds(entry: Entry): boolean {
     if (this.#queue.closures !== entry.mark.closures) return false;
     if (this.#queue.received - entry.mark.received >= this.#queue.limit) return false;
-    for (const [file, stamp] of entry.files) {
-      if (!sameStamp(stamp, currentStamp(file))) return false;
-    }
-    return true;
-  }
-
-  /** No file read changed so recently that a change in the same clock tick could hide. */
-  #settled(lookups: Lookups, began: number): boolean {
-    for (const stamp of lookups.files.values()) {
-      if (stamp === undefined) continue;
-      const latest = Math.max(stamp.changedMs, stamp.modifiedMs);
-      if (latest > began - this.#recentChangeMs) return false;
+    for (const [file, read] of entry.files) {
+      if (smallFileText(file, read.maxBytes) !== read.text) return false;
     }
     return true;
   }
@@ -192,16 +182,17 @@ export class LookupMemo {
           // in the parent to reach it.)
           if (name !== null) {
             const entry = path.join(folder, name);
-            this.#unwatch((each) => each === entry || each.startsWith(`${entry}/`));
+            this.#unwatch((each) => isInside(entry, each));
           }
         },
         error: () => {
-          // Node closed the watcher: its queued events are gone.
+          // Node closed the watcher: its queued events are gone. The watchers below it go too:
+          // a folder swapped in below it now would make no event they see (theirs stay on the
+          // folders swapped out), nor one here.
           this.#queue.closures += 1;
           this.#forget(folder);
           if (this.#watchers.get(folder) === watcher) {
-            this.#watchers.delete(folder);
-            this.#queue.live -= 1;
+            this.#unwatch((each) => isInside(folder, each));
           }
         },
       });
@@ -255,17 +246,6 @@ export class LookupMemo {
     this.#disabled = why;
     this.close();
   }
-}
-
-function sameStamp(before: FileStamp | undefined, now: FileStamp | undefined): boolean {
-  if (before === undefined || now === undefined) return before === now;
-  return (
-    before.device === now.device &&
-    before.inode === now.inode &&
-    before.size === now.size &&
-    before.modifiedMs === now.modifiedMs &&
-    before.changedMs === now.changedMs
-  );
 }
 
 function deepFreeze(value: unknown): void {

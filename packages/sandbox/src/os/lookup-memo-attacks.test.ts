@@ -1,0 +1,459 @@
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { writeFileSync } from "node:fs";
+import { chmod, mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { useTempDir } from "@pleach/core/testing";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
+import { hiddenReads } from "./hidden-reads.js";
+import {
+  createHostFactsCache,
+  currentProtection,
+  gatherHostFacts,
+  type HostFactsCache,
+} from "./host-facts.js";
+import { lookupLstat, lookupStat } from "./host-lookups.js";
+import { inotifyQueue, watchFolder } from "./inotify-queue.js";
+import { LookupMemo, type LookupMemoOptions } from "./lookup-memo.js";
+
+// Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
+// call's policy, however it was made.
+
+const linux = process.platform === "linux";
+
+/** Whether python3 is here to hold a shared writable memory map of a file. */
+const python = (() => {
+  try {
+    execFileSync("python3", ["-c", "import mmap"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * A process holding a shared writable map of `file`: each `write(text)` copies `text` over the
+ * start of the map (as a command that opened the file before it was protected could).
+ */
+async function mapped(file: string) {
+  const child: ChildProcessWithoutNullStreams = spawn("python3", [
+    "-c",
+    [
+      "import mmap, os, sys",
+      "fd = os.open(sys.argv[1], os.O_RDWR)",
+      "m = mmap.mmap(fd, 0)",
+      "for line in sys.stdin:",
+      "    data = bytes.fromhex(line.strip())",
+      "    m[0:len(data)] = data",
+      "    print('ok', flush=True)",
+    ].join("\n"),
+    file,
+  ]);
+  const write = async (text: string) => {
+    const answered = once(child.stdout, "data");
+    child.stdin.write(`${Buffer.from(text).toString("hex")}\n`);
+    await answered;
+  };
+  return { write, close: () => child.kill() };
+}
+
+/**
+ * A process counting the opens of `file` (inotify `IN_OPEN`, which the kernel queues as the open
+ * happens): `opens()` says how many since the last ask.
+ */
+async function openCounter(file: string) {
+  const child = spawn("python3", [
+    "-c",
+    [
+      "import ctypes, os, sys",
+      "libc = ctypes.CDLL('libc.so.6', use_errno=True)",
+      "fd = libc.inotify_init1(os.O_NONBLOCK)",
+      "if libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x20) < 0: sys.exit('no watch')",
+      "print('ready', flush=True)",
+      "for line in sys.stdin:",
+      "    opens = 0",
+      "    try:",
+      "        while True: opens += len(os.read(fd, 4096)) // 16",
+      "    except BlockingIOError: pass",
+      "    print(opens, flush=True)",
+    ].join("\n"),
+    file,
+  ]);
+  await once(child.stdout, "data");
+  const opens = async () => {
+    const answered = once(child.stdout, "data");
+    child.stdin.write("\n");
+    return Number(String((await answered)[0]).trim());
+  };
+  return { opens, close: () => child.kill() };
+}
+
+describe.skipIf(!linux)("the kept policy against changes that make no inotify event", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
+    return () => cache.close();
+  });
+  const protectedNow = async () =>
+    (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map((each) => each.path);
+
+  /** Ask until the protection is kept (the same array comes back twice). */
+  async function kept(): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const first = await currentProtection({ root, cache, hostEnvironment: {} });
+      const second = await currentProtection({ root, cache, hostEnvironment: {} });
+      if (first === second) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the protection was never kept");
+  }
+
+  it.skipIf(!python)(
+    "opens no file named for the policy that is no regular file (a device can act on open)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const fifo = path.join(root, "fifo");
+      execFileSync("mkfifo", [fifo]);
+      execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
+      const counter = await openCounter(fifo);
+      try {
+        for (let time = 0; time < 3; time += 1) await protectedNow();
+        expect(await counter.opens()).toBe(0);
+      } finally {
+        counter.close();
+      }
+    },
+  );
+
+  it.skipIf(!python)(
+    "sees a git config rewritten through a shared memory map that was written to before (no new stamp)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const config = path.join(root, ".git", "config");
+      const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
+      writeFileSync(config, padded("[core]\n\tbare = false\n"));
+      const map = await mapped(config);
+      try {
+        // The first write through the map moves the file's stamp; later ones, until the kernel
+        // writes the page back (half a minute), do not.
+        await map.write("[core]\n\tbare = false\n");
+        await new Promise((resolve) => setTimeout(resolve, 2_100));
+        await kept();
+        expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
+        await map.write("[core]\n\thooksPath=hooks\n");
+        expect(await protectedNow()).toContain(path.join(root, "hooks"));
+      } finally {
+        map.close();
+      }
+    },
+    20_000,
+  );
+});
+
+/** A memo of `compute`, asked after a barrier as a scan would. */
+function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
+  const memo = new LookupMemo(options);
+  const get = async () => {
+    await inotifyQueue().barrier();
+    return memo.get("key", true, compute);
+  };
+  return { memo, get };
+}
+
+describe.skipIf(!linux)("the kept values of many workspaces", () => {
+  it("leaves no folder watched that no kept value looked in once older values are dropped", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-many-" });
+    const memo = new LookupMemo();
+    try {
+      const workspaces = 200;
+      // Made first: a folder made in a watched one drops what looked there.
+      for (let index = 0; index < workspaces; index += 1) await mkdir(path.join(dir, `w${index}`));
+      for (let index = 0; index < workspaces; index += 1) {
+        const folder = path.join(dir, `w${index}`);
+        // Twice: the first computation watches, the second is kept.
+        for (let time = 0; time < 2; time += 1) {
+          await inotifyQueue().barrier();
+          memo.get(folder, true, () => lookupLstat(path.join(folder, ".git")));
+        }
+      }
+      // At most 64 values are kept, each of which looked in its workspace and the folders above.
+      expect(memo.watched).toBeLessThan(workspaces / 2);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux)("a change between a lookup and its watch", () => {
+  it("is seen by the next call: a value whose folders were watched after its lookups is not kept", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-gap-" });
+    const folder = path.join(dir, "a");
+    await mkdir(folder);
+    const file = path.join(folder, "file");
+    const { memo, get } = memoOf(() => lookupStat(file)?.size ?? -1, {
+      watchFolder: (watched, listener) => {
+        // The change lands after the lookup and before the watch: no event will tell.
+        if (watched === folder) writeFileSync(file, "made");
+        return watchFolder(watched, listener);
+      },
+    });
+    try {
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(4);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux)("a watcher that fails", () => {
+  it("takes the watchers below it along: a folder swapped there meanwhile makes no event it can see", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-fail-" });
+    const parent = path.join(dir, "a");
+    const folder = path.join(parent, "b");
+    await mkdir(folder, { recursive: true });
+    const failures = new Map<string, () => void>();
+    const { memo, get } = memoOf(() => lookupStat(path.join(folder, "file"))?.size ?? -1, {
+      watchFolder: (watched, listener) => {
+        const real = watchFolder(watched, listener);
+        // Node closes a watcher that fails, then says so.
+        failures.set(watched, () => {
+          real.close();
+          listener.error();
+        });
+        return real;
+      },
+    });
+
+    try {
+      for (let time = 0; time < 3; time += 1) expect(await get()).toBe(-1);
+      failures.get(parent)?.();
+      await rename(folder, path.join(parent, "old"));
+      await mkdir(folder);
+      // Computed afresh, then with every folder watched again, kept.
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(-1);
+      expect(await get()).toBe(-1);
+      await writeFile(path.join(folder, "file"), "made");
+      expect(await get()).toBe(4);
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux || process.getuid?.() !== 0)("the kept facts of a root caller", () => {
+  it("hides a store made since in another user's home", async () => {
+    const dir = await useTempDir({ prefix: "pleach-memo-users-" });
+    const own = path.join(dir, "own");
+    const other = path.join(dir, "other");
+    await mkdir(own);
+    await mkdir(other);
+    // A user database whose other user (uid 0: the home is ours) has its home there.
+    const users = path.join(dir, "passwd");
+    await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
+    const { memo, get } = memoOf(() =>
+      hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
+        (each) => each.path,
+      ),
+    );
+    try {
+      for (let time = 0; time < 3; time += 1)
+        expect(await get()).not.toContain(path.join(other, ".aws"));
+      await mkdir(path.join(other, ".aws"));
+      expect(await get()).toContain(path.join(other, ".aws"));
+    } finally {
+      memo.close();
+    }
+  });
+});
+
+describe.skipIf(!linux)("the kept facts where the home is on another file system", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await useTempDir({ prefix: "pleach-memo-fs-" });
+    return () => cache.close();
+  });
+  const hidden = async (home: string) =>
+    (
+      await gatherHostFacts({
+        root,
+        cache,
+        hostEnvironment: { HOME: home },
+        readPolicy: { credentialHomes: [home] },
+      })
+    ).hiddenPaths;
+  /** Gather until the facts are kept (the same array comes back twice). */
+  async function kept(home: string): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const first = await hidden(home);
+      if (first === (await hidden(home))) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the facts were never kept");
+  }
+  const netrc = (home: string) =>
+    expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
+
+  it("hides a store made since in a home on tmpfs", async () => {
+    const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
+    await kept(home);
+    expect(await hidden(home)).not.toContainEqual(netrc(home));
+    await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+    expect(await hidden(home)).toContainEqual(netrc(home));
+  });
+
+  it("hides a store made since through the other path of a bind-mounted home", async (context) => {
+    const real = await useTempDir({ prefix: "pleach-memo-real-" });
+    const home = await useTempDir({ prefix: "pleach-memo-home-" });
+    try {
+      execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
+    } catch {
+      context.skip("needs to bind-mount (root, where mounts are allowed)");
+    }
+    try {
+      await kept(home);
+      await writeFile(path.join(real, ".netrc"), "machine x password y\n");
+      expect(await hidden(home)).toContainEqual(netrc(home));
+    } finally {
+      execFileSync("umount", [home]);
+    }
+  });
+});
+
+const probe = await createLocalSandbox({ root: process.cwd(), session: true });
+const sessions = probe.backend === "bubblewrap";
+await probe.close();
+
+describe.skipIf(!sessions)(
+  `a session sandbox kept up while its policy is kept (${sessions ? "bubblewrap" : "needs bubblewrap"})`,
+  () => {
+    let root: string;
+    let home: string;
+    let client: LocalSandbox;
+    beforeEach(async () => {
+      root = await useTempDir({ prefix: "pleach-memo-session-" });
+      // Outside /tmp, which commands see empty.
+      home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/var/tmp" });
+      client = await createLocalSandbox({
+        root,
+        session: true,
+        commandWrapper: createCommandWrapper({ credentialHomes: [home] }),
+      });
+      return () => client.close();
+    });
+    /** Run `true` until the policy is surely kept (the first computation only sets watchers). */
+    const idle = async () => {
+      for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
+    };
+    const reads = async (file: string) => (await client.exec(`cat ${file}`)).stdout;
+
+    it("hides a credential store made, swapped by rename or reached by a re-pointed link since", async () => {
+      // The home is in the commands' view: only what is hidden is not read.
+      await writeFile(path.join(home, "notes"), "seen\n");
+      expect(await reads(path.join(home, "notes"))).toBe("seen\n");
+      await idle();
+      await mkdir(path.join(home, ".ssh"));
+      await writeFile(path.join(home, ".ssh", "id"), "made\n");
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      // Swapped by rename for a folder holding another key.
+      await mkdir(path.join(home, "next"));
+      await writeFile(path.join(home, "next", "id"), "swapped\n");
+      await rename(path.join(home, ".ssh"), path.join(home, "old"));
+      await rename(path.join(home, "next"), path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      // A link, relative and through "..", re-pointed to a folder holding a key.
+      await rm(path.join(home, ".ssh"), { recursive: true });
+      await mkdir(path.join(home, "a", "deep"), { recursive: true });
+      await mkdir(path.join(home, "b"));
+      await writeFile(path.join(home, "b", "id"), "linked\n");
+      await symlink("a/deep/..", path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await idle();
+      await rm(path.join(home, ".ssh"));
+      await symlink("b/../b", path.join(home, ".ssh"));
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      expect(await reads(path.join(home, "b", "id"))).toBe("");
+    }, 60_000);
+
+    it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
+      // Through a folder with search but no read permission (inotify needs read to watch it).
+      await mkdir(path.join(home, "locked", "keys"), { recursive: true });
+      await symlink("locked/keys", path.join(home, ".ssh"));
+      await chmod(path.join(home, "locked"), 0o311);
+      await idle();
+      await mkdir(path.join(home, "locked", "next"));
+      await writeFile(path.join(home, "locked", "next", "id"), "swapped\n");
+      await rename(path.join(home, "locked", "keys"), path.join(home, "locked", "old"));
+      await rename(path.join(home, "locked", "next"), path.join(home, "locked", "keys"));
+      expect(await reads(path.join(home, "locked", "keys", "id"))).toBe("");
+      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+      await chmod(path.join(home, "locked"), 0o755);
+      // A link loop, untied since.
+      await symlink(".aws2", path.join(home, ".aws"));
+      await symlink(".aws", path.join(home, ".aws2"));
+      await idle();
+      await rm(path.join(home, ".aws2"));
+      await mkdir(path.join(home, ".aws2"));
+      await writeFile(path.join(home, ".aws2", "credentials"), "untied\n");
+      expect(await reads(path.join(home, ".aws", "credentials"))).toBe("");
+      expect(await reads(path.join(home, ".aws2", "credentials"))).toBe("");
+      // A path component that was a file, a folder since.
+      await writeFile(path.join(home, ".config"), "a file\n");
+      await idle();
+      await rm(path.join(home, ".config"));
+      await mkdir(path.join(home, ".config", "gcloud"), { recursive: true });
+      await writeFile(path.join(home, ".config", "gcloud", "token"), "made\n");
+      expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
+    }, 60_000);
+
+    it("refuses by name, not by ELOOP, after a command makes a link loop on the way to a hooks folder", async () => {
+      await idle();
+      const made = await client.exec(
+        "git init -q sub && git -C sub config core.hooksPath ../loop/hooks && ln -s loop loop",
+      );
+      expect(made.exitCode).toBe(0);
+      // The link is on the way to a path git uses: workspace-write commands are refused, saying
+      // which link to replace; the file tools write elsewhere.
+      await expect(client.exec("echo ran")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+        message: expect.stringContaining("loop in the workspace is a symbolic link"),
+      });
+      await client.writeFile("notes.txt", "written");
+      await expect(client.writeFile("loop/hooks/x", "x")).rejects.toThrow();
+    }, 60_000);
+
+    it("protects a nested repository made since, on the host or by a command", async () => {
+      await idle();
+      expect(
+        (await client.exec("mkdir -p plain/.gi/hooks && echo x > plain/.gi/hooks/x")).exitCode,
+      ).toBe(0);
+      execFileSync("git", ["init", "-q", path.join(root, "host")]);
+      const write = (target: string) => client.exec(`echo x > ${target}`);
+      expect((await write("host/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+      await idle();
+      expect((await client.exec("git init -q inner")).exitCode).toBe(0);
+      expect((await write("inner/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+      await idle();
+      // A hooks folder named in the config since, through an included file.
+      await writeFile(path.join(root, "inner.cfg"), "[core]\n\thooksPath = ../hooks\n");
+      await mkdir(path.join(root, "hooks"));
+      execFileSync("git", [
+        "-C",
+        path.join(root, "inner"),
+        "config",
+        "include.path",
+        "../../inner.cfg",
+      ]);
+      expect((await write("hooks/pre-commit")).exitCode).not.toBe(0);
+    }, 60_000);
+  },
+);
