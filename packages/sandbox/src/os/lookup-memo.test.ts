@@ -126,6 +126,23 @@ describe.skipIf(!linux)("LookupMemo (inotify is Linux's)", () => {
     }
   });
 
+  it("watches afresh the folders below one swapped in", async () => {
+    await mkdir(path.join(dir, "a", "b"), { recursive: true });
+    const target = path.join(dir, "a", "b", "file");
+    const { memo, get, computed } = memoOf(() => lookupLstat(target) !== undefined);
+    try {
+      await settle(get, computed);
+      await rename(path.join(dir, "a"), path.join(dir, "old"));
+      await mkdir(path.join(dir, "a", "b"), { recursive: true });
+      expect(await get()).toBe(false);
+      await settle(get, computed);
+      await writeFile(target, "");
+      expect(await get()).toBe(true);
+    } finally {
+      memo.close();
+    }
+  });
+
   it("sees a file read for the policy written through a hard link in another folder", async () => {
     await mkdir(path.join(dir, "repo"));
     await mkdir(path.join(dir, "elsewhere"));

@@ -1,6 +1,5 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
-import { isInside } from "../paths.js";
 import { FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
 import { type FileRead, type Lookups, recordLookups, smallFileText } from "./host-lookups.js";
 import {
@@ -64,6 +63,8 @@ export class LookupMemo {
   readonly #queue = inotifyQueue();
   readonly #reader: FolderReader;
   readonly #watchers = new Map<string, FolderWatcher>();
+  /** For each folder, the watched folders below it, at any depth (an event's cost stays small). */
+  readonly #below = new Map<string, Set<string>>();
   readonly #entries = new Map<string, Entry>();
   /** Events since the last get: as many as the queue holds are a flood. */
   #sinceGet = 0;
@@ -124,7 +125,7 @@ export class LookupMemo {
         const lookedIn = new Set<string>();
         for (const entry of this.#entries.values())
           for (const each of entry.folders) lookedIn.add(each);
-        this.#unwatch((folder) => !lookedIn.has(folder));
+        this.#unwatch([...this.#watchers.keys()].filter((folder) => !lookedIn.has(folder)));
       }
     }
     return value;
@@ -133,7 +134,7 @@ export class LookupMemo {
   /** Drop every kept value and watcher. */
   close(): void {
     this.#entries.clear();
-    this.#unwatch(() => true);
+    this.#unwatch([...this.#watchers.keys()]);
   }
 
   #holds(entry: Entry): boolean {
@@ -182,7 +183,7 @@ export class LookupMemo {
           // in the parent to reach it.)
           if (name !== null) {
             const entry = path.join(folder, name);
-            this.#unwatch((each) => isInside(entry, each));
+            this.#unwatchTree(entry);
           }
         },
         error: () => {
@@ -192,7 +193,7 @@ export class LookupMemo {
           this.#queue.closures += 1;
           this.#forget(folder);
           if (this.#watchers.get(folder) === watcher) {
-            this.#unwatch((each) => isInside(folder, each));
+            this.#unwatchTree(folder);
           }
         },
       });
@@ -204,16 +205,34 @@ export class LookupMemo {
       return false;
     }
     this.#watchers.set(folder, watcher);
+    for (const above of ancestors(folder)) {
+      let below = this.#below.get(above);
+      if (below === undefined) this.#below.set(above, (below = new Set()));
+      below.add(folder);
+    }
     this.#queue.live += 1;
     return true;
   }
 
-  /** Close the watchers whose folders `chosen` picks (their queued events are lost: a closure). */
-  #unwatch(chosen: (folder: string) => boolean): void {
+  /** Close the watchers of `top` and of every folder below it. */
+  #unwatchTree(top: string): void {
+    const below = this.#below.get(top);
+    if (below === undefined && !this.#watchers.has(top)) return;
+    this.#unwatch([top, ...(below ?? [])]);
+  }
+
+  /** Close the watchers of `folders` (their queued events are lost: a closure). */
+  #unwatch(folders: readonly string[]): void {
     let closed = 0;
-    for (const [folder, watcher] of this.#watchers) {
-      if (!chosen(folder)) continue;
+    for (const folder of folders) {
+      const watcher = this.#watchers.get(folder);
+      if (watcher === undefined) continue;
       this.#watchers.delete(folder);
+      for (const above of ancestors(folder)) {
+        const below = this.#below.get(above);
+        below?.delete(folder);
+        if (below?.size === 0) this.#below.delete(above);
+      }
       watcher.close();
       closed += 1;
     }
@@ -252,4 +271,14 @@ function deepFreeze(value: unknown): void {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const each of Object.values(value)) deepFreeze(each);
+}
+
+/** The folders above `folder`, up to `/`. */
+function ancestors(folder: string): string[] {
+  const above: string[] = [];
+  for (let current = folder; current !== "/"; ) {
+    current = path.dirname(current);
+    above.push(current);
+  }
+  return above;
 }
