@@ -206,9 +206,9 @@ export class LookupMemo {
     }
     this.#watchers.set(folder, watcher);
     for (const above of ancestors(folder)) {
-      let below = this.#below.get(above);
-      if (below === undefined) this.#below.set(above, (below = new Set()));
+      const below = this.#below.get(above) ?? new Set<string>();
       below.add(folder);
+      this.#below.set(above, below);
     }
     this.#queue.live += 1;
     return true;
