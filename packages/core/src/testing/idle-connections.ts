@@ -123,7 +123,8 @@ export function holdIdleConnections({
       if (message.open !== undefined) openAnswers[index]?.shift()?.(message.open);
       if (message.done !== undefined) markDone(message.done);
     });
-    child.on("exit", (code) => {
+    // "close", not "exit": a child's last line can still be unread when "exit" comes.
+    child.on("close", (code) => {
       markReady();
       fail(new Error(`an idle-connection child exited (${code}) before all its sockets closed`));
     });
