@@ -90,69 +90,74 @@ async function openCounter(file: string) {
   return { opens, close: () => child.kill() };
 }
 
-describe.skipIf(!linux)("the kept policy against changes that make no inotify event", () => {
-  let cache: HostFactsCache;
-  let root: string;
-  beforeEach(async () => {
-    cache = createHostFactsCache();
-    root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
-    return () => cache.close();
-  });
-  const protectedNow = async () =>
-    (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map((each) => each.path);
+describe.skipIf(!linux)(
+  "the kept policy against changes that make no inotify event (inotify is Linux's)",
+  () => {
+    let cache: HostFactsCache;
+    let root: string;
+    beforeEach(async () => {
+      cache = createHostFactsCache();
+      root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
+      return () => cache.close();
+    });
+    const protectedNow = async () =>
+      (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map(
+        (each) => each.path,
+      );
 
-  /** Ask until the protection is kept (the same array comes back twice). */
-  async function kept(): Promise<void> {
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      const first = await currentProtection({ root, cache, hostEnvironment: {} });
-      const second = await currentProtection({ root, cache, hostEnvironment: {} });
-      if (first === second) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    /** Ask until the protection is kept (the same array comes back twice). */
+    async function kept(): Promise<void> {
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        const first = await currentProtection({ root, cache, hostEnvironment: {} });
+        const second = await currentProtection({ root, cache, hostEnvironment: {} });
+        if (first === second) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error("the protection was never kept");
     }
-    throw new Error("the protection was never kept");
-  }
 
-  it.skipIf(!python)(
-    "opens no file named for the policy that is no regular file (a device can act on open)",
-    async () => {
-      execFileSync("git", ["init", "-q", root]);
-      const fifo = path.join(root, "fifo");
-      execFileSync("mkfifo", [fifo]);
-      execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
-      const counter = await openCounter(fifo);
-      try {
-        for (let time = 0; time < 3; time += 1) await protectedNow();
-        expect(await counter.opens()).toBe(0);
-      } finally {
-        counter.close();
-      }
-    },
-  );
+    it.skipIf(!python)(
+      "opens no file named for the policy that is no regular file (a device can act on open; counted by python3)",
+      async () => {
+        execFileSync("git", ["init", "-q", root]);
+        const fifo = path.join(root, "fifo");
+        execFileSync("mkfifo", [fifo]);
+        execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
+        const counter = await openCounter(fifo);
+        try {
+          for (let time = 0; time < 3; time += 1) await protectedNow();
+          expect(await counter.opens()).toBe(0);
+        } finally {
+          counter.close();
+        }
+      },
+    );
 
-  it.skipIf(!python)(
-    "sees a git config rewritten through a shared memory map that was written to before (no new stamp)",
-    async () => {
-      execFileSync("git", ["init", "-q", root]);
-      const config = path.join(root, ".git", "config");
-      const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
-      writeFileSync(config, padded("[core]\n\tbare = false\n"));
-      const map = await mapped(config);
-      try {
-        // The first write through the map moves the file's stamp; later ones, until the kernel
-        // writes the page back (half a minute), do not.
-        await map.write("[core]\n\tbare = false\n");
-        await new Promise((resolve) => setTimeout(resolve, 2_100));
-        await kept();
-        expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
-        await map.write("[core]\n\thooksPath=hooks\n");
-        expect(await protectedNow()).toContain(path.join(root, "hooks"));
-      } finally {
-        map.close();
-      }
-    },
-    20_000,
-  );
-});
+    it.skipIf(!python)(
+      "sees a git config rewritten through a shared memory map that was written to before (no new stamp; written by python3)",
+      async () => {
+        execFileSync("git", ["init", "-q", root]);
+        const config = path.join(root, ".git", "config");
+        const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
+        writeFileSync(config, padded("[core]\n\tbare = false\n"));
+        const map = await mapped(config);
+        try {
+          // The first write through the map moves the file's stamp; later ones, until the kernel
+          // writes the page back (half a minute), do not.
+          await map.write("[core]\n\tbare = false\n");
+          await new Promise((resolve) => setTimeout(resolve, 2_100));
+          await kept();
+          expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
+          await map.write("[core]\n\thooksPath=hooks\n");
+          expect(await protectedNow()).toContain(path.join(root, "hooks"));
+        } finally {
+          map.close();
+        }
+      },
+      20_000,
+    );
+  },
+);
 
 /** A memo of `compute`, asked after a barrier as a scan would. */
 function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
@@ -164,7 +169,7 @@ function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
   return { memo, get };
 }
 
-describe.skipIf(!linux)("the kept values of many workspaces", () => {
+describe.skipIf(!linux)("the kept values of many workspaces (inotify is Linux's)", () => {
   it("leaves no folder watched that no kept value looked in once older values are dropped", async () => {
     const dir = await useTempDir({ prefix: "pleach-memo-many-" });
     const memo = new LookupMemo();
@@ -188,7 +193,7 @@ describe.skipIf(!linux)("the kept values of many workspaces", () => {
   });
 });
 
-describe.skipIf(!linux)("a change between a lookup and its watch", () => {
+describe.skipIf(!linux)("a change between a lookup and its watch (inotify is Linux's)", () => {
   it("is seen by the next call: a value whose folders were watched after its lookups is not kept", async () => {
     const dir = await useTempDir({ prefix: "pleach-memo-gap-" });
     const folder = path.join(dir, "a");
@@ -210,7 +215,7 @@ describe.skipIf(!linux)("a change between a lookup and its watch", () => {
   });
 });
 
-describe.skipIf(!linux)("a watcher that fails", () => {
+describe.skipIf(!linux)("a watcher that fails (inotify is Linux's)", () => {
   it("takes the watchers below it along: a folder swapped there meanwhile makes no event it can see", async () => {
     const dir = await useTempDir({ prefix: "pleach-memo-fail-" });
     const parent = path.join(dir, "a");
@@ -246,86 +251,92 @@ describe.skipIf(!linux)("a watcher that fails", () => {
   });
 });
 
-describe.skipIf(!linux || process.getuid?.() !== 0)("the kept facts of a root caller", () => {
-  it("hides a store made since in another user's home", async () => {
-    const dir = await useTempDir({ prefix: "pleach-memo-users-" });
-    const own = path.join(dir, "own");
-    const other = path.join(dir, "other");
-    await mkdir(own);
-    await mkdir(other);
-    // A user database whose other user (uid 0: the home is ours) has its home there.
-    const users = path.join(dir, "passwd");
-    await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
-    const { memo, get } = memoOf(() =>
-      hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
-        (each) => each.path,
-      ),
-    );
-    try {
-      for (let time = 0; time < 3; time += 1)
-        expect(await get()).not.toContain(path.join(other, ".aws"));
-      await mkdir(path.join(other, ".aws"));
-      expect(await get()).toContain(path.join(other, ".aws"));
-    } finally {
-      memo.close();
-    }
-  });
-});
+describe.skipIf(!linux || process.getuid?.() !== 0)(
+  "the kept facts of a root caller (as root, on Linux)",
+  () => {
+    it("hides a store made since in another user's home", async () => {
+      const dir = await useTempDir({ prefix: "pleach-memo-users-" });
+      const own = path.join(dir, "own");
+      const other = path.join(dir, "other");
+      await mkdir(own);
+      await mkdir(other);
+      // A user database whose other user (uid 0: the home is ours) has its home there.
+      const users = path.join(dir, "passwd");
+      await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
+      const { memo, get } = memoOf(() =>
+        hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
+          (each) => each.path,
+        ),
+      );
+      try {
+        for (let time = 0; time < 3; time += 1)
+          expect(await get()).not.toContain(path.join(other, ".aws"));
+        await mkdir(path.join(other, ".aws"));
+        expect(await get()).toContain(path.join(other, ".aws"));
+      } finally {
+        memo.close();
+      }
+    });
+  },
+);
 
-describe.skipIf(!linux)("the kept facts where the home is on another file system", () => {
-  let cache: HostFactsCache;
-  let root: string;
-  beforeEach(async () => {
-    cache = createHostFactsCache();
-    root = await useTempDir({ prefix: "pleach-memo-fs-" });
-    return () => cache.close();
-  });
-  const hidden = async (home: string) =>
-    (
-      await gatherHostFacts({
-        root,
-        cache,
-        hostEnvironment: { HOME: home },
-        readPolicy: { credentialHomes: [home] },
-      })
-    ).hiddenPaths;
-  /** Gather until the facts are kept (the same array comes back twice). */
-  async function kept(home: string): Promise<void> {
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      const first = await hidden(home);
-      if (first === (await hidden(home))) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+describe.skipIf(!linux)(
+  "the kept facts where the home is on another file system (inotify is Linux's)",
+  () => {
+    let cache: HostFactsCache;
+    let root: string;
+    beforeEach(async () => {
+      cache = createHostFactsCache();
+      root = await useTempDir({ prefix: "pleach-memo-fs-" });
+      return () => cache.close();
+    });
+    const hidden = async (home: string) =>
+      (
+        await gatherHostFacts({
+          root,
+          cache,
+          hostEnvironment: { HOME: home },
+          readPolicy: { credentialHomes: [home] },
+        })
+      ).hiddenPaths;
+    /** Gather until the facts are kept (the same array comes back twice). */
+    async function kept(home: string): Promise<void> {
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        const first = await hidden(home);
+        if (first === (await hidden(home))) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error("the facts were never kept");
     }
-    throw new Error("the facts were never kept");
-  }
-  const netrc = (home: string) =>
-    expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
+    const netrc = (home: string) =>
+      expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
 
-  it("hides a store made since in a home on tmpfs", async () => {
-    const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
-    await kept(home);
-    expect(await hidden(home)).not.toContainEqual(netrc(home));
-    await writeFile(path.join(home, ".netrc"), "machine x password y\n");
-    expect(await hidden(home)).toContainEqual(netrc(home));
-  });
-
-  it("hides a store made since through the other path of a bind-mounted home", async (context) => {
-    const real = await useTempDir({ prefix: "pleach-memo-real-" });
-    const home = await useTempDir({ prefix: "pleach-memo-home-" });
-    try {
-      execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
-    } catch {
-      context.skip("needs to bind-mount (root, where mounts are allowed)");
-    }
-    try {
+    it("hides a store made since in a home on tmpfs", async () => {
+      const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
       await kept(home);
-      await writeFile(path.join(real, ".netrc"), "machine x password y\n");
+      expect(await hidden(home)).not.toContainEqual(netrc(home));
+      await writeFile(path.join(home, ".netrc"), "machine x password y\n");
       expect(await hidden(home)).toContainEqual(netrc(home));
-    } finally {
-      execFileSync("umount", [home]);
-    }
-  });
-});
+    });
+
+    it("hides a store made since through the other path of a bind-mounted home", async (context) => {
+      const real = await useTempDir({ prefix: "pleach-memo-real-" });
+      const home = await useTempDir({ prefix: "pleach-memo-home-" });
+      try {
+        execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
+      } catch {
+        context.skip("needs to bind-mount (root, where mounts are allowed)");
+      }
+      try {
+        await kept(home);
+        await writeFile(path.join(real, ".netrc"), "machine x password y\n");
+        expect(await hidden(home)).toContainEqual(netrc(home));
+      } finally {
+        execFileSync("umount", [home]);
+      }
+    });
+  },
+);
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.backend === "bubblewrap";
