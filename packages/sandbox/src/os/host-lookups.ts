@@ -42,15 +42,16 @@ export interface Lookups {
   folders: Set<string>;
   /** Files whose content was read, with what each read returned. */
   files: Map<string, FileRead>;
+  /** What each path looked up was, by its path. */
+  steps: ReadonlyMap<string, Step>;
 }
 
 interface Recording extends Lookups {
-  /** What each path walked in this recording was. */
   steps: Map<string, Step>;
 }
 
 /** What one path is: a folder, a link (and where to), something else, missing, or not to be had. */
-type Step =
+export type Step =
   | { kind: "folder" | "other"; info: Stats }
   | { kind: "link"; info: Stats; to: string }
   | { kind: "missing" | "error" };
@@ -63,7 +64,10 @@ export function recordLookups<T>(compute: () => T): { value: T; lookups: Lookups
   const own: Recording = { folders: new Set(), files: new Map(), steps: outer?.steps ?? new Map() };
   recording = own;
   try {
-    return { value: compute(), lookups: { folders: own.folders, files: own.files } };
+    return {
+      value: compute(),
+      lookups: { folders: own.folders, files: own.files, steps: own.steps },
+    };
   } finally {
     recording = outer;
     if (outer !== undefined) {
@@ -80,16 +84,38 @@ const MAX_LINKS = 40;
 function step(steps: Map<string, Step>, next: string): Step {
   let known = steps.get(next);
   if (known !== undefined) return known;
-  try {
-    const info = lstatSync(next, { throwIfNoEntry: false });
-    if (info === undefined) known = { kind: "missing" };
-    else if (info.isSymbolicLink()) known = { kind: "link", info, to: readlinkSync(next) };
-    else known = { kind: info.isDirectory() ? "folder" : "other", info };
-  } catch {
-    known = { kind: "error" };
-  }
+  known = currentStep(next);
   steps.set(next, known);
   return known;
+}
+
+/** What `target` is now (its final symbolic link not followed). */
+export function currentStep(target: string): Step {
+  try {
+    const info = lstatSync(target, { throwIfNoEntry: false });
+    if (info === undefined) return { kind: "missing" };
+    if (info.isSymbolicLink()) return { kind: "link", info, to: readlinkSync(target) };
+    return { kind: info.isDirectory() ? "folder" : "other", info };
+  } catch {
+    return { kind: "error" };
+  }
+}
+
+/** Whether two looks at a path found the same: the same inode, unchanged since (its change time). */
+export function sameStep(before: Step, now: Step): boolean {
+  if (before.kind !== now.kind) return false;
+  if (!("info" in before) || !("info" in now)) return true;
+  if (before.kind === "link" && now.kind === "link" && before.to !== now.to) return false;
+  const [was, is] = [before.info, now.info];
+  return (
+    was.dev === is.dev &&
+    was.ino === is.ino &&
+    was.mode === is.mode &&
+    was.uid === is.uid &&
+    was.ctimeMs === is.ctimeMs &&
+    was.mtimeMs === is.mtimeMs &&
+    was.size === is.size
+  );
 }
 
 /** Where a walk ended: the real path reached and what is there, or why it stopped. */

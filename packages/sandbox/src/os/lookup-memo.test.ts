@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { linkSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { mkdir, realpath, rename, symlink, unlink, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -165,12 +165,39 @@ describe.skipIf(!linux)("LookupMemo (inotify is Linux's)", () => {
     await expectNeverKept(() => lookupLstat("/proc/self/status") !== undefined);
   });
 
+  it("looks again, on every use, at what it looked up in a folder it may search but not read", async () => {
+    await mkdir(path.join(dir, "sub"));
+    const target = path.join(dir, "sub", "x");
+    const { memo, get, computed } = memoOf(() => lookupLstat(target) !== undefined, {
+      // inotify needs read permission: EACCES, as for a daemon's socket folder of mode 0711.
+      watchFolder: (folder, listener) => {
+        if (folder === path.join(dir, "sub")) {
+          throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+        }
+        return watchFolder(folder, listener);
+      },
+    });
+    try {
+      await settle(get, computed);
+      await writeFile(target, "");
+      expect(await get()).toBe(true);
+      await settle(get, computed);
+      await unlink(target);
+      await mkdir(target);
+      expect(await get()).toBe(true);
+      await rm(target, { recursive: true });
+      expect(await get()).toBe(false);
+    } finally {
+      memo.close();
+    }
+  });
+
   it("keeps nothing where a folder cannot be watched, and turns off at the watch limit", async () => {
     const failing = (code: string) => () => {
       throw Object.assign(new Error(code), { code });
     };
     const denied = memoOf(() => lookupLstat(path.join(dir, "x")), {
-      watchFolder: failing("EACCES"),
+      watchFolder: failing("EINVAL"),
     });
     await denied.get();
     await denied.get();

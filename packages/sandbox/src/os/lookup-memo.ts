@@ -1,7 +1,16 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import { FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
-import { type FileRead, type Lookups, recordLookups, smallFileText } from "./host-lookups.js";
+import {
+  currentStep,
+  type FileRead,
+  type Lookups,
+  recordLookups,
+  type Step,
+  sameStep,
+  smallFileText,
+} from "./host-lookups.js";
 import {
   type FolderWatcher,
   inotifyQueue,
@@ -23,6 +32,8 @@ interface Entry {
   /** The folders it looked in. */
   folders: ReadonlySet<string>;
   files: ReadonlyMap<string, FileRead>;
+  /** What it found at each path it looked up in a folder it may search but not watch. */
+  rechecks: ReadonlyMap<string, Step>;
 }
 
 /** Values kept at most: one per workspace and policy in practice. */
@@ -63,6 +74,11 @@ export class LookupMemo {
   readonly #queue = inotifyQueue();
   readonly #reader: FolderReader;
   readonly #watchers = new Map<string, FolderWatcher>();
+  /**
+   * Folders this process may search but not read (an inotify watch needs read permission), such
+   * as a daemon's socket folder: what was looked up in them is looked at again on every use.
+   */
+  readonly #unreadable = new Set<string>();
   /** For each folder, the watched folders below it, at any depth (an event's cost stays small). */
   readonly #below = new Map<string, Set<string>>();
   readonly #entries = new Map<string, Entry>();
@@ -118,7 +134,17 @@ export class LookupMemo {
       const [oldest] = this.#entries.keys();
       const full = this.#entries.size >= MOST_ENTRIES && oldest !== undefined;
       if (full) this.#entries.delete(oldest);
-      this.#entries.set(key, { value, mark, folders: lookups.folders, files: lookups.files });
+      const rechecks = new Map<string, Step>();
+      for (const [looked, found] of lookups.steps) {
+        if (this.#unreadable.has(path.dirname(looked))) rechecks.set(looked, found);
+      }
+      this.#entries.set(key, {
+        value,
+        mark,
+        folders: lookups.folders,
+        files: lookups.files,
+        rechecks,
+      });
       // The folders only dropped values looked in would stay watched for good (a server that
       // served many workspaces would reach the watch budget and keep nothing more).
       if (full) {
@@ -134,6 +160,7 @@ export class LookupMemo {
   /** Drop every kept value and watcher. */
   close(): void {
     this.#entries.clear();
+    this.#unreadable.clear();
     this.#unwatch([...this.#watchers.keys()]);
   }
 
@@ -143,17 +170,21 @@ export class LookupMemo {
     for (const [file, read] of entry.files) {
       if (smallFileText(file, read.maxBytes) !== read.text) return false;
     }
+    for (const [looked, found] of entry.rechecks) {
+      if (!sameStep(found, currentStep(looked))) return false;
+    }
     return true;
   }
 
   /**
-   * Watch every folder of `lookups`; true when all were watched already (so before the lookups
-   * began) and each is on a file system whose changes show here.
+   * Watch every folder of `lookups` (or know it for one this process may not read); true when
+   * all were watched or known already (so before the lookups began) and each is on a file system
+   * whose changes show here.
    */
   #watchAll(lookups: Lookups): boolean {
     let before = true;
     for (const folder of lookups.folders) {
-      if (this.#watchers.has(folder)) continue;
+      if (this.#watchers.has(folder) || this.#unreadable.has(folder)) continue;
       before = false;
       if (!this.#watch(folder)) return false;
     }
@@ -184,6 +215,9 @@ export class LookupMemo {
           if (name !== null) {
             const entry = path.join(folder, name);
             this.#unwatchTree(entry);
+            for (const each of this.#unreadable) {
+              if (isInside(entry, each)) this.#unreadable.delete(each);
+            }
           }
         },
         error: () => {
@@ -201,6 +235,12 @@ export class LookupMemo {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOSPC" || code === "EMFILE" || code === "ENFILE" || code === "ENOMEM") {
         this.#disable(`inotify: ${code}`);
+      }
+      // Searchable but not readable: its lookups are checked on every use instead. Its parent,
+      // watched, has an event if its mode changes.
+      if (code === "EACCES") {
+        this.#unreadable.add(folder);
+        return true;
       }
       return false;
     }
