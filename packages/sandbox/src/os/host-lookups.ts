@@ -17,9 +17,10 @@ import path from "node:path";
 
 /**
  * The lookups of the host's file system that a sandbox policy is computed from: `lstat`, `stat`,
- * `realpath`, folder listings and small reads. Outside a recording they are the plain calls.
- * Inside one ({@link recordLookups}) each also notes what its answer depends on, so that the
- * policy can be kept while none of it changes (`lookup-memo.ts`):
+ * `realpath`, folder listings and small reads. Each walks its path component by component, as
+ * the kernel does, and answers as the plain call would (an error the walk cannot tell apart is
+ * left to the plain call). Inside a recording ({@link recordLookups}) each also notes what its
+ * answer depends on, so that the policy can be kept while none of it changes (`lookup-memo.ts`):
  *
  * - every folder in which a name was looked up, as the kernel walks a path (each component in
  *   the real folder it lies in, symbolic links followed to their targets), and every folder

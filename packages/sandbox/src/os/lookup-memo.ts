@@ -54,7 +54,8 @@ const MOST_PAUSED_GETS = 64;
  * kept only when every folder it depends on was watched before its lookups began (a watcher set
  * after a lookup could miss a change between the two: the next call computes it again, then with
  * the watchers in place), and on a file system whose changes show locally (not a network or FUSE
- * one). It is dropped when:
+ * one). A folder this process may search but not read cannot be watched (inotify needs read
+ * permission): what was looked up in it is looked at again instead. It is dropped when:
  *
  * - a folder it looked in has an event (an entry created, removed, renamed, its mode or content
  *   changed), or its watcher fails;
@@ -64,6 +65,8 @@ const MOST_PAUSED_GETS = 64;
  * - a file it read reads otherwise now: it is read again on every use (a write through a hard
  *   link or a shared memory map makes no event in the file's folder, and one through a map written
  *   to before moves no stamp, nor does a second write within the same clock tick).
+ * - an entry it looked up in a folder it may not read is another now (its inode, mode, owner,
+ *   size, times, a link's target), looked at again on every use.
  *
  * A watcher whose folder was replaced (an event names it in its parent) is closed, so that the
  * next computation watches the folder now at that path. Mounts made on the host are not events;
