@@ -257,14 +257,24 @@ export async function currentProtection({
     walk.unreadable,
   ]);
   return cache.remember(walk, key, () =>
-    workspaceProtection({
-      root: rootReal,
-      nestedGitEntries: walk.gitEntries,
-      unreadableFolders: walk.unreadable,
-      protectedEntries: entriesNamed(protectedEntries),
-      hostEnvironment,
-    }),
+    protectionOf(rootReal, walk, protectedEntries, hostEnvironment),
   );
+}
+
+/** What is protected in the workspace `root` after `walk` (the one computation of both callers). */
+function protectionOf(
+  root: string,
+  walk: WorkspaceScan,
+  protectedEntries: readonly string[],
+  hostEnvironment: Readonly<Record<string, string | undefined>>,
+): WorkspaceProtection {
+  return workspaceProtection({
+    root,
+    nestedGitEntries: walk.gitEntries,
+    unreadableFolders: walk.unreadable,
+    protectedEntries: entriesNamed(protectedEntries),
+    hostEnvironment,
+  });
 }
 
 /**
@@ -344,13 +354,7 @@ export async function gatherHostFacts({
     return {
       hiddenPaths,
       protectedPaths: protect
-        ? workspaceProtection({
-            root: rootReal,
-            nestedGitEntries: walk.gitEntries,
-            unreadableFolders: walk.unreadable,
-            protectedEntries: entriesNamed(protectedEntries),
-            hostEnvironment,
-          }).paths
+        ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
         : [],
       hostSockets: [
         ...walk.sockets,
