@@ -116,6 +116,14 @@ export function bubblewrapSandboxArguments({
     "--ro-bind-try",
     "/proc/sysrq-trigger",
     "/proc/sysrq-trigger",
+    // The keyrings are not namespaced and seccomp refuses their calls (seccomp.ts); their table
+    // would still show the names of the caller's keys.
+    "--ro-bind-try",
+    "/dev/null",
+    "/proc/keys",
+    "--ro-bind-try",
+    "/dev/null",
+    "/proc/key-users",
     "--tmpfs",
     "/tmp",
     "--tmpfs",
