@@ -74,7 +74,7 @@ export class LookupSlots {
 let sharedSlots: LookupSlots | undefined;
 
 /** The slots every proxy of this process shares (two of libuv's four threads). */
-export function sharedLookupSlots(): LookupSlots {
+function sharedLookupSlots(): LookupSlots {
   sharedSlots ??= new LookupSlots(2);
   return sharedSlots;
 }

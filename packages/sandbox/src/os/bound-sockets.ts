@@ -38,7 +38,7 @@ export function boundUnixSockets(tables: readonly string[] = unixSocketTables())
  * taken for the same namespace. A namespace no process is in (held open by a bind mount or a
  * descriptor only) has no table here.
  */
-export function unixSocketTables(proc = "/proc"): string[] {
+function unixSocketTables(proc = "/proc"): string[] {
   const own = `${proc}/self/net/unix`;
   const tables = [own];
   const namespaces = new Set([namespaceOf(`${proc}/self`)]);

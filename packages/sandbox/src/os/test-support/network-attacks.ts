@@ -24,7 +24,7 @@ function connectUnix(address: string): string {
 const UNSHARE = process.getuid?.() === 0 ? ["--net"] : ["--user", "--map-root-user", "--net"];
 /** Why no other network namespace can be made here, or `undefined` when one can. */
 const otherNamespaceSkip = ((): string | undefined => {
-  const made = spawnSync("unshare", [...UNSHARE, "true"], { encoding: "utf8" });
+  const made = spawnSync("/usr/bin/unshare", [...UNSHARE, "true"], { encoding: "utf8" });
   return made.status === 0
     ? undefined
     : `unshare ${UNSHARE.join(" ")} fails here: ${(made.stderr || made.error?.message || "").trim()}`;
@@ -45,9 +45,13 @@ async function listenInNamespace(socketPath: string) {
     "        if not chunk: break\n" +
     "        data += chunk\n" +
     "    c.close(); print(data.decode() or '-', flush=True)\n";
-  const child = spawn("unshare", [...UNSHARE, "/usr/bin/python3", "-c", script, socketPath], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    "/usr/bin/unshare",
+    [...UNSHARE, "/usr/bin/python3", "-c", script, socketPath],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const lines: string[] = [];
   const waiters: (() => void)[] = [];
   child.stdout.setEncoding("utf8");
