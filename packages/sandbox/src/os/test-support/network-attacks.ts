@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { attempt, verdicts } from "./fixture.js";
@@ -20,6 +21,8 @@ function connectUnix(address: string): string {
   return `/usr/bin/python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(${target}); s.sendall(b"sandbox"); s.close()' ${quote(address)}`;
 }
 
+const LISTENER = path.join(path.dirname(fileURLToPath(import.meta.url)), "unix-listener.py");
+
 /** How this host makes a network namespace of its own: as root, or through a user namespace. */
 const UNSHARE = process.getuid?.() === 0 ? ["--net"] : ["--user", "--map-root-user", "--net"];
 /** Why no other network namespace can be made here, or `undefined` when one can. */
@@ -35,23 +38,9 @@ const otherNamespaceSkip = ((): string | undefined => {
  * (so not in this namespace's /proc/net/unix); each connection's bytes are printed as a line.
  */
 async function listenInNamespace(socketPath: string) {
-  const script =
-    "import socket, sys\n" +
-    "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8); print('ready', flush=True)\n" +
-    "while True:\n" +
-    "    c, _ = s.accept(); data = b''\n" +
-    "    while True:\n" +
-    "        chunk = c.recv(100)\n" +
-    "        if not chunk: break\n" +
-    "        data += chunk\n" +
-    "    c.close(); print(data.decode() or '-', flush=True)\n";
-  const child = spawn(
-    "/usr/bin/unshare",
-    [...UNSHARE, "/usr/bin/python3", "-c", script, socketPath],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawn("/usr/bin/unshare", [...UNSHARE, "/usr/bin/python3", LISTENER, socketPath], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const lines: string[] = [];
   const waiters: (() => void)[] = [];
   child.stdout.setEncoding("utf8");
@@ -63,9 +52,18 @@ async function listenInNamespace(socketPath: string) {
     lines.push(...complete);
     for (const waiter of waiters.splice(0)) waiter();
   });
+  let exited: string | undefined;
+  child.once("exit", (code, signal) => {
+    exited = `the listener exited (${signal ?? code})`;
+    for (const waiter of waiters.splice(0)) waiter();
+  });
   const seen = (line: string) =>
-    new Promise<void>((resolve) => {
-      const check = () => (lines.includes(line) ? resolve() : waiters.push(check));
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (lines.includes(line)) resolve();
+        else if (exited !== undefined) reject(new Error(`${exited} before printing ${line}`));
+        else waiters.push(check);
+      };
       check();
     });
   await seen("ready");
