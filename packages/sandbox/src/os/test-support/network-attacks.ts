@@ -5,6 +5,7 @@ import { connect } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { SANDBOX_PROXY_PORT } from "../../network/proxy-forwarder.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { attempt, verdicts } from "./fixture.js";
 import { listenDatagram, listenStream, quote } from "./servers.js";
@@ -114,14 +115,15 @@ export const networkAttacks: AttackCases = (fixture, it) => {
         [
           "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
           attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3`),
-          attempt(`curl -sS --fail --noproxy '' http://127.0.0.1:${server.port}/`),
-          `curl -sS --noproxy '' http://127.0.0.1:${server.port}/`,
+          // Through the proxy, as a tool that reads HTTP_PROXY asks it (bash alone: no curl needed).
+          `exec 3<>/dev/tcp/127.0.0.1/${SANDBOX_PROXY_PORT} && printf 'GET http://127.0.0.1:${server.port}/ HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`,
         ].join("\n"),
         { network: true },
       );
       await server.sendMarker();
       expect(stdout.split("\n")[0]).toBe("lo");
-      expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout).toContain("HTTP/1.1 403 Forbidden");
       expect(stdout).toContain(
         `To allow it, start pleach with --allow-domain '*' --allow-domain 127.0.0.1:${server.port} in place of --network`,
       );
