@@ -43,8 +43,11 @@ export interface LocalSandboxOptions {
   /**
    * Which network commands may reach (in `danger-full-access`, all of it): none (`false`), all
    * (`true`), or only the hosts of `{ allowDomains, denyDomains? }` through a proxy on the host
-   * (`*.` wildcards and `:PORT` accepted, a denied pattern winning). A refused request gets a 403,
-   * and a command that fails after one gets a line naming the rule in `sandboxNotes`.
+   * (`*.` wildcards, `*` for every host, and `:PORT` accepted, a denied pattern winning). Under
+   * bubblewrap `true` goes through the same proxy allowing every name (`*`): never the host's
+   * network namespace, its abstract sockets or this machine's own addresses (name one to reach
+   * it). A refused request gets a 403, and a command that fails after one gets a line naming the
+   * rule in `sandboxNotes`.
    * @default false
    */
   network?: NetworkOption;
@@ -189,7 +192,8 @@ export async function createLocalSandbox({
   const sessionCanRun =
     mode !== "danger-full-access" &&
     commandWrapper.backend === "bubblewrap" &&
-    typeof networkAccess !== "object" &&
+    // A proxy is a command's own (`true` under bubblewrap too), so a session sandbox has none.
+    networkAccess === false &&
     sessionServerSupported();
   const session =
     sessionOption === false

@@ -30,14 +30,19 @@ async function registryUnreachable(): Promise<string | undefined> {
 const offline = skipReason ?? (await registryUnreachable());
 
 /** Run `command` through a fresh wrapper with `network`, and hand back its result and proxy log. */
-async function runWith(command: string, network: unknown, root: string) {
+async function runWith(
+  command: string,
+  network: unknown,
+  root: string,
+  env: Record<string, string> = {},
+) {
   const wrapper = createCommandWrapper({ warmSandbox: false });
   const request: InvocationRequest = {
     command,
     root,
     cwd: root,
     mode: "workspace-write",
-    env: {},
+    env,
     network: parseNetworkOption(network),
   };
   const invocation = await wrapper.invocation(request);
@@ -73,6 +78,26 @@ describe.skipIf(offline !== undefined)(
         await readFile(path.join(root, "node_modules/is-number/package.json"), "utf8"),
       );
       expect(installed.name).toBe("is-number");
+    }, 180_000);
+
+    it("reaches every name with the whole network (network: true), each request through the proxy", async () => {
+      const root = await useTempDir();
+      const { exitCode, stdout, stderr, log } = await runWith(
+        [
+          "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+          `curl -sS -o /dev/null -w '%{http_code}\\n' ${new URL("is-number", registry).href}`,
+          "npm init -y >/dev/null && npm install --no-audit --no-fund is-number >/dev/null",
+          "node -p 'require(\"is-number\")(5)'",
+        ].join(" && "),
+        true,
+        root,
+        { npm_config_registry: registry.href },
+      );
+      expect({ exitCode, stderr }).toMatchObject({ exitCode: 0 });
+      expect(stdout).toBe("lo\n200\ntrue\n");
+      expect(log.length).toBeGreaterThan(0);
+      expect(log.every(({ host }) => host === registry.hostname)).toBe(true);
+      expect(log.some(({ connected }) => connected)).toBe(true);
     }, 180_000);
 
     it("refuses https to another domain with a 403 naming the rule, opening no connection", async () => {

@@ -11,6 +11,7 @@ import { startCommandProxy } from "./command-proxy.js";
 import { type DomainProxy, startDomainProxy } from "./domain-proxy.js";
 import { type DomainRules, parseNetworkOption } from "./domain-rules.js";
 import { forwardingShell } from "./proxy-forwarder.js";
+import { LookupSlots } from "./proxy-lookups.js";
 
 /** An address of one of this machine's interfaces other than loopback, if it has one. */
 const ownAddress = Object.values(os.networkInterfaces())
@@ -266,6 +267,57 @@ describe("the domain proxy", () => {
     );
     expect(answer).toMatch(/^HTTP\/1.1 200 OK/);
     expect(answer).toContain("only ten b");
+  });
+
+  it("bounds a command's lookups: names that never answer leave the host threads, and the ones past the bound are refused", async () => {
+    // A stand-in for libuv's thread pool (four threads): a lookup holds a thread until it
+    // answers, and a name under .hang never answers, as behind a resolver that is not there.
+    let freeThreads = 4;
+    const queued: (() => void)[] = [];
+    const poolLookup = async (host: string): Promise<string[]> => {
+      if (freeThreads === 0) await new Promise<void>((resolve) => queued.push(resolve));
+      else freeThreads -= 1;
+      if (host.endsWith(".hang")) return new Promise<string[]>(() => {});
+      const next = queued.shift();
+      if (next === undefined) freeThreads += 1;
+      else next();
+      return ["192.0.2.1"];
+    };
+    const socketPath = path.join(await useTempDir(), "proxy.sock");
+    const proxy = await startDomainProxy({
+      rules: parseNetworkOption({ allowDomains: ["*.hang"] }) as DomainRules,
+      listen: { socketPath },
+      lookup: poolLookup,
+      lookupLimits: { slots: new LookupSlots(2), maxPending: 8 },
+    });
+    const answers = Array.from({ length: 20 }, (_, index) =>
+      exchange(socketPath, `CONNECT n${index}.hang:443 HTTP/1.1\r\n\r\n`),
+    );
+    await expect.poll(() => proxy.log.length).toBe(20);
+    // The command ends: its proxy closes, cutting every connection still waiting.
+    await proxy.close();
+    const refused = (await Promise.all(answers)).filter((answer) =>
+      answer.includes("(TOO_MANY_LOOKUPS)"),
+    );
+    expect(refused).toHaveLength(12);
+    expect(refused[0]).toMatch(/^HTTP\/1.1 502 Bad Gateway/);
+    // Two lookups still hold their threads (they cannot be stopped); the host has the others.
+    expect(freeThreads).toBe(2);
+    expect(await poolLookup("registry.test")).toEqual(["192.0.2.1"]);
+  });
+
+  it("answers 502 when a lookup gives no answer in time", async () => {
+    const socketPath = path.join(await useTempDir(), "proxy.sock");
+    const proxy = await startDomainProxy({
+      rules: parseNetworkOption({ allowDomains: ["never.test"] }) as DomainRules,
+      listen: { socketPath },
+      lookup: () => new Promise<string[]>(() => {}),
+      lookupLimits: { slots: new LookupSlots(2), timeoutMs: 50 },
+    });
+    closers.push(() => proxy.close());
+    const answer = await exchange(socketPath, "CONNECT never.test:443 HTTP/1.1\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1.1 502 Bad Gateway/);
+    expect(answer).toContain("got no answer when looking up never.test (LOOKUP_TIMEOUT)");
   });
 
   it("answers 502 for a name that resolves nowhere", async () => {

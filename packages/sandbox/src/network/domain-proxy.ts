@@ -1,10 +1,15 @@
-import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import type { Duplex } from "node:stream";
 import { type DomainRules, decideDomain, namesAddress, parseHostPort } from "./domain-rules.js";
 import { type ProxyRequest, refusalLine } from "./proxy-log.js";
+import {
+  createProxyLookups,
+  type HostLookup,
+  type ProxyLookupsOptions,
+  systemLookup,
+} from "./proxy-lookups.js";
 
 /** Where {@link startDomainProxy} listens: a Unix socket path, or a free port of 127.0.0.1. */
 export type ProxyListen = { socketPath: string } | { loopbackPort: 0 };
@@ -14,7 +19,12 @@ export interface DomainProxyOptions {
   rules: DomainRules;
   listen: ProxyListen;
   /** Resolves a host name to its addresses. @default node's `dns.lookup`, every address */
-  lookup?: (host: string) => Promise<string[]>;
+  lookup?: HostLookup;
+  /**
+   * How the proxy's lookups are bounded in number and time (see `proxy-lookups.ts`).
+   * @default two at once for the whole process, 8 pending for this proxy, 10 s each
+   */
+  lookupLimits?: Omit<ProxyLookupsOptions, "lookup">;
   /**
    * The most connections from commands open at once; more are dropped.
    * @default 256
@@ -77,8 +87,16 @@ function specialAddressKind(address: string): string | undefined {
   return own.check(address, family) ? "an address of this machine" : undefined;
 }
 
-const defaultLookup = async (host: string) =>
-  (await dnsLookup(host, { all: true, verbatim: true })).map(({ address }) => address);
+/** What a command is told when `host` got no address, by the lookup's error `code`. */
+function noAddress(host: string, code: string): string {
+  if (code === "TOO_MANY_LOOKUPS") {
+    return `pleach's proxy is looking up too many names for this command at once, so ${host} was not looked up (${code}); retry once the others are answered`;
+  }
+  if (code === "LOOKUP_TIMEOUT") {
+    return `pleach's proxy got no answer when looking up ${host} (${code}); check the name, or retry`;
+  }
+  return `pleach's proxy found no address for ${host} (${code}); check the name`;
+}
 
 /** Headers a proxy does not pass on. */
 const HOP_HEADERS = new Set([
@@ -104,9 +122,11 @@ const HOP_HEADERS = new Set([
 export async function startDomainProxy({
   rules,
   listen,
-  lookup = defaultLookup,
+  lookup = systemLookup,
+  lookupLimits = {},
   maxConnections = 256,
 }: DomainProxyOptions): Promise<DomainProxy> {
+  const lookups = createProxyLookups({ lookup, ...lookupLimits });
   const log: ProxyRequest[] = [];
   const logged = new Set<string>();
   const sockets = new Set<Duplex>();
@@ -138,7 +158,7 @@ export async function startDomainProxy({
       addresses = [record.host];
     } else {
       try {
-        addresses = await lookup(record.host);
+        addresses = await lookups.lookup(record.host);
       } catch (error) {
         addresses = [];
         record.error = (error as NodeJS.ErrnoException).code ?? String(error);
@@ -146,10 +166,7 @@ export async function startDomainProxy({
     }
     if (addresses.length === 0) {
       record.error ??= "no address";
-      reply(
-        502,
-        `pleach's proxy found no address for ${record.host} (${record.error}); check the name`,
-      );
+      reply(502, noAddress(record.host, record.error));
       return undefined;
     }
     const address = addresses.find(
@@ -319,6 +336,7 @@ export async function startDomainProxy({
     port: typeof address === "object" && address !== null ? address.port : 0,
     log,
     async close() {
+      lookups.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       server.closeAllConnections();

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  allowsEveryDomain,
   type DomainRules,
   decideDomain,
+  everyDomain,
   namesAddress,
   parseDomainPattern,
   parseHostPort,
@@ -77,10 +79,32 @@ describe("domain patterns", () => {
     expect(namesAddress(rules(["*.internal"]), "10.0.0.5", 443)).toBe(false);
   });
 
+  it("matches every name and address at every port with *, the rules of the whole network", () => {
+    const rules = parseNetworkOption({ allowDomains: ["*"] }) as DomainRules;
+    expect(rules).toEqual(everyDomain());
+    expect(allowsEveryDomain(rules)).toBe(true);
+    for (const [host, port] of [
+      ["example.com", 443],
+      ["a.b.example.org", 22],
+      ["10.0.0.5", 80],
+    ] as const) {
+      expect(decideDomain(rules, host, port)).toMatchObject({ allowed: true });
+    }
+    // An address still needs a rule of its own to pass the proxy's check of special addresses.
+    expect(namesAddress(rules, "127.0.0.1", 80)).toBe(false);
+    const narrowed = parseNetworkOption({ allowDomains: ["*"], denyDomains: ["*.internal"] });
+    expect(decideDomain(narrowed as DomainRules, "db.internal", 5432)).toMatchObject({
+      allowed: false,
+    });
+    expect(
+      allowsEveryDomain(parseNetworkOption({ allowDomains: ["*.example.com"] }) as DomainRules),
+    ).toBe(false);
+  });
+
   it("refuses a bad pattern with INVALID_INPUT naming it and the accepted forms", () => {
     for (const bad of [
       "",
-      "*",
+      "*:443",
       "*.",
       "https://example.com",
       "example.com/path",

@@ -45,7 +45,8 @@ export type DomainDecision =
 
 const ACCEPTED_PATTERNS =
   "a host name (registry.npmjs.org), *. and a domain for every name below it (*.github.com), " +
-  "or an IP address (10.0.0.5, [fd00::1]), each optionally followed by :PORT (example.com:8443)";
+  "or an IP address (10.0.0.5, [fd00::1]), each optionally followed by :PORT (example.com:8443); " +
+  "or * for every host";
 
 /** Check `option` and read its patterns; a wrong one is `INVALID_INPUT` naming it. */
 export function parseNetworkOption(option: unknown): NetworkAccess {
@@ -75,8 +76,26 @@ function patternList(value: unknown, name: string): DomainPattern[] {
   return value.map(parseDomainPattern);
 }
 
+/** The pattern `*`: every host, at every port. */
+const EVERY_HOST: DomainPattern = { text: "*", host: "", wildcard: true };
+
+/**
+ * The rules of `network: true` under bubblewrap: every name, through the proxy, which still
+ * refuses the addresses of this machine (loopback, its own interfaces) and of cloud metadata
+ * unless a rule names the address.
+ */
+export function everyDomain(): DomainRules {
+  return { allow: [EVERY_HOST], deny: [] };
+}
+
+/** Whether `rules` allow every host (`*`). */
+export function allowsEveryDomain(rules: DomainRules): boolean {
+  return rules.allow.some((pattern) => pattern.wildcard && pattern.host === "");
+}
+
 /** Read one pattern ({@link ACCEPTED_PATTERNS}); a wrong one is `INVALID_INPUT` naming it. */
 export function parseDomainPattern(pattern: string): DomainPattern {
+  if (pattern === "*") return { ...EVERY_HOST };
   const wildcard = pattern.startsWith("*.");
   const target = parseHostPort(wildcard ? pattern.slice(2) : pattern);
   if (target === undefined || (wildcard && net.isIP(target.host) !== 0)) {
@@ -152,6 +171,7 @@ export function formatHostPort(host: string, port: number | undefined): string {
 
 function matches(pattern: DomainPattern, host: string, port: number): boolean {
   if (pattern.port !== undefined && pattern.port !== port) return false;
+  if (pattern.wildcard && pattern.host === "") return true;
   return pattern.wildcard ? host.endsWith(`.${pattern.host}`) : host === pattern.host;
 }
 

@@ -1,4 +1,9 @@
-import { type DomainDecision, type DomainRules, formatHostPort } from "./domain-rules.js";
+import {
+  allowsEveryDomain,
+  type DomainDecision,
+  type DomainRules,
+  formatHostPort,
+} from "./domain-rules.js";
 
 /** One request a command made to the domain proxy, as the proxy's log keeps it. */
 export interface ProxyRequest {
@@ -45,10 +50,10 @@ export function refusalLine(
   }
   if (refusal.rule === "special-address") {
     const named = formatHostPort(refusal.address, request.port);
-    return (
-      `${start}: ${request.host} resolves to ${refusal.address}, ${refusal.kind}, which only a rule naming that address reaches. ` +
-      `To allow it, start pleach with --allow-domain ${named} (or allowDomains).`
-    );
+    const way = allowsEveryDomain(rules)
+      ? `start pleach with --allow-domain '*' --allow-domain ${named} in place of --network (or allowDomains: ["*", "${named}"])`
+      : `start pleach with --allow-domain ${named} (or allowDomains)`;
+    return `${start}: ${request.host} resolves to ${refusal.address}, ${refusal.kind}, which only a rule naming that address reaches. To allow it, ${way}.`;
   }
   const allowed = rules.allow.map((pattern) => pattern.text).join(", ") || "none";
   return (

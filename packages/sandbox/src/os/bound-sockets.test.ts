@@ -22,11 +22,11 @@ describe("boundUnixSockets", () => {
         "",
       ].join("\n"),
     );
-    expect(boundUnixSockets(table)).toEqual(["/var/run/docker.sock", "/var/tmp/a b/dgram sock"]);
+    expect(boundUnixSockets([table])).toEqual(["/var/run/docker.sock", "/var/tmp/a b/dgram sock"]);
   });
 
   it("is empty when the table cannot be read", () => {
-    expect(boundUnixSockets("/nonexistent/proc/net/unix")).toEqual([]);
+    expect(boundUnixSockets(["/nonexistent/proc/net/unix"])).toEqual([]);
   });
 
   it("finds a socket this process listens on", async () => {

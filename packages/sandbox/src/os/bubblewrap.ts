@@ -84,6 +84,12 @@ export function bubblewrapSandboxArguments({
       "the workspace root is /, which would make the whole host writable; choose a project folder",
     );
   }
+  if (policy.network === true) {
+    throw new ToolError(
+      "NO_SANDBOX",
+      "the whole network under bubblewrap goes through the domain proxy, allowing every name (see createCommandWrapper); this policy names no proxy",
+    );
+  }
   const writable = policy.mode === "workspace-write";
   const args = [
     "--new-session",
@@ -99,8 +105,9 @@ export function bubblewrapSandboxArguments({
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
-    // A domain policy keeps the namespace closed too: its proxy is reached through a socket.
-    ...(policy.network === true ? [] : ["--unshare-net"]),
+    // Never the host's network namespace, whose abstract sockets no mount hides: the whole network
+    // and a domain policy alike go through the proxy, reached through a socket.
+    "--unshare-net",
     "--ro-bind",
     "/",
     "/",
@@ -116,6 +123,14 @@ export function bubblewrapSandboxArguments({
     "--ro-bind-try",
     "/proc/sysrq-trigger",
     "/proc/sysrq-trigger",
+    // The keyrings are not namespaced and seccomp refuses their calls (seccomp.ts); their table
+    // would still show the names of the caller's keys.
+    "--ro-bind-try",
+    "/dev/null",
+    "/proc/keys",
+    "--ro-bind-try",
+    "/dev/null",
+    "/proc/key-users",
     "--tmpfs",
     "/tmp",
     "--tmpfs",

@@ -1,5 +1,6 @@
 import { ToolError } from "@pleach/core";
 import { startCommandProxy } from "../network/command-proxy.js";
+import { everyDomain } from "../network/domain-rules.js";
 import { isInside } from "../paths.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
@@ -88,9 +89,13 @@ export function createCommandWrapper({
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
       const request = { command, root, cwd, mode, env, backend: chosen, probe, session };
-      if (typeof network !== "object") return confined({ ...request, network });
+      // The whole network under bubblewrap goes through the proxy too, allowing every name: in
+      // the host's network namespace a command would reach the host's abstract Unix sockets (X11,
+      // D-Bus, container shims) and its loopback services, which no mount can hide.
+      const rules = network === true && chosen === "bubblewrap" ? everyDomain() : network;
+      if (typeof rules !== "object") return confined({ ...request, network: rules });
       // A domain policy: a proxy of the command's own, stopped once its process group is gone.
-      const proxy = await startCommandProxy(network, chosen);
+      const proxy = await startCommandProxy(rules, chosen);
       try {
         const invocation = await confined({ ...request, network: proxy.network });
         const release = async () => {

@@ -85,6 +85,7 @@ const ARCHES = {
     mode: { chmod: [90, 1], fchmod: [91, 1], fchmodat: [268, 2], fchmodat2: [452, 2] },
     create: { creat: [85, 1], mknod: [133, 1], mknodat: [259, 2] },
     open: { open: [2, 1, 2], openat: [257, 2, 3] },
+    keyring: { add_key: 248, request_key: 249, keyctl: 250 },
     others: { read: 0, write: 1, mkdir: 83, mkdirat: 258, execve: 59, capget: 125 },
   },
   arm64: {
@@ -93,6 +94,7 @@ const ARCHES = {
     mode: { fchmod: [52, 1], fchmodat: [53, 2], fchmodat2: [452, 2] },
     create: { mknodat: [33, 2] },
     open: { openat: [56, 2, 3] },
+    keyring: { add_key: 217, request_key: 218, keyctl: 219 },
     // On arm64 90 is capget: the x86-64 numbers mean nothing here.
     others: { read: 63, write: 64, mkdirat: 34, execve: 221, capget: 90, chmodOnX64: 268 },
   },
@@ -188,6 +190,14 @@ describe("seccompFilter", () => {
           // Without O_CREAT or O_TMPFILE the mode is not used, whatever it holds.
           expect(open(O_WRONLY, 0o4755n)).toBe(ALLOW);
           expect(open(0n, 0o6777n)).toBe(ALLOW);
+        }
+      });
+
+      it("refuses add_key, request_key and keyctl with EPERM, whatever their arguments", () => {
+        for (const nr of Object.values(table.keyring)) {
+          expect(run(nr)).toBe(EPERM);
+          expect(run(nr, 0n, -3n, 0n, 0n, 0n)).toBe(EPERM);
+          expect(run(nr, 0x7fn, -4n, 1n << 40n)).toBe(EPERM);
         }
       });
 

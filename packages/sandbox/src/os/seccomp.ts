@@ -10,6 +10,11 @@
  * - `chmod`, `fchmod`, `fchmodat`, `fchmodat2` with `S_ISUID` or `S_ISGID` in the mode,
  *   `open`, `openat`, `creat` creating a file (`O_CREAT` or `O_TMPFILE`) with them, and `mknod`,
  *   `mknodat` with them fail with `EPERM`;
+ * - `add_key`, `request_key` and `keyctl` fail with `EPERM`, as under Docker's default profile:
+ *   the kernel's keyrings are not namespaced, so the caller's session and user keyrings (a login's
+ *   Kerberos tickets, tokens a tool cached there) would be readable and writable from the sandbox;
+ *   EPERM rather than ENOSYS, so a tool that tries a keyring and falls back does so on an error
+ *   it already expects from a denying policy;
  * - `openat2` fails with `ENOSYS` (its mode is in a struct the filter cannot read; libc falls back
  *   to `openat`), and so does `io_uring_setup` (io_uring's operations never pass through seccomp);
  * - a system call of another ABI than the native one (32-bit x86 through `int 0x80`, x32, 32-bit
@@ -56,6 +61,8 @@ interface ArchitectureTable {
   mode: ReadonlyArray<readonly [number, number]>;
   /** Calls that take a mode only when creating: number, index of the flags, index of the mode. */
   open: ReadonlyArray<readonly [number, number, number]>;
+  /** Calls refused with EPERM whatever their arguments. */
+  refused: readonly number[];
   /** Calls refused with ENOSYS whatever their arguments. */
   missing: readonly number[];
 }
@@ -81,6 +88,7 @@ const TABLES: Record<(typeof SECCOMP_ARCHITECTURES)[number], ArchitectureTable> 
       [257, 2, 3], // openat(dirfd, path, flags, mode)
       [2, 1, 2], // open(path, flags, mode)
     ],
+    refused: [248, 249, 250], // add_key, request_key, keyctl
     missing: [437, 425], // openat2, io_uring_setup
   },
   arm64: {
@@ -92,6 +100,7 @@ const TABLES: Record<(typeof SECCOMP_ARCHITECTURES)[number], ArchitectureTable> 
       [33, 2], // mknodat(dirfd, path, mode, dev)
     ],
     open: [[56, 2, 3]], // openat(dirfd, path, flags, mode)
+    refused: [217, 218, 219], // add_key, request_key, keyctl
     missing: [437, 425], // openat2, io_uring_setup
   },
 };
@@ -137,6 +146,7 @@ function steps(table: ArchitectureTable): Step[] {
   }
   for (const [nr] of table.open) program.push(equal(nr, `open-${nr}`));
   for (const [nr, mode] of table.mode) program.push(equal(nr, `mode-${mode}`));
+  for (const nr of table.refused) program.push(equal(nr, "refuse"));
   for (const nr of table.missing) program.push(equal(nr, "missing"));
   program.push(result(SECCOMP_RET_ALLOW));
   for (const [nr, flags, mode] of table.open) {

@@ -77,6 +77,8 @@ describe("wrapCommand with bubblewrap", () => {
       --proc /proc
       --ro-bind /proc/sys /proc/sys
       --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+      --ro-bind-try /dev/null /proc/keys
+      --ro-bind-try /dev/null /proc/key-users
       --tmpfs /tmp
       --tmpfs /run
       --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
@@ -109,10 +111,16 @@ describe("wrapCommand with bubblewrap", () => {
     `);
   });
 
-  it("confines read-only with the network allowed: the workspace bound read-only, no protections needed", () => {
+  it("refuses the whole network without the proxy: bubblewrap never shares the host's network namespace", () => {
+    expect(() =>
+      wrapCommand({ command: "true", policy: { ...policy, network: true }, hostFacts }),
+    ).toThrow(expect.objectContaining({ code: "NO_SANDBOX" }));
+  });
+
+  it("confines read-only: the workspace bound read-only, no protections needed", () => {
     const { args } = wrapCommand({
       command: "curl -sI https://example.com",
-      policy: { ...policy, mode: "read-only", network: true, env: {} },
+      policy: { ...policy, mode: "read-only", network: false, env: {} },
       hostFacts: {
         ...hostFacts,
         varRunIsDirectory: true,
@@ -129,11 +137,14 @@ describe("wrapCommand with bubblewrap", () => {
       --unshare-ipc
       --unshare-uts
       --unshare-cgroup-try
+      --unshare-net
       --ro-bind / /
       --dev /dev
       --proc /proc
       --ro-bind /proc/sys /proc/sys
       --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
+      --ro-bind-try /dev/null /proc/keys
+      --ro-bind-try /dev/null /proc/key-users
       --tmpfs /tmp
       --tmpfs /run
       --tmpfs /var/run

@@ -67,8 +67,11 @@ async function makeRepository(folder: string): Promise<void> {
   await git(folder, "checkout", "--quiet", "main");
 }
 
-/** A TCP listener on loopback that records connections and answers each with {@link MARKER}. */
-async function fakeRemote(): Promise<{ url: string; connections: () => number }> {
+/**
+ * A TCP listener on loopback (`host`, 127.0.0.1 by default) that records connections and answers
+ * each with {@link MARKER}.
+ */
+async function fakeRemote(host = "127.0.0.1"): Promise<{ url: string; connections: () => number }> {
   let connections = 0;
   const server = net.createServer((socket) => {
     connections += 1;
@@ -80,10 +83,10 @@ async function fakeRemote(): Promise<{ url: string; connections: () => number }>
       );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}/repo.git`, connections: () => connections };
+  return { url: `http://${host}:${port}/repo.git`, connections: () => connections };
 }
 
 async function serve(
@@ -157,10 +160,15 @@ describe("git templates", () => {
   }, 30_000);
 
   it("with the network on, the clone's failure still echoes nothing the remote said", async () => {
-    const remote = await fakeRemote();
-    const { provider } = await serve({ gitProtocols: ["http"], network: true });
+    // The whole network (network: true) never reaches the host's loopback; a rule naming the
+    // listener's address does, through the proxy. Not at 127.0.0.1, which NO_PROXY sends to the
+    // sandbox's own loopback.
+    const remote = await fakeRemote("127.0.0.2");
+    const { provider } = await serve({
+      gitProtocols: ["http"],
+      network: { allowDomains: [new URL(remote.url).host] },
+    });
     const error = await failure(provider.acquire({ template: { git: remote.url } }));
-    // The sandbox shares the host's network here, so git inside it did reach the listener.
     expect(remote.connections()).toBeGreaterThan(0);
     expect(isToolError(error) && error.code).toBe("COMMAND_FAILED");
     expect(error.message).toContain(JSON.stringify(remote.url));

@@ -158,7 +158,8 @@ export async function createAttackFixture({
       try {
         const access = parseNetworkOption(network);
         const request = { command, root, cwd: cwd ?? root, mode, env, network: access };
-        if (warm && chosen === undefined && stdin === undefined && typeof access === "boolean")
+        // The whole network goes through a proxy of the command's own, as a domain list does.
+        if (warm && chosen === undefined && stdin === undefined && access === false)
           return await runWarm(runner, request);
         const invocation = await runner.invocation(request);
         return await runInvocation(invocation, stdin === undefined ? {} : { stdin });

@@ -1,7 +1,11 @@
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import { SANDBOX_PROXY_PORT } from "../../network/proxy-forwarder.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { attempt, verdicts } from "./fixture.js";
 import { listenDatagram, listenStream, quote } from "./servers.js";
@@ -16,6 +20,71 @@ function connectUnix(address: string): string {
     ? `("\\0" + sys.argv[1][1:]).ljust(108, "\\0")`
     : "sys.argv[1]";
   return `/usr/bin/python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(${target}); s.sendall(b"sandbox"); s.close()' ${quote(address)}`;
+}
+
+const LISTENER = path.join(path.dirname(fileURLToPath(import.meta.url)), "unix-listener.py");
+
+/** How this host makes a network namespace of its own: as root, or through a user namespace. */
+const UNSHARE = process.getuid?.() === 0 ? ["--net"] : ["--user", "--map-root-user", "--net"];
+/** Why no other network namespace can be made here, or `undefined` when one can. */
+const otherNamespaceSkip = ((): string | undefined => {
+  const made = spawnSync("/usr/bin/unshare", [...UNSHARE, "true"], { encoding: "utf8" });
+  return made.status === 0
+    ? undefined
+    : `unshare ${UNSHARE.join(" ")} fails here: ${(made.stderr || made.error?.message || "").trim()}`;
+})();
+
+/**
+ * A Unix socket listening at `socketPath`, bound by a process in a network namespace of its own
+ * (so not in this namespace's /proc/net/unix); each connection's bytes are printed as a line.
+ */
+async function listenInNamespace(socketPath: string) {
+  const child = spawn("/usr/bin/unshare", [...UNSHARE, "/usr/bin/python3", LISTENER, socketPath], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  child.stdout.setEncoding("utf8");
+  let buffered = "";
+  child.stdout.on("data", (chunk: string) => {
+    buffered += chunk;
+    const complete = buffered.split("\n");
+    buffered = complete.pop() ?? "";
+    lines.push(...complete);
+    for (const waiter of waiters.splice(0)) waiter();
+  });
+  let exited: string | undefined;
+  child.once("exit", (code, signal) => {
+    exited = `the listener exited (${signal ?? code})`;
+    for (const waiter of waiters.splice(0)) waiter();
+  });
+  const seen = (line: string) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (lines.includes(line)) resolve();
+        else if (exited !== undefined) reject(new Error(`${exited} before printing ${line}`));
+        else waiters.push(check);
+      };
+      check();
+    });
+  await seen("ready");
+  return {
+    path: socketPath,
+    /** What each connection sent, after the namespace's own start. */
+    get received() {
+      return lines.slice(1);
+    },
+    async sendMarker() {
+      // A sandboxed connection made earlier was printed before the marker's.
+      const client = connect(socketPath);
+      client.on("error", () => {});
+      client.end("marker");
+      await seen("marker");
+    },
+    close() {
+      child.kill();
+    },
+  };
 }
 
 /**
@@ -39,17 +108,26 @@ export const networkAttacks: AttackCases = (fixture, it) => {
     }
   });
 
-  it("reaches that same server when the policy allows the network (control)", async () => {
+  it("cannot reach that server with the whole network either: the proxy refuses this machine's addresses", async () => {
     const server = await listenStream({ port: 0 });
     try {
       const { stdout } = await fixture.run(
-        attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3 && exec 3>&-`),
+        [
+          "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+          attempt(`exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo sandbox >&3`),
+          // Through the proxy, as a tool that reads HTTP_PROXY asks it (bash alone: no curl needed).
+          `exec 3<>/dev/tcp/127.0.0.1/${SANDBOX_PROXY_PORT} && printf 'GET http://127.0.0.1:${server.port}/ HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`,
+        ].join("\n"),
         { network: true },
       );
       await server.sendMarker();
-      expect(verdicts(stdout)).toEqual(["ESCAPED"]);
-      // Both connections get recorded, in whichever order their ends are read.
-      await expect.poll(() => [...server.received].sort()).toEqual(["marker", "sandbox\n"]);
+      expect(stdout.split("\n")[0]).toBe("lo");
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(stdout).toContain("HTTP/1.1 403 Forbidden");
+      expect(stdout).toContain(
+        `To allow it, start pleach with --allow-domain '*' --allow-domain 127.0.0.1:${server.port} in place of --network`,
+      );
+      expect(server.received).toEqual(["marker"]);
     } finally {
       await server.close();
     }
@@ -94,18 +172,45 @@ export const networkAttacks: AttackCases = (fixture, it) => {
     }
   });
 
-  it("reaches that abstract socket when the policy allows the network (control, and a known limit)", async () => {
+  it("cannot connect to that abstract socket with the whole network either", async () => {
     const name = `pleach-test-${randomBytes(6).toString("hex")}`;
     const server = await listenStream({ path: `\0${name}` });
     try {
       const { stdout } = await fixture.run(attempt(connectUnix(`@${name}`)), { network: true });
       await server.sendMarker();
-      expect(verdicts(stdout)).toEqual(["ESCAPED"]);
-      await expect.poll(() => [...server.received].sort()).toEqual(["marker", "sandbox"]);
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      expect(server.received).toEqual(["marker"]);
     } finally {
       await server.close();
     }
   });
+
+  it(
+    "cannot reach Unix sockets bound in another network namespace, outside the workspace or in it",
+    async () => {
+      const outside = await listenInNamespace(path.join(fixture.outside, "other-netns.sock"));
+      const inside = await listenInNamespace(path.join(fixture.root, "other-netns.sock"));
+      try {
+        const { stdout } = await fixture.run(
+          [
+            attempt(connectUnix(outside.path)),
+            attempt(connectUnix(inside.path)),
+            attempt(connectUnix(outside.path)),
+          ].join("\n"),
+          { network: true },
+        );
+        await outside.sendMarker();
+        await inside.sendMarker();
+        expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED", "BLOCKED"]);
+        expect(outside.received).toEqual(["marker"]);
+        expect(inside.received).toEqual(["marker"]);
+      } finally {
+        outside.close();
+        inside.close();
+      }
+    },
+    otherNamespaceSkip,
+  );
 
   it("cannot reach a Unix socket in the host's /tmp, nor anything under /run", async () => {
     const socketPath = path.join(fixture.hostTemporary, "host.sock");

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -16,6 +16,7 @@ import type { AttackCases } from "./suite.js";
 
 const PYTHON = "/usr/bin/python3";
 const driver = path.join(path.dirname(fileURLToPath(import.meta.url)), "tiocsti-driver.py");
+const keyringProbe = path.join(path.dirname(fileURLToPath(import.meta.url)), "keyring-probe.py");
 
 /** Host processes whose command line contains `marker`. */
 async function hostProcessesWith(marker: string): Promise<string[]> {
@@ -186,6 +187,35 @@ export const processAttacks: AttackCases = (fixture, it) => {
         .filter(Boolean)
         .map((line) => line.split(/\s+/)[1]),
     ).toEqual(["0000000000000000", "0000000000000000", "0000000000000000", "0000000000000000"]);
+  });
+
+  it("cannot read, find, list or add to the host's keyrings, nor see their keys in /proc/keys", async () => {
+    const description = `pleach-test-${randomBytes(6).toString("hex")}`;
+    const serial = execFileSync(PYTHON, [keyringProbe, "add", description], {
+      encoding: "utf8",
+    }).trim();
+    try {
+      // Given as text: the sandbox need not see this checkout.
+      const probe = await readFile(keyringProbe, "utf8");
+      const { stdout } = await fixture.run(
+        `${PYTHON} -c "$PLEACH_PROBE" probe ${description} ${serial}`,
+        { env: { PLEACH_PROBE: probe } },
+      );
+      expect(stdout.trim().split("\n")).toEqual([
+        "session-keyring EPERM",
+        "request-key EPERM",
+        "read-key EPERM",
+        "add-key EPERM",
+        expect.stringMatching(/^proc-keys (EACCES|no-key)$/),
+      ]);
+      // The control: the host itself finds the key.
+      const host = execFileSync(PYTHON, [keyringProbe, "probe", description, serial], {
+        encoding: "utf8",
+      });
+      expect(host).toContain("read-key ok");
+    } finally {
+      execFileSync(PYTHON, [keyringProbe, "remove", serial]);
+    }
   });
 
   it("cannot push characters into the caller's terminal with TIOCSTI", async () => {

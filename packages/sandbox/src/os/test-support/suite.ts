@@ -17,8 +17,11 @@ export function runningAs(): string {
   return process.getuid?.() === 0 ? "as root" : `as uid ${process.getuid?.()}`;
 }
 
-/** Declares one attack case: vitest's `it`, or a backend's own registration (which may skip it). */
-export type AttackTest = (name: string, body: () => Promise<void>) => void;
+/**
+ * Declares one attack case: vitest's `it`, or a backend's own registration (which may skip it).
+ * A case that cannot run on this host gives why as `skipReason`, and is skipped saying so.
+ */
+export type AttackTest = (name: string, body: () => Promise<void>, skipReason?: string) => void;
 
 /**
  * An attack suite's cases over a fixture that the caller fills in before each case: they declare
@@ -54,7 +57,9 @@ export function describeAttacks(
       afterEach(async () => {
         await fixture.cleanup();
       });
-      cases(fixture, (name, body) => it(name, body));
+      cases(fixture, (name, body, reason) =>
+        reason === undefined ? it(name, body) : it.skip(`${name} (skipped: ${reason})`, body),
+      );
     });
   }
 }
