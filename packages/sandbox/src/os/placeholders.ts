@@ -8,8 +8,9 @@ import {
   identityKey,
   identityOf,
   mayBePlaceholder,
-  removeIfSame,
+  removePlaceholders,
   sameIdentity,
+  setImmutable,
 } from "./placeholder-folder.js";
 import {
   otherRegistries,
@@ -143,9 +144,16 @@ export function acquirePlaceholders(
       // Recorded before the folders exist: a kill between the two leaves a record, not a stray.
       record();
       try {
+        const made = toMake.filter((index) =>
+          createPlaceholder((seen[index] as ProtectedPath).path, since),
+        );
+        setImmutable(
+          made.map((index) => (seen[index] as ProtectedPath).path),
+          true,
+        );
         for (const index of toMake) {
           const protectedPath = seen[index] as ProtectedPath;
-          const identity = createPlaceholder(protectedPath.path, since);
+          const identity = made.includes(index) ? identityOf(protectedPath.path) : undefined;
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
             // (Vanished again: "other" makes the mount fail, closed.)
@@ -281,6 +289,7 @@ function removeAll(unused: readonly Placeholder[]): void {
   });
   if (current.length > 0) {
     const inUse = usedElsewhere();
+    const removable: typeof current = [];
     for (const { path: target, identity } of current) {
       if (inUse.has(identityKey(target, identity)) || inUse.has(target)) {
         // Another live process mounts over it: it removes the folder once done with it.
@@ -288,8 +297,9 @@ function removeAll(unused: readonly Placeholder[]): void {
         continue;
       }
       if (handedOver.delete(target)) changed = true;
-      removeIfSame(target, identity);
+      removable.push({ path: target, identity });
     }
+    removePlaceholders(removable);
   }
   if (changed) record();
 }

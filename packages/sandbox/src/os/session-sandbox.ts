@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import type net from "node:net";
 import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
@@ -109,6 +109,8 @@ export class SessionSandbox {
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
   #init: ProcessKey | undefined;
   #lease: PlaceholderLease | undefined;
+  /** What stood at each path it mounts over as it started (see `mountIdentity`), and whether a placeholder. */
+  #mounted = new Map<string, { identity: string; placeholder: boolean }>();
   #dead = false;
   #nextId = 0;
   readonly #processes = new Map<string, ProcessEntry>();
@@ -156,6 +158,18 @@ export class SessionSandbox {
     return this.#processes.size;
   }
 
+  /**
+   * A path it mounts over that is no longer what it mounted there (removed, or replaced, on the
+   * host), or `undefined`: removing or replacing a mount point on the host detaches the mount over
+   * it inside the sandbox, so that its processes could write there.
+   */
+  changedMount(): string | undefined {
+    for (const [path, { identity, placeholder }] of this.#mounted) {
+      if (mountIdentity(path, placeholder).identity !== identity) return path;
+    }
+    return undefined;
+  }
+
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#keptMounted ? this.spec.kept?.path : undefined;
@@ -166,6 +180,9 @@ export class SessionSandbox {
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
     if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
     this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
+    for (const { path, state } of this.#lease.protectedPaths) {
+      this.#mounted.set(path, mountIdentity(path, state === "missing"));
+    }
     const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
     this.#keptMounted =
       kept !== undefined && (keptState === "missing" || keptState === "directory");
@@ -422,6 +439,22 @@ export class SessionSandbox {
     this.onGone(this);
     return this.#gone;
   }
+}
+
+/**
+ * What is at `path` now, as {@link SessionSandbox.changedMount} compares it: device, inode, kind
+ * and birth time (an inode number is soon used again), and for a placeholder (which nothing
+ * changes but its removal) its change time too; or `missing`.
+ */
+function mountIdentity(
+  path: string,
+  placeholder: boolean,
+): { identity: string; placeholder: boolean } {
+  const info = lstatSync(path, { throwIfNoEntry: false });
+  if (info === undefined) return { identity: "missing", placeholder };
+  const kind = info.isDirectory() ? "folder" : info.isSymbolicLink() ? "link" : "other";
+  const changed = placeholder ? `:${info.ctimeMs}` : "";
+  return { identity: `${info.dev}:${info.ino}:${kind}:${info.birthtimeMs}${changed}`, placeholder };
 }
 
 /** The one child of process `pid` (bubblewrap's: the sandbox's pid 1), when it can be told. */

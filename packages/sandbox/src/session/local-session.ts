@@ -81,7 +81,15 @@ export class LocalSession {
     if (this.#closed) throw closedError();
     if (session === undefined || this.#unavailable) return {};
     const current = this.#sandbox;
-    if (current?.alive && this.#key !== session.key) {
+    const changed = current?.alive ? current.changedMount() : undefined;
+    let stopped: string | undefined;
+    if (current !== undefined && changed !== undefined) {
+      // Its mount there is gone: whatever runs in it could write the path. Fail closed.
+      stopped =
+        this.jobs.running > 0 ? stoppedJobsNote(path.relative(this.#root, changed)) : undefined;
+      await current.destroy();
+      this.#sandbox = undefined;
+    } else if (current?.alive && this.#key !== session.key) {
       if (this.jobs.running > 0) {
         return {
           note:
@@ -110,11 +118,12 @@ export class LocalSession {
       this.#alive.add(this.#sandbox);
     }
     const sandbox = this.#sandbox;
+    const note = stopped === undefined ? {} : { note: stopped };
     if (!(await sandbox.ready)) {
       this.#unavailable = true;
-      return {};
+      return note;
     }
-    return sandbox.alive ? { sandbox } : {};
+    return sandbox.alive ? { sandbox, ...note } : note;
   }
 
   /** Run a foreground command in `sandbox`, keeping its whole output when asked and long enough. */
@@ -271,6 +280,13 @@ export class LocalSession {
     await Promise.all([...this.#alive].map((sandbox) => sandbox.destroy()));
     this.#sandbox = undefined;
   }
+}
+
+function stoppedJobsNote(changed: string): string {
+  return (
+    `the session's background jobs were stopped: ${changed} was removed or replaced on the host while they ran, ` +
+    "which took its protection away from their sandbox. This command ran in a new one; start the jobs again (bash with background: true)."
+  );
 }
 
 function closedError(): ToolError {
