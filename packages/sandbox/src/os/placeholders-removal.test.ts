@@ -64,10 +64,14 @@ describe.skipIf(skipReason !== undefined)(
         const job = await client.jobs?.start("echo up; sleep 300");
         await client.jobs?.output(job?.jobId ?? "", { waitMs: 10_000, until: "up" });
         await forceRemove(path.join(root, ".envrc"));
+        // Stopped as the placeholder goes, not only at the next command.
+        await expect
+          .poll(async () => (await client.jobs?.list())?.[0]?.state, { timeout: 5_000 })
+          .not.toBe("running");
         const next = await client.exec("echo x > .envrc");
         expect(next.exitCode).not.toBe(0);
         expect(next.sandboxNotes?.join("\n")).toContain(
-          "the session's background jobs were stopped: .envrc was removed or replaced on the host",
+          "the session's background jobs and commands were stopped: .envrc was removed or replaced on the host",
         );
         expect((await client.jobs?.list())?.[0]?.state).not.toBe("running");
         expect(fileAt(path.join(root, ".envrc"))).toBe(false);

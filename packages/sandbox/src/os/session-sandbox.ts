@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { lstatSync, readFileSync } from "node:fs";
 import type net from "node:net";
+import { basename, dirname } from "node:path";
 import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
+import { type FolderWatcher, watchFolder } from "./inotify-queue.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
@@ -111,6 +113,13 @@ export class SessionSandbox {
   #lease: PlaceholderLease | undefined;
   /** What stood at each path it mounts over as it started (see `mountIdentity`), and whether a placeholder. */
   #mounted = new Map<string, { identity: string; placeholder: boolean }>();
+  /** Watchers of the folders holding those paths, which look again at each change there. */
+  #watchers: FolderWatcher[] = [];
+  /**
+   * The mount point whose change on the host made it destroy itself, with how many processes
+   * (commands and jobs) it was running then.
+   */
+  stoppedFor: { path: string; running: number } | undefined;
   #dead = false;
   #nextId = 0;
   readonly #processes = new Map<string, ProcessEntry>();
@@ -170,6 +179,37 @@ export class SessionSandbox {
     return undefined;
   }
 
+  /**
+   * Destroy the sandbox as soon as a path it mounts over changes on the host, rather than at the
+   * next command: its mount there is gone, and a job could write the path. A folder that cannot be
+   * watched leaves the look to the next command (`changedMount`).
+   */
+  #watchMounts(): void {
+    const names = new Map<string, Set<string>>();
+    for (const path of this.#mounted.keys()) {
+      const folder = dirname(path);
+      names.set(folder, (names.get(folder) ?? new Set()).add(basename(path)));
+    }
+    for (const [folder, inside] of names) {
+      try {
+        this.#watchers.push(
+          watchFolder(folder, {
+            change: (name) => {
+              if (name !== null && !inside.has(name)) return;
+              const changed = this.changedMount();
+              if (changed === undefined || this.#dead) return;
+              this.stoppedFor = { path: changed, running: this.#processes.size };
+              void this.destroy();
+            },
+            error: () => {},
+          }),
+        );
+      } catch {
+        // Past the watch limit, say: the next command looks.
+      }
+    }
+  }
+
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#keptMounted ? this.spec.kept?.path : undefined;
@@ -183,6 +223,7 @@ export class SessionSandbox {
     for (const { path, state } of this.#lease.protectedPaths) {
       this.#mounted.set(path, mountIdentity(path, state === "missing"));
     }
+    this.#watchMounts();
     const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
     this.#keptMounted =
       kept !== undefined && (keptState === "missing" || keptState === "directory");
@@ -409,6 +450,7 @@ export class SessionSandbox {
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
     this.#dead = true;
+    for (const watcher of this.#watchers) watcher.close();
     clearTimeout(this.#idleTimer);
     this.#onReady?.(false);
     this.#onCleaned?.();

@@ -52,6 +52,8 @@ export class LocalSession {
   #key: string | undefined;
   /** No session sandbox can start here (no trusted Perl, a host refusing it): run one-off. */
   #unavailable = false;
+  /** Why the session's jobs were stopped, for the next command to say. */
+  #stopped: string | undefined;
   #closed = false;
   #nextKept = 0;
   /** Kept outputs, oldest first, with their sizes. */
@@ -82,11 +84,12 @@ export class LocalSession {
     if (session === undefined || this.#unavailable) return {};
     const current = this.#sandbox;
     const changed = current?.alive ? current.changedMount() : undefined;
-    let stopped: string | undefined;
+    // Said once, by the command after the sandbox stopped itself (see `SessionSandbox.stoppedFor`).
+    let stopped = this.#stopped;
+    this.#stopped = undefined;
     if (current !== undefined && changed !== undefined) {
       // Its mount there is gone: whatever runs in it could write the path. Fail closed.
-      stopped =
-        this.jobs.running > 0 ? stoppedJobsNote(path.relative(this.#root, changed)) : undefined;
+      if (this.jobs.running > 0) stopped = stoppedJobsNote(path.relative(this.#root, changed));
       await current.destroy();
       this.#sandbox = undefined;
     } else if (current?.alive && this.#key !== session.key) {
@@ -112,6 +115,9 @@ export class LocalSession {
         },
         (gone) => {
           this.#alive.delete(gone);
+          if (gone.stoppedFor !== undefined && gone.stoppedFor.running > 0) {
+            this.#stopped = stoppedJobsNote(path.relative(this.#root, gone.stoppedFor.path));
+          }
           if (this.#sandbox === gone) this.#sandbox = undefined;
         },
       );
@@ -284,7 +290,7 @@ export class LocalSession {
 
 function stoppedJobsNote(changed: string): string {
   return (
-    `the session's background jobs were stopped: ${changed} was removed or replaced on the host while they ran, ` +
+    `the session's background jobs and commands were stopped: ${changed} was removed or replaced on the host while they ran, ` +
     "which took its protection away from their sandbox. This command ran in a new one; start the jobs again (bash with background: true)."
   );
 }
