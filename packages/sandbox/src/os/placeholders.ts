@@ -77,9 +77,11 @@ export interface PlaceholderLease {
 }
 
 /**
- * Make sure an empty folder of ours (mode 555) stands at each missing protected path, so that the
- * sandbox can mount over it and the command cannot create the path. A folder rather than a file:
- * git does not list empty folders, so `git status` stays clean while it is there.
+ * Make sure a folder of ours (mode 555, holding only an empty folder: see `PLACEHOLDER_KEEPER`)
+ * stands at each missing protected path, so that the sandbox can mount over it and the command
+ * cannot create the path, and so that the host's `git clean -fd` or `rm -rf` cannot remove it
+ * while a command or a job runs over it (for root it is immutable too). A folder rather than a
+ * file: git does not list empty folders, so `git status` stays clean while it is there.
  *
  * Placeholders are counted per process: removing a mount point on the host detaches the mount
  * inside every sandbox that has it, so a placeholder stays until the last command holding it is

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstatSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type net from "node:net";
-import { basename, dirname } from "node:path";
 import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
-import { type FolderWatcher, watchFolder } from "./inotify-queue.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
+import { MountPoints } from "./mount-points.js";
 import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 import {
@@ -111,10 +110,8 @@ export class SessionSandbox {
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
   #init: ProcessKey | undefined;
   #lease: PlaceholderLease | undefined;
-  /** What stood at each path it mounts over as it started (see `mountIdentity`), and whether a placeholder. */
-  #mounted = new Map<string, { identity: string; placeholder: boolean }>();
-  /** Watchers of the folders holding those paths, which look again at each change there. */
-  #watchers: FolderWatcher[] = [];
+  /** The paths it mounts over, as they were when it started. */
+  #mountPoints: MountPoints | undefined;
   /**
    * The mount point whose change on the host made it destroy itself, with how many processes
    * (commands and jobs) it was running then.
@@ -173,41 +170,7 @@ export class SessionSandbox {
    * it inside the sandbox, so that its processes could write there.
    */
   changedMount(): string | undefined {
-    for (const [path, { identity, placeholder }] of this.#mounted) {
-      if (mountIdentity(path, placeholder).identity !== identity) return path;
-    }
-    return undefined;
-  }
-
-  /**
-   * Destroy the sandbox as soon as a path it mounts over changes on the host, rather than at the
-   * next command: its mount there is gone, and a job could write the path. A folder that cannot be
-   * watched leaves the look to the next command (`changedMount`).
-   */
-  #watchMounts(): void {
-    const names = new Map<string, Set<string>>();
-    for (const path of this.#mounted.keys()) {
-      const folder = dirname(path);
-      names.set(folder, (names.get(folder) ?? new Set()).add(basename(path)));
-    }
-    for (const [folder, inside] of names) {
-      try {
-        this.#watchers.push(
-          watchFolder(folder, {
-            change: (name) => {
-              if (name !== null && !inside.has(name)) return;
-              const changed = this.changedMount();
-              if (changed === undefined || this.#dead) return;
-              this.stoppedFor = { path: changed, running: this.#processes.size };
-              void this.destroy();
-            },
-            error: () => {},
-          }),
-        );
-      } catch {
-        // Past the watch limit, say: the next command looks.
-      }
-    }
+    return this.#mountPoints?.changed();
   }
 
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
@@ -220,10 +183,12 @@ export class SessionSandbox {
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
     if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
     this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
-    for (const { path, state } of this.#lease.protectedPaths) {
-      this.#mounted.set(path, mountIdentity(path, state === "missing"));
-    }
-    this.#watchMounts();
+    // Stopped as soon as one changes on the host, rather than at the next command.
+    this.#mountPoints = new MountPoints(this.#lease.protectedPaths, (changed) => {
+      if (this.#dead) return;
+      this.stoppedFor = { path: changed, running: this.#processes.size };
+      void this.destroy();
+    });
     const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
     this.#keptMounted =
       kept !== undefined && (keptState === "missing" || keptState === "directory");
@@ -450,7 +415,7 @@ export class SessionSandbox {
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
     this.#dead = true;
-    for (const watcher of this.#watchers) watcher.close();
+    this.#mountPoints?.close();
     clearTimeout(this.#idleTimer);
     this.#onReady?.(false);
     this.#onCleaned?.();
@@ -481,22 +446,6 @@ export class SessionSandbox {
     this.onGone(this);
     return this.#gone;
   }
-}
-
-/**
- * What is at `path` now, as {@link SessionSandbox.changedMount} compares it: device, inode, kind
- * and birth time (an inode number is soon used again), and for a placeholder (which nothing
- * changes but its removal) its change time too; or `missing`.
- */
-function mountIdentity(
-  path: string,
-  placeholder: boolean,
-): { identity: string; placeholder: boolean } {
-  const info = lstatSync(path, { throwIfNoEntry: false });
-  if (info === undefined) return { identity: "missing", placeholder };
-  const kind = info.isDirectory() ? "folder" : info.isSymbolicLink() ? "link" : "other";
-  const changed = placeholder ? `:${info.ctimeMs}` : "";
-  return { identity: `${info.dev}:${info.ino}:${kind}:${info.birthtimeMs}${changed}`, placeholder };
 }
 
 /** The one child of process `pid` (bubblewrap's: the sandbox's pid 1), when it can be told. */
