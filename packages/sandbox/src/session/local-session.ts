@@ -262,6 +262,8 @@ export class LocalSession {
               "no new job can start: the workspace's protected paths or the sandbox's rules changed since the session's running jobs started, and a new job must share their sandbox. End them (job_kill) and start again.",
             );
       }
+      // A job's start has no notes: the next command says why the earlier jobs were stopped.
+      if (note !== undefined) this.#stopped = note;
       const started = sandbox.spawn(
         {
           cwd: session.command.cwd,
