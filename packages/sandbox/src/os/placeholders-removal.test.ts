@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
@@ -82,6 +83,19 @@ describe.skipIf(skipReason !== undefined)(
         await client.close();
       }
       expect(fileAt(path.join(root, ".envrc"))).toBe(false);
+    });
+
+    it("leaves the workspace removable by a plain rm once its client is closed", async () => {
+      for (const session of [false, true]) {
+        const root = await useTempDir();
+        execFileSync("git", ["init", "-q", root]);
+        const client = await createLocalSandbox({ root, session });
+        expect((await client.exec("true")).exitCode).toBe(0);
+        expect(lstatSync(path.join(root, ".envrc")).isDirectory()).toBe(true);
+        await client.close();
+        await rm(root, { recursive: true });
+        expect(existsSync(root)).toBe(false);
+      }
     });
   },
 );

@@ -1,5 +1,6 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { pathState } from "./path-state.js";
 import {
@@ -225,8 +226,13 @@ function coveredBy(
 }
 
 /** Remove now every placeholder no running command holds (for closing a wrapper, and tests). */
-export function removeIdlePlaceholders(): void {
-  removeIdle({ now: Number.POSITIVE_INFINITY });
+export function removeIdlePlaceholders({
+  under,
+}: {
+  /** Only those inside this folder (a workspace about to be closed or removed). @default all */
+  under?: string;
+} = {}): void {
+  removeIdle({ now: Number.POSITIVE_INFINITY, ...(under === undefined ? {} : { under }) });
 }
 
 /** The paths of placeholders this process holds (for tests and diagnostics). */
@@ -257,9 +263,12 @@ function releaseAll(held: readonly Placeholder[], idleMs: number, command: boole
   }
 }
 
-function removeIdle({ now }: { now: number }): void {
+function removeIdle({ now, under }: { now: number; under?: string }): void {
   const idle = [...placeholders.values()].filter(
-    (placeholder) => placeholder.users <= 0 && placeholder.idleUntil <= now,
+    (placeholder) =>
+      placeholder.users <= 0 &&
+      placeholder.idleUntil <= now &&
+      (under === undefined || isInside(under, placeholder.path)),
   );
   if (idle.length > 0 || handedOver.size > 0) removeAll(idle);
 }

@@ -7,6 +7,12 @@ import { rm } from "node:fs/promises";
  * writable, remove it with all in it.
  */
 export async function forceRemove(target: string): Promise<void> {
+  try {
+    await rm(target, { recursive: true, force: true });
+    return;
+  } catch {
+    // A placeholder's guards: past them below.
+  }
   spawnSync("/usr/bin/chattr", ["-R", "-f", "-i", target], { stdio: "ignore" });
   spawnSync("/bin/chmod", ["-R", "u+w", target], { stdio: "ignore" });
   await rm(target, { recursive: true, force: true });
