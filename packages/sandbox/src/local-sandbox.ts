@@ -22,6 +22,7 @@ import {
   hiddenWith,
   protectionWith,
 } from "./os/index.js";
+import { removeIdlePlaceholders } from "./os/placeholders.js";
 import { sessionServerSupported } from "./os/session-server.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
@@ -212,6 +213,9 @@ export async function createLocalSandbox({
     ...(session === undefined || !sessionCanRun ? {} : { jobs: session.jobs }),
     close: async () => {
       await session?.close();
+      // A placeholder left idle for the next command would keep the folder from being removed
+      // (see `PLACEHOLDER_KEEPER`): there is no next command.
+      removeIdlePlaceholders({ under: rootReal });
     },
     protection,
 

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -8,7 +9,25 @@ export async function makeTempDir(
   prefix = "pleach-test-",
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => removeTree(dir) };
+}
+
+/**
+ * Remove `dir` and all in it, also a sandbox's placeholder still standing there (mode 555 with a
+ * folder inside, and immutable for root) when the test ended while it lingered.
+ */
+async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+  } catch {
+    for (const [file, args] of [
+      ["/usr/bin/chattr", ["-R", "-f", "-i", dir]],
+      ["/bin/chmod", ["-R", "u+w", dir]],
+    ] as const) {
+      spawnSync(file, args, { stdio: "ignore" });
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** Options of {@link useTempDir}. */
@@ -34,7 +53,7 @@ export async function useTempDir(options: string | TempDirOptions = {}): Promise
   const { prefix = "pleach-test-", parent = os.tmpdir() } =
     typeof options === "string" ? { prefix: options } : options;
   const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  onTestFinished(() => removeTree(dir));
   return dir;
 }
 

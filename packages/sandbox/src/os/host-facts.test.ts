@@ -7,6 +7,7 @@ import { hostState, useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
+import { forceRemove } from "./test-support/force-remove.js";
 
 let root: string;
 beforeEach(async () => {
@@ -352,7 +353,7 @@ describe("acquirePlaceholders", () => {
     );
     await lease.release();
     // The host swaps our .vscode placeholder for its own folder.
-    await rm(vscode, { recursive: true, force: true });
+    await forceRemove(vscode);
     await mkdir(vscode);
     removeIdlePlaceholders();
     expect(livePlaceholders()).not.toContain(envrc);

@@ -24,6 +24,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { createCommandWrapper } from "./index.js";
+import { PLACEHOLDER_KEEPER } from "./placeholder-folder.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 type PlaceholdersModule = typeof import("./placeholders.js");
@@ -275,7 +276,7 @@ describe.skipIf(!linux)(`the placeholders' registry ${runningAs()}`, () => {
       missing(path.join(config, "mise.toml")),
     ]);
     expect(second.protectedPaths).toEqual([{ ...missing(config), path: config }]);
-    expect(readdirSync(config)).toEqual([]);
+    expect(readdirSync(config)).toEqual([PLACEHOLDER_KEEPER]);
     expect(lstatSync(config).ctimeMs).toBe(changed);
     await second.release();
     await first.release();

@@ -1,5 +1,6 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../paths.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { pathState } from "./path-state.js";
 import {
@@ -8,8 +9,9 @@ import {
   identityKey,
   identityOf,
   mayBePlaceholder,
-  removeIfSame,
+  removePlaceholders,
   sameIdentity,
+  setImmutable,
 } from "./placeholder-folder.js";
 import {
   otherRegistries,
@@ -76,9 +78,11 @@ export interface PlaceholderLease {
 }
 
 /**
- * Make sure an empty folder of ours (mode 555) stands at each missing protected path, so that the
- * sandbox can mount over it and the command cannot create the path. A folder rather than a file:
- * git does not list empty folders, so `git status` stays clean while it is there.
+ * Make sure a folder of ours (mode 555, holding only an empty folder: see `PLACEHOLDER_KEEPER`)
+ * stands at each missing protected path, so that the sandbox can mount over it and the command
+ * cannot create the path, and so that the host's `git clean -fd` or `rm -rf` cannot remove it
+ * while a command or a job runs over it (for root it is immutable too). A folder rather than a
+ * file: git does not list empty folders, so `git status` stays clean while it is there.
  *
  * Placeholders are counted per process: removing a mount point on the host detaches the mount
  * inside every sandbox that has it, so a placeholder stays until the last command holding it is
@@ -143,9 +147,16 @@ export function acquirePlaceholders(
       // Recorded before the folders exist: a kill between the two leaves a record, not a stray.
       record();
       try {
+        const made = toMake.filter((index) =>
+          createPlaceholder((seen[index] as ProtectedPath).path, since),
+        );
+        setImmutable(
+          made.map((index) => (seen[index] as ProtectedPath).path),
+          true,
+        );
         for (const index of toMake) {
           const protectedPath = seen[index] as ProtectedPath;
-          const identity = createPlaceholder(protectedPath.path, since);
+          const identity = made.includes(index) ? identityOf(protectedPath.path) : undefined;
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
             // (Vanished again: "other" makes the mount fail, closed.)
@@ -215,8 +226,13 @@ function coveredBy(
 }
 
 /** Remove now every placeholder no running command holds (for closing a wrapper, and tests). */
-export function removeIdlePlaceholders(): void {
-  removeIdle({ now: Number.POSITIVE_INFINITY });
+export function removeIdlePlaceholders({
+  under,
+}: {
+  /** Only those inside this folder (a workspace about to be closed or removed). @default all */
+  under?: string;
+} = {}): void {
+  removeIdle({ now: Number.POSITIVE_INFINITY, ...(under === undefined ? {} : { under }) });
 }
 
 /** The paths of placeholders this process holds (for tests and diagnostics). */
@@ -247,9 +263,12 @@ function releaseAll(held: readonly Placeholder[], idleMs: number, command: boole
   }
 }
 
-function removeIdle({ now }: { now: number }): void {
+function removeIdle({ now, under }: { now: number; under?: string }): void {
   const idle = [...placeholders.values()].filter(
-    (placeholder) => placeholder.users <= 0 && placeholder.idleUntil <= now,
+    (placeholder) =>
+      placeholder.users <= 0 &&
+      placeholder.idleUntil <= now &&
+      (under === undefined || isInside(under, placeholder.path)),
   );
   if (idle.length > 0 || handedOver.size > 0) removeAll(idle);
 }
@@ -281,6 +300,7 @@ function removeAll(unused: readonly Placeholder[]): void {
   });
   if (current.length > 0) {
     const inUse = usedElsewhere();
+    const removable: typeof current = [];
     for (const { path: target, identity } of current) {
       if (inUse.has(identityKey(target, identity)) || inUse.has(target)) {
         // Another live process mounts over it: it removes the folder once done with it.
@@ -288,8 +308,9 @@ function removeAll(unused: readonly Placeholder[]): void {
         continue;
       }
       if (handedOver.delete(target)) changed = true;
-      removeIfSame(target, identity);
+      removable.push({ path: target, identity });
     }
+    removePlaceholders(removable);
   }
   if (changed) record();
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
 import { lookupLstat } from "./host-lookups.js";
+import { hostRolePaths } from "./host-roles.js";
 /**
  * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
  * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
@@ -84,7 +85,9 @@ const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
 
 /**
  * Compute what is protected in the workspace `root`: the protected entries at its top; the home
- * folder entries at every home folder inside it; its `.git` and every nested one; for each, the
+ * folder entries at every home folder inside it; every folder with a role for the host inside it
+ * (a home's dot-entries, a folder a host variable such as `PATH` or `XDG_CONFIG_HOME` names: see
+ * `hostRolePaths`); its `.git` and every nested one; for each, the
  * gitdir a `.git` file points to, the common dir, the folder `core.hooksPath` names and the files
  * `include.path` pulls in, when they lie inside the workspace; and anything inside a `.git` at any
  * depth, also one made later. Git's files are read afresh on every call.
@@ -116,6 +119,9 @@ export function workspaceProtection({
     for (const entry of [...protectedEntries, ...HOME_FOLDER_ENTRIES]) {
       add(path.join(home, entry.name), entryRule(entry, home, "of a home folder"));
     }
+  }
+  for (const { path: rolePath, rule } of hostRolePaths({ root, hostEnvironment, homeFolders })) {
+    add(rolePath, rule);
   }
   for (const nested of nestedGitEntries) {
     add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);

@@ -4,6 +4,7 @@ import type net from "node:net";
 import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
+import { MountPoints } from "./mount-points.js";
 import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 import {
@@ -109,6 +110,13 @@ export class SessionSandbox {
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
   #init: ProcessKey | undefined;
   #lease: PlaceholderLease | undefined;
+  /** The paths it mounts over, as they were when it started. */
+  #mountPoints: MountPoints | undefined;
+  /**
+   * The mount point whose change on the host made it destroy itself, with how many processes
+   * (commands and jobs) it was running then.
+   */
+  stoppedFor: { path: string; running: number } | undefined;
   #dead = false;
   #nextId = 0;
   readonly #processes = new Map<string, ProcessEntry>();
@@ -156,6 +164,15 @@ export class SessionSandbox {
     return this.#processes.size;
   }
 
+  /**
+   * A path it mounts over that is no longer what it mounted there (removed, or replaced, on the
+   * host), or `undefined`: removing or replacing a mount point on the host detaches the mount over
+   * it inside the sandbox, so that its processes could write there.
+   */
+  changedMount(): string | undefined {
+    return this.#mountPoints?.changed();
+  }
+
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#keptMounted ? this.spec.kept?.path : undefined;
@@ -166,6 +183,12 @@ export class SessionSandbox {
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
     if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
     this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
+    // Stopped as soon as one changes on the host, rather than at the next command.
+    this.#mountPoints = new MountPoints(this.#lease.protectedPaths, (changed) => {
+      if (this.#dead) return;
+      this.stoppedFor = { path: changed, running: this.#processes.size };
+      void this.destroy();
+    });
     const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
     this.#keptMounted =
       kept !== undefined && (keptState === "missing" || keptState === "directory");
@@ -392,6 +415,7 @@ export class SessionSandbox {
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
     this.#dead = true;
+    this.#mountPoints?.close();
     clearTimeout(this.#idleTimer);
     this.#onReady?.(false);
     this.#onCleaned?.();

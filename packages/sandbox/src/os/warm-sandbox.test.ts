@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, rm, rmdir } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, sessionServerSupported } from "./index.js";
+import { forceRemove } from "./test-support/force-remove.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const attackSkip = await attackSuiteSkipReason();
@@ -160,11 +161,11 @@ describe.skipIf(skipReason !== undefined)(
         "if echo x > .git/hooks/pre-commit 2>/dev/null; then echo written; else echo refused; fi",
       );
       expect(planted.stdout).toBe("refused\n");
-      // The host removes a placeholder (mode 555, empty) the warm sandbox mounted over.
+      // The host removes a placeholder the warm sandbox mounted over (past its guards).
       await warmExec("true");
       const placeholder = path.join(root, ".envrc");
       expect((await lstat(placeholder)).isDirectory()).toBe(true);
-      await rmdir(placeholder);
+      await forceRemove(placeholder);
       const created = await sandbox.exec(
         "if echo 'echo pwned' > .envrc 2>/dev/null; then echo written; else echo refused; fi",
       );

@@ -4,6 +4,7 @@ import path from "node:path";
 import { isToolError, ToolError } from "@pleach/core";
 import type { ExecOptions, ExecResult } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
+import { removeIdlePlaceholders } from "../os/placeholders.js";
 import { workspaceFolder } from "../workspace-files.js";
 import type { SandboxTemplate } from "./protocol.js";
 
@@ -65,6 +66,8 @@ export async function fillWorkspace({
       });
     }
   } catch (error) {
+    // The clone's placeholders, idle now, would keep the folder from being removed.
+    removeIdlePlaceholders({ under: folder });
     await rm(folder, { recursive: true, force: true });
     throw error;
   }
@@ -225,6 +228,9 @@ async function cloneTemplate({
       },
     );
   }
+  // The placeholders the clone's sandbox left idle (`.git/`, `.vscode/`, ...) go before the clone's
+  // own entries take their places; they resist a plain rmdir (see `PLACEHOLDER_KEEPER`).
+  removeIdlePlaceholders({ under: folder });
   await moveUp(folder, staging);
 }
 

@@ -52,6 +52,8 @@ export class LocalSession {
   #key: string | undefined;
   /** No session sandbox can start here (no trusted Perl, a host refusing it): run one-off. */
   #unavailable = false;
+  /** Why the session's jobs were stopped, for the next command to say. */
+  #stopped: string | undefined;
   #closed = false;
   #nextKept = 0;
   /** Kept outputs, oldest first, with their sizes. */
@@ -81,7 +83,16 @@ export class LocalSession {
     if (this.#closed) throw closedError();
     if (session === undefined || this.#unavailable) return {};
     const current = this.#sandbox;
-    if (current?.alive && this.#key !== session.key) {
+    const changed = current?.alive ? current.changedMount() : undefined;
+    // Said once, by the command after the sandbox stopped itself (see `SessionSandbox.stoppedFor`).
+    let stopped = this.#stopped;
+    this.#stopped = undefined;
+    if (current !== undefined && changed !== undefined) {
+      // Its mount there is gone: whatever runs in it could write the path. Fail closed.
+      if (this.jobs.running > 0) stopped = stoppedJobsNote(path.relative(this.#root, changed));
+      await current.destroy();
+      this.#sandbox = undefined;
+    } else if (current?.alive && this.#key !== session.key) {
       if (this.jobs.running > 0) {
         return {
           note:
@@ -104,17 +115,21 @@ export class LocalSession {
         },
         (gone) => {
           this.#alive.delete(gone);
+          if (gone.stoppedFor !== undefined && gone.stoppedFor.running > 0) {
+            this.#stopped = stoppedJobsNote(path.relative(this.#root, gone.stoppedFor.path));
+          }
           if (this.#sandbox === gone) this.#sandbox = undefined;
         },
       );
       this.#alive.add(this.#sandbox);
     }
     const sandbox = this.#sandbox;
+    const note = stopped === undefined ? {} : { note: stopped };
     if (!(await sandbox.ready)) {
       this.#unavailable = true;
-      return {};
+      return note;
     }
-    return sandbox.alive ? { sandbox } : {};
+    return sandbox.alive ? { sandbox, ...note } : note;
   }
 
   /** Run a foreground command in `sandbox`, keeping its whole output when asked and long enough. */
@@ -247,6 +262,8 @@ export class LocalSession {
               "no new job can start: the workspace's protected paths or the sandbox's rules changed since the session's running jobs started, and a new job must share their sandbox. End them (job_kill) and start again.",
             );
       }
+      // A job's start has no notes: the next command says why the earlier jobs were stopped.
+      if (note !== undefined) this.#stopped = note;
       const started = sandbox.spawn(
         {
           cwd: session.command.cwd,
@@ -271,6 +288,13 @@ export class LocalSession {
     await Promise.all([...this.#alive].map((sandbox) => sandbox.destroy()));
     this.#sandbox = undefined;
   }
+}
+
+function stoppedJobsNote(changed: string): string {
+  return (
+    `the session's background jobs and commands were stopped: ${changed} was removed or replaced on the host while they ran, ` +
+    "which took its protection away from their sandbox. This command ran in a new one; start the jobs again (bash with background: true)."
+  );
 }
 
 function closedError(): ToolError {

@@ -1,11 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
 import { hostState } from "@pleach/core/testing";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
 import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
+import { forceRemove } from "./force-remove.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
 /** A workspace to attack, and the host paths around it that must not change. */
@@ -170,9 +171,8 @@ export async function createAttackFixture({
       }
     },
     async cleanup() {
-      for (const folder of [root, outside, hostTemporary]) {
-        await rm(folder, { recursive: true, force: true });
-      }
+      // A placeholder a command still held when the case ended resists a plain rm.
+      for (const folder of [root, outside, hostTemporary]) await forceRemove(folder);
     },
   };
 }

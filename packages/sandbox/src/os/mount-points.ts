@@ -1,0 +1,74 @@
+import { lstatSync } from "node:fs";
+import path from "node:path";
+import type { ProtectedPath } from "./host-facts.js";
+import { type FolderWatcher, watchFolder } from "./inotify-queue.js";
+
+/**
+ * The paths a sandbox that lives on (a session's) mounts over, as they were when it started, and
+ * watchers that tell as soon as one changes on the host. Removing or replacing a mount point on the
+ * host detaches the mount over it inside every sandbox (Linux since 3.18), so that a job could
+ * write the path: the sandbox must stop then.
+ */
+export class MountPoints {
+  /** What stood at each path (see {@link identityAt}), and whether it is a placeholder. */
+  readonly #identities = new Map<string, { identity: string; placeholder: boolean }>();
+  readonly #watchers: FolderWatcher[] = [];
+
+  /**
+   * Note what stands at each of `protectedPaths` now (`missing` ones are placeholders), and call
+   * `onChange` with the first that changes, from a watcher of its folder. A folder that cannot be
+   * watched (past the watch limit, say) leaves the look to {@link changed}.
+   */
+  constructor(protectedPaths: readonly ProtectedPath[], onChange: (changed: string) => void) {
+    const names = new Map<string, Set<string>>();
+    for (const { path: target, state } of protectedPaths) {
+      const placeholder = state === "missing";
+      this.#identities.set(target, { identity: identityAt(target, placeholder), placeholder });
+      const folder = path.dirname(target);
+      names.set(folder, (names.get(folder) ?? new Set()).add(path.basename(target)));
+    }
+    for (const [folder, inside] of names) {
+      try {
+        this.#watchers.push(
+          watchFolder(folder, {
+            change: (name) => {
+              if (name !== null && !inside.has(name)) return;
+              const changed = this.changed();
+              if (changed !== undefined) onChange(changed);
+            },
+            error: () => {},
+          }),
+        );
+      } catch {
+        // Not watched: the next command looks.
+      }
+    }
+  }
+
+  /** The first path that is no longer what stood there, or `undefined`. */
+  changed(): string | undefined {
+    for (const [target, { identity, placeholder }] of this.#identities) {
+      if (identityAt(target, placeholder) !== identity) return target;
+    }
+    return undefined;
+  }
+
+  /** Stop watching. */
+  close(): void {
+    for (const watcher of this.#watchers) watcher.close();
+    this.#watchers.length = 0;
+  }
+}
+
+/**
+ * What is at `target` now: device, inode, kind and birth time (an inode number is soon used
+ * again), and for a placeholder (which nothing changes but its removal) its change time too; or
+ * `missing`.
+ */
+function identityAt(target: string, placeholder: boolean): string {
+  const info = lstatSync(target, { throwIfNoEntry: false });
+  if (info === undefined) return "missing";
+  const kind = info.isDirectory() ? "folder" : info.isSymbolicLink() ? "link" : "other";
+  const changed = placeholder ? `:${info.ctimeMs}` : "";
+  return `${info.dev}:${info.ino}:${kind}:${info.birthtimeMs}${changed}`;
+}
