@@ -6,6 +6,11 @@ import type { SyntaxWorkerAnswer, SyntaxWorkerRequest } from "./syntax-worker.js
 /** How long one file's check may take in the worker before it is given up, in milliseconds. */
 const CHECK_TIMEOUT_MS = 5_000;
 /**
+ * How long a new worker may take to load its modules, in milliseconds: apart from the checks', as
+ * a busy host (or the tests' loader compiling the sources) can take seconds for it.
+ */
+const STARTUP_TIMEOUT_MS = 30_000;
+/**
  * The worker's JavaScript heap, in MB: the trees themselves live in WebAssembly memory, which
  * the grammar's build bounds (2 GiB at most) but this does not.
  */
@@ -23,6 +28,8 @@ interface Pending {
 }
 
 let worker: Worker | undefined;
+/** Whether `worker` has loaded its modules (said `ready`). */
+let ready = false;
 const queue: Pending[] = [];
 let current: Pending | undefined;
 let timer: NodeJS.Timeout | undefined;
@@ -52,8 +59,23 @@ function next(): void {
   const pending = queue.shift();
   if (pending === undefined) return;
   current = pending;
-  worker ??= spawn();
-  worker.postMessage(pending.request);
+  if (worker === undefined) {
+    ready = false;
+    worker = spawn();
+  }
+  if (ready) {
+    send(worker, pending);
+    return;
+  }
+  timer = setTimeout(
+    () => fail(`the parser's worker did not start within ${STARTUP_TIMEOUT_MS / 1000} s`),
+    STARTUP_TIMEOUT_MS,
+  );
+}
+
+function send(to: Worker, pending: Pending): void {
+  clearTimeout(timer);
+  to.postMessage(pending.request);
   timer = setTimeout(
     () => fail(`the check took longer than ${CHECK_TIMEOUT_MS / 1000} s, and was stopped`),
     CHECK_TIMEOUT_MS,
@@ -86,7 +108,10 @@ function spawn(): Worker {
   started.unref();
   started.on("message", (answer: SyntaxWorkerAnswer) => {
     if (started !== worker) return;
-    if (answer.kind === "gave-up") fail(answer.reason);
+    if (answer.kind === "ready") {
+      ready = true;
+      if (current !== undefined) send(started, current);
+    } else if (answer.kind === "gave-up") fail(answer.reason);
     else settle(answer);
   });
   started.on("error", (error) => {

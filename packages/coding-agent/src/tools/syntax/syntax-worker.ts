@@ -11,11 +11,12 @@ export interface SyntaxWorkerRequest {
 }
 
 /**
- * What the worker answers: the errors (`"clean"` for none); `no-grammar` when the language's
+ * What the worker says: `ready` once, when its modules are loaded; then, to each request, the errors (`"clean"` for none); `no-grammar` when the language's
  * grammar cannot load here; `gave-up` when a parse stopped (its time limit) or failed, after
  * which the worker's parser may hold a half-done parse and is not used again.
  */
 export type SyntaxWorkerAnswer =
+  | { kind: "ready" }
   | { kind: "errors"; errors: ErrorsAcrossEdit | "clean" }
   | { kind: "no-grammar" }
   | { kind: "gave-up"; reason: string };
@@ -25,6 +26,7 @@ export type SyntaxWorkerAnswer =
 parentPort?.on("message", (request: SyntaxWorkerRequest) => {
   void answer(request).then((reply) => parentPort?.postMessage(reply));
 });
+parentPort?.postMessage({ kind: "ready" } satisfies SyntaxWorkerAnswer);
 
 async function answer({ language, key, before, after }: SyntaxWorkerRequest) {
   const parser = await parserFor(language);
