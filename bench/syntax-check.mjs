@@ -10,6 +10,10 @@
 // and runs the parser's code for the first time; that cost is reported apart. Then rounds run the
 // cases in an order shuffled each round.
 //
+// The check runs in a worker thread (bounded in time and memory, off the host's event loop); the
+// last lines compare it with the same check run in this thread, for the re-parse of one file's
+// edits and for the whole parse of a file with an error: what the worker adds to each edit.
+//
 // Run by hand after building: `npx tsc -b && node bench/syntax-check.mjs [runs]`.
 // Goal: the check adds <= 5 ms to the median edit.
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
@@ -18,6 +22,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createEditFileTool } from "../packages/coding-agent/dist/tools/edit-file.js";
 import { parserFor } from "../packages/coding-agent/dist/tools/syntax/grammars.js";
+import { errorsAcrossEdit } from "../packages/coding-agent/dist/tools/syntax/kept-trees.js";
+import { checkInWorker } from "../packages/coding-agent/dist/tools/syntax/syntax-worker-client.js";
 import { createLocalSandbox } from "../packages/sandbox/dist/index.js";
 
 const RUNS = Math.max(30, Number(process.argv[2] ?? 100));
@@ -145,6 +151,49 @@ try {
     const added = value - baseline;
     console.log(
       `${name.padEnd(48)} median ${value.toFixed(2).padStart(7)} ms  ${(value / baseline).toFixed(2)}x  added ${added.toFixed(2)} ms`,
+    );
+  }
+
+  // The check alone, in this thread and in the worker, on the same texts.
+  const parser = await parserFor("typescript");
+  const flipped = text.replace("value25 + 1", "value25 + 2");
+  const brokenFlipped = broken.replace("value25 + 1", "value25 + 2");
+  const flipsOf = new Map();
+  const pair = (key, original, changed) => {
+    const there = flipsOf.get(key) === true;
+    flipsOf.set(key, !there);
+    return there ? [changed, original] : [original, changed];
+  };
+  const inThread = (key, original, changed) => {
+    const [before, after] = pair(`thread ${key}`, original, changed);
+    if (errorsAcrossEdit(parser, `thread ${key}`, before, after) === undefined) {
+      throw new Error("the parse gave up");
+    }
+  };
+  const inWorker = async (key, original, changed) => {
+    const [before, after] = pair(`worker ${key}`, original, changed);
+    const check = await checkInWorker("typescript", `worker ${key}`, before, after);
+    if (check.kind !== "errors") throw new Error(`the worker's check: ${check.kind}`);
+  };
+  const checks = [
+    ["re-parse, in thread", () => inThread("big", text, flipped)],
+    ["re-parse, in worker", () => inWorker("big", text, flipped)],
+    ["error file, in thread", () => inThread("broken", broken, brokenFlipped)],
+    ["error file, in worker", () => inWorker("broken", broken, brokenFlipped)],
+  ];
+  const checkTimes = new Map(checks.map(([name]) => [name, []]));
+  for (let round = 0; round < WARMUP + RUNS; round++) {
+    for (const [name, run] of shuffle(checks)) {
+      const start = performance.now();
+      await run();
+      if (round >= WARMUP) checkTimes.get(name).push(performance.now() - start);
+    }
+  }
+  for (const kind of ["re-parse", "error file"]) {
+    const thread = median(checkTimes.get(`${kind}, in thread`));
+    const worker = median(checkTimes.get(`${kind}, in worker`));
+    console.log(
+      `check alone, ${kind.padEnd(10)}: in thread median ${thread.toFixed(2)} ms, in worker ${worker.toFixed(2)} ms: ${(worker / thread).toFixed(2)}x, the worker adds ${(worker - thread).toFixed(2)} ms`,
     );
   }
 } finally {

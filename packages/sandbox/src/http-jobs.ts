@@ -6,6 +6,7 @@ import type {
   JobStartOptions,
   SandboxJobs,
 } from "@pleach/core/sandbox";
+import { checkJobInput } from "@pleach/core/sandbox";
 import type { z } from "zod";
 import {
   DEFAULT_MAX_JOB_WAIT_MS,
@@ -134,6 +135,8 @@ export function createHttpJobs({
     },
 
     async input(jobId, text, { abortSignal } = {}) {
+      // Refused here too, rather than sent for the server to refuse once it has read it all.
+      if (typeof text === "string") checkJobInput(text);
       await request(jobRoute(jobId, "input"), {
         method: "POST",
         body: { text },

@@ -8,7 +8,7 @@ import { syntaxErrorNotes } from "./syntax/syntax-check.js";
  */
 export function applyDiffModelOutput(output: ApplyDiffOutput): { output: string; error: boolean } {
   const result = output.hunks !== undefined ? engineModelOutput(output) : patchModelOutput(output);
-  const notes = syntaxErrorNotes("The diff", output.syntaxErrors);
+  const notes = syntaxErrorNotes("The diff", output.syntaxErrors, output.syntaxCheckUnavailable);
   return notes.length === 0 ? result : { ...result, output: [result.output, ...notes].join("\n") };
 }
 

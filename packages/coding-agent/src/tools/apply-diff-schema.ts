@@ -1,5 +1,9 @@
 import { z } from "zod";
-import { rejectSyntaxErrorsDescription, syntaxErrorsSchema } from "./syntax/syntax-check.js";
+import {
+  rejectSyntaxErrorsDescription,
+  syntaxCheckUnavailableSchema,
+  syntaxErrorsSchema,
+} from "./syntax/syntax-check.js";
 
 /** Input of `apply_diff`. */
 export const applyDiffInputSchema = z
@@ -94,6 +98,7 @@ export const applyDiffOutputSchema = z.object({
     .optional()
     .describe("pleach engine: what happened to each file of the diff."),
   syntaxErrors: syntaxErrorsSchema,
+  syntaxCheckUnavailable: syntaxCheckUnavailableSchema,
 });
 
 /** Input of `apply_diff`. */

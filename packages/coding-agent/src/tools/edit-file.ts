@@ -13,6 +13,7 @@ import {
   rejectSyntaxErrorsDescription,
   SYNTAX_CHECK_DESCRIPTION,
   syntaxCheckBeforeWrite,
+  syntaxCheckUnavailableSchema,
   syntaxErrorNotes,
   syntaxErrorsSchema,
 } from "./syntax/syntax-check.js";
@@ -137,6 +138,7 @@ export const editFileOutputSchema = z.object({
       "With `tolerant: true`: the edits whose `old` matched only under a tolerance, and where.",
     ),
   syntaxErrors: syntaxErrorsSchema,
+  syntaxCheckUnavailable: syntaxCheckUnavailableSchema,
 });
 
 /** What `edit_file` accepts. */
@@ -313,8 +315,16 @@ export function createEditFileTool(
         ...syntax,
       };
     },
-    toModelOutput({ path, action, replacements, firstChangedLine, tolerances = [], syntaxErrors }) {
-      const syntaxNotes = syntaxErrorNotes("The edit", syntaxErrors);
+    toModelOutput({
+      path,
+      action,
+      replacements,
+      firstChangedLine,
+      tolerances = [],
+      syntaxErrors,
+      syntaxCheckUnavailable,
+    }) {
+      const syntaxNotes = syntaxErrorNotes("The edit", syntaxErrors, syntaxCheckUnavailable);
       if (action === "wrote") {
         return { output: [`wrote ${path}`, ...syntaxNotes].join("\n"), error: false };
       }

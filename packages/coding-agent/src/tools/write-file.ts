@@ -7,6 +7,7 @@ import {
   rejectSyntaxErrorsDescription,
   SYNTAX_CHECK_DESCRIPTION,
   syntaxCheckBeforeWrite,
+  syntaxCheckUnavailableSchema,
   syntaxErrorNotes,
   syntaxErrorsSchema,
 } from "./syntax/syntax-check.js";
@@ -42,6 +43,7 @@ export const writeFileOutputSchema = z.object({
     .optional()
     .describe("Whether the file did not exist before; absent when that could not be told."),
   syntaxErrors: syntaxErrorsSchema,
+  syntaxCheckUnavailable: syntaxCheckUnavailableSchema,
 });
 
 /** What `write_file` accepts. */
@@ -128,12 +130,12 @@ export function createWriteFileTool(
         ? { bytesWritten, path, ...syntax }
         : { bytesWritten, path, created, ...syntax };
     },
-    toModelOutput({ path, bytesWritten, created, syntaxErrors }) {
+    toModelOutput({ path, bytesWritten, created, syntaxErrors, syntaxCheckUnavailable }) {
       const what = created === true ? "created" : "wrote";
       return {
         output: [
           `${what} ${path} (${bytesWritten.toLocaleString("en-US")} bytes)`,
-          ...syntaxErrorNotes("The write", syntaxErrors),
+          ...syntaxErrorNotes("The write", syntaxErrors, syntaxCheckUnavailable),
         ].join("\n"),
         error: false,
       };

@@ -18,7 +18,14 @@ export type {
   JobState,
   SandboxJobs,
 } from "./jobs.js";
-export { jobsUnsupportedError, sandboxJobsOf, wrapJobs } from "./jobs.js";
+export {
+  checkJobInput,
+  jobsUnsupportedError,
+  MAX_JOB_INPUT_BYTES,
+  MAX_JOB_QUEUED_INPUT_BYTES,
+  sandboxJobsOf,
+  wrapJobs,
+} from "./jobs.js";
 export type { FileEncoding } from "./options.js";
 export {
   checkEnvironment,

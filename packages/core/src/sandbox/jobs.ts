@@ -1,4 +1,5 @@
 import { ToolError } from "../errors.js";
+import { formatBytes } from "../format-bytes.js";
 import type { SandboxClient } from "./contract.js";
 
 /**
@@ -89,12 +90,65 @@ export interface SandboxJobs {
   start(command: string, options?: JobStartOptions): Promise<JobInfo>;
   /** Read the output after a cursor, waiting for it if asked; `NOT_FOUND` for an unknown job. */
   output(jobId: string, options?: JobOutputOptions): Promise<JobOutput>;
-  /** Write `text` to the job's stdin; `CONFLICT` once the job has ended. */
+  /**
+   * Write `text` to the job's stdin; `CONFLICT` once the job has ended, `TOO_LARGE` for more than
+   * {@link MAX_JOB_INPUT_BYTES} in one call or past {@link MAX_JOB_QUEUED_INPUT_BYTES} the job has
+   * not read yet.
+   */
   input(jobId: string, text: string): Promise<void>;
   /** Kill the job and everything it started (TERM, then KILL); harmless on an ended job. */
   kill(jobId: string): Promise<JobInfo>;
   /** The session's jobs, oldest first, ended ones included. */
   list(): Promise<JobInfo[]>;
+}
+
+/** The most bytes one {@link SandboxJobs.input} call writes (1 MiB). */
+export const MAX_JOB_INPUT_BYTES = 1024 * 1024;
+
+/**
+ * The most bytes of input a job may have waiting that it has not read yet (4 MiB): input to a job
+ * that does not read its stdin would otherwise pile up in the session without bound.
+ */
+export const MAX_JOB_QUEUED_INPUT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Refuse job input over {@link MAX_JOB_INPUT_BYTES} with `TOO_LARGE`, and when `queuedBytes` (what
+ * the job has not read yet) is given, input that would take that past
+ * {@link MAX_JOB_QUEUED_INPUT_BYTES}. Returns the input's size in bytes.
+ */
+export function checkJobInput(text: string, queuedBytes?: number): number {
+  const bytes = utf8Length(text);
+  if (bytes > MAX_JOB_INPUT_BYTES) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `the input is ${formatBytes(bytes)}, over the ${formatBytes(MAX_JOB_INPUT_BYTES)} one call writes to a job; send it in parts, or write it to a file and have the job read that file`,
+      { details: { bytes, maxBytes: MAX_JOB_INPUT_BYTES } },
+    );
+  }
+  if (queuedBytes !== undefined && queuedBytes + bytes > MAX_JOB_QUEUED_INPUT_BYTES) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `the job has not read ${formatBytes(queuedBytes)} of the input it was given yet, and ${formatBytes(bytes)} more would pass the ${formatBytes(MAX_JOB_QUEUED_INPUT_BYTES)} a job may have waiting; wait until it reads its input (job_output shows what it does), or write the input to a file and have the job read that file`,
+      { details: { bytes, queuedBytes, maxBytes: MAX_JOB_QUEUED_INPUT_BYTES } },
+    );
+  }
+  return bytes;
+}
+
+/** The UTF-8 size of `text`, counted without encoding it (core runs outside Node too). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit < 0xdc00 && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+      // A surrogate pair: one code point of four bytes.
+      bytes += 4;
+      index += 1;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** A client that offers jobs. */

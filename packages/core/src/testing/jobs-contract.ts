@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxClient } from "../sandbox/contract.js";
-import { type SandboxJobs, sandboxJobsOf } from "../sandbox/jobs.js";
+import {
+  MAX_JOB_INPUT_BYTES,
+  MAX_JOB_QUEUED_INPUT_BYTES,
+  type SandboxJobs,
+  sandboxJobsOf,
+} from "../sandbox/jobs.js";
 import { makeTempDir } from "./temp-dir.js";
 
 /** Makes a client with jobs over a fresh workspace folder, and ends it (its session) after a test. */
@@ -15,6 +20,9 @@ export interface JobsContractSetup {
 
 /** Lists the command line of every process the sandbox shows, without needing `ps`. */
 const PROCESSES = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done";
+
+/** A part of job input small enough for any client's request bound (the HTTP suite's 64 KiB). */
+const INPUT_PART = "x".repeat(32 * 1024);
 
 /** The limits the suite's clients are made with, which it checks. */
 const LIMITS = { maxJobs: 3, maxJobOutputBytes: 64 * 1024 };
@@ -98,6 +106,48 @@ export function describeSandboxJobsContract(name: string, setup: JobsContractSet
       expect(read.job).toMatchObject({ state: "exited", exitCode: 7 });
       await expect(jobs.input(job.jobId, "late\n")).rejects.toMatchObject({ code: "CONFLICT" });
       expect((await jobs.list()).map((each) => each.jobId)).toContain(job.jobId);
+    });
+
+    it("bounds job input per call and in what the job has not read, with TOO_LARGE, and takes more from a job that reads", async () => {
+      const idle = await jobs.start("sleep 600");
+      await expect(
+        jobs.input(idle.jobId, "x".repeat(MAX_JOB_INPUT_BYTES + 1)),
+      ).rejects.toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(/send it in parts/),
+      });
+      // A job that never reads: what it was sent waits in the session, up to the bound.
+      let accepted = 0;
+      let refused: unknown;
+      while (refused === undefined && accepted <= 2 * MAX_JOB_QUEUED_INPUT_BYTES) {
+        try {
+          await jobs.input(idle.jobId, INPUT_PART);
+          accepted += INPUT_PART.length;
+        } catch (error) {
+          refused = error;
+        }
+      }
+      expect(refused).toMatchObject({
+        code: "TOO_LARGE",
+        message: expect.stringMatching(/has not read .* write the input to a file/),
+      });
+      expect(accepted).toBeGreaterThanOrEqual(MAX_JOB_QUEUED_INPUT_BYTES - INPUT_PART.length);
+      // The stdin pipe holds some (64 KiB on Linux, at most 1 MiB) beyond the bound.
+      expect(accepted).toBeLessThanOrEqual(MAX_JOB_QUEUED_INPUT_BYTES + 1024 * 1024);
+      // A job that reads takes more than the bound in all, sent in parts.
+      const total = MAX_JOB_QUEUED_INPUT_BYTES + 8 * INPUT_PART.length;
+      const reader = await jobs.start(`head -c ${total} | wc -c`);
+      for (let sent = 0; sent < total; ) {
+        try {
+          await jobs.input(reader.jobId, INPUT_PART);
+          sent += INPUT_PART.length;
+        } catch (error) {
+          if ((error as { code?: string }).code !== "TOO_LARGE") throw error;
+          await jobs.output(reader.jobId, { waitMs: 50, since: Number.MAX_SAFE_INTEGER });
+        }
+      }
+      const read = await jobs.output(reader.jobId, { waitMs: 10_000, until: String(total) });
+      expect(read.output.trim()).toBe(String(total));
     });
 
     it("gives a program that needs a terminal a pseudo-terminal", async () => {

@@ -56,8 +56,11 @@ interface Registry {
   written: boolean;
 }
 
-/** The registry, once set up; `null` when it cannot be used here (the cleanup after a kill is off). */
-let registry: Registry | null | undefined;
+/**
+ * The registry, once set up; `{ problem }` when it cannot be used here: then nothing is recorded,
+ * and nothing removed (see {@link usedElsewhere}).
+ */
+let registry: Registry | { problem: string } | undefined;
 
 /**
  * Remove the placeholders that pleach processes no longer running left behind (killed by a signal
@@ -97,7 +100,7 @@ export function removeLeftoverPlaceholders(): string[] {
     try {
       const entries = readRegistry(target.claim);
       if (entries.length === 0) continue;
-      inUse ??= usedElsewhere();
+      inUse ??= usedElsewhere() ?? new Set();
       for (const entry of entries) {
         // Recorded only as about to be made (killed before the folder's identity was written):
         // taken for the folder made then only if it carries that record's mark (see markOf).
@@ -124,12 +127,14 @@ function markedWhenPending({ path: target, pendingSinceMs }: RegistryEntry): boo
 /**
  * What other live pleach processes use (and may mount over): `identityKey`s of the placeholders
  * they hold, and the paths they are about to make. A process whose liveness cannot be told (another
- * pid namespace) counts as live.
+ * pid namespace) counts as live. `undefined` when that cannot be known, the registry being
+ * unusable ({@link registryProblem}): another process may then mount over any placeholder, so
+ * none may be removed.
  */
-export function usedElsewhere(): Set<string> {
+export function usedElsewhere(): Set<string> | undefined {
   const used = new Set<string>();
   const target = openRegistry();
-  if (target === undefined) return used;
+  if (target === undefined) return undefined;
   for (const other of otherRegistries()) {
     if (other.state === "dead") continue;
     for (const entry of other.entries) {
@@ -257,13 +262,30 @@ function registryNames(): { target: Registry; names: string[] } | undefined {
   }
 }
 
+/**
+ * Why the registry cannot be used in this process (its folder is not a private folder of ours:
+ * another user made it first, it is open to others, a link; or the platform has no `/proc`), or
+ * `undefined` when it can.
+ */
+export function registryProblem(): string | undefined {
+  openRegistry();
+  return registry !== undefined && "problem" in registry ? registry.problem : undefined;
+}
+
 /** Our registry, set up on first use (the folder made and checked); `undefined` when unusable. */
 function openRegistry(): Registry | undefined {
-  if (registry !== undefined) return registry ?? undefined;
-  registry = null;
+  if (registry !== undefined) return "problem" in registry ? undefined : registry;
   const own = ownProcessKey();
-  const folder = registryFolder();
-  if (own === undefined || folder === undefined) return undefined;
+  const state = userStateFolder("placeholders");
+  if (own === undefined) {
+    registry = { problem: "this process cannot tell its own start time (no /proc)" };
+    return undefined;
+  }
+  if (!("folder" in state)) {
+    registry = state;
+    return undefined;
+  }
+  const { folder } = state;
   const ownName = formatProcessKey(own);
   registry = {
     folder,
@@ -275,11 +297,6 @@ function openRegistry(): Registry | undefined {
     written: false,
   };
   return registry;
-}
-
-/** The registries' folder ({@link userStateFolder}). */
-function registryFolder(): string | undefined {
-  return userStateFolder("placeholders");
 }
 
 function parseRegistryName(

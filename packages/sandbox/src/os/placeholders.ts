@@ -15,6 +15,7 @@ import {
 } from "./placeholder-folder.js";
 import {
   otherRegistries,
+  registryProblem,
   removeLeftoverPlaceholders,
   usedElsewhere,
   writeRegistry,
@@ -94,7 +95,10 @@ export interface PlaceholderLease {
  * {@link removeLeftoverPlaceholders}) before it is made, so that one a killed process leaves
  * behind is removed by the next start. Across processes: a placeholder another live pleach process
  * made is adopted (held and mounted over like one of ours) rather than taken for a folder of the
- * user's, and a placeholder is removed only by the last live process that uses it.
+ * user's, and a placeholder is removed only by the last live process that uses it. Without a
+ * registry (its folder is not private to us: another user made it first, it is open to others, a
+ * link), no process can know what the others mount over, so none is ever removed (a process
+ * warning says so once, and what to fix): failing closed, they stay as empty read-only folders.
  */
 export function acquirePlaceholders(
   protectedPaths: readonly ProtectedPath[],
@@ -300,6 +304,14 @@ function removeAll(unused: readonly Placeholder[]): void {
   });
   if (current.length > 0) {
     const inUse = usedElsewhere();
+    if (inUse === undefined) {
+      // No registry: another pleach process of ours may mount over any of them, unknown to us,
+      // and a mount point removed on the host is gone from its sandbox too. Kept, and kept in
+      // view (handed over to nobody) so that this process adopts its own again.
+      for (const { path: target, identity } of current) handedOver.set(target, identity);
+      noteKeptPlaceholders(current.map(({ path: target }) => target));
+      return;
+    }
     const removable: typeof current = [];
     for (const { path: target, identity } of current) {
       if (inUse.has(identityKey(target, identity)) || inUse.has(target)) {
@@ -358,6 +370,21 @@ function sweepLeftoversOnce(): ReadonlySet<string> {
   if (leftoversSwept) return new Set();
   leftoversSwept = true;
   return new Set(removeLeftoverPlaceholders());
+}
+
+let keptNoted = false;
+
+/**
+ * Once per process, tell the user (a process warning, on the host's stderr) that placeholders stay
+ * because the registry cannot be used, what to fix and what to remove.
+ */
+function noteKeptPlaceholders(kept: readonly string[]): void {
+  if (keptNoted) return;
+  keptNoted = true;
+  process.emitWarning(
+    `pleach cannot record its placeholders (${registryProblem() ?? "the registry is unusable"}), so it never removes one: another pleach process could be mounting over it. They stay, as empty read-only folders (${kept.slice(0, 3).join(", ")}${kept.length > 3 ? ", ..." : ""}). Remove that folder, or set XDG_RUNTIME_DIR to a folder of your own, and remove the empty folders once no pleach process runs.`,
+    { code: "PLEACH_PLACEHOLDERS_KEPT" },
+  );
 }
 
 /** Write this process's registry as it stands (see {@link writeRegistry}). */

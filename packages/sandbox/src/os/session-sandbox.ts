@@ -85,6 +85,8 @@ export interface SessionProcess {
   readonly id: string;
   /** Bytes for its stdin (only when started with `stdin: true`). */
   input(bytes: Buffer): void;
+  /** Bytes given to {@link input} that have not reached its stdin yet (the command has not read them). */
+  readonly queuedInput: number;
   /** End its stdin. */
   endInput(): void;
   /** Send a signal to every process of it. */
@@ -102,6 +104,8 @@ interface ProcessEntry {
   /** After its exit, how long its output may stay open before what it left is killed. */
   drainMs: number;
   drainTimer?: NodeJS.Timeout;
+  /** Input bytes sent that the server has not said were taken. */
+  queuedInput: number;
   reap(): void;
 }
 
@@ -278,6 +282,9 @@ export class SessionSandbox {
       case "nokeep":
         events.onNoKeep?.();
         break;
+      case "took":
+        entry.queuedInput = Math.max(0, entry.queuedInput - answer.bytes);
+        break;
       case "gone":
         entry.gone = true;
         if (entry.closed) this.#end(answer.id);
@@ -382,19 +389,26 @@ export class SessionSandbox {
     clearTimeout(this.#idleTimer);
     this.#nextId += 1;
     const id = String(this.#nextId);
-    this.#processes.set(id, {
+    const entry: ProcessEntry = {
       events,
       closed: false,
       gone: false,
       exited: false,
       drainMs,
+      queuedInput: 0,
       reap: () => this.#send(plainRequest("reap", id)),
-    });
+    };
+    this.#processes.set(id, entry);
     this.#send(runRequest({ ...request, id }));
     return {
       id,
       input: (bytes) => {
-        if (bytes.length > 0) this.#send(inputRequest(id, bytes));
+        if (bytes.length === 0) return;
+        entry.queuedInput += bytes.length;
+        this.#send(inputRequest(id, bytes));
+      },
+      get queuedInput() {
+        return entry.queuedInput;
       },
       endInput: () => this.#send(plainRequest("eof", id)),
       signal: (name) => this.#send(plainRequest("signal", id, name)),

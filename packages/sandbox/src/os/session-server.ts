@@ -54,7 +54,9 @@ export function sessionServerSupported(): boolean {
  * command's output; `exit id status` when its main process ended (a wait status); `gone id` once
  * its keeper and every process of it are gone; `failed id reason` when it could not start;
  * `nokeep id` when its output could not be kept (a file of that name stands in the folder, or the
- * folder is full: what was kept of it is removed); `cleaned` once a `clean` is done.
+ * folder is full: what was kept of it is removed); `took id length` once `length` bytes of its
+ * input left the server (written to its stdin, or dropped with a stdin that is closed), so that the
+ * host knows what is still waiting; `cleaned` once a `clean` is done.
  *
  * It is the sandbox's pid 1 (`--as-pid-1`): the kernel delivers it no signal from inside the
  * namespace that it has no handler for (its only one, SIGCHLD, wakes it up), so a command can
@@ -246,7 +248,8 @@ while (1) {
     my $c = $cmd{$id};
     next unless $c->{in} && length $c->{pending} && vec($wout, fileno($c->{in}), 1);
     my $wrote = syswrite($c->{in}, $c->{pending});
-    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = '' } elsif (!$!{EAGAIN} && !$!{EINTR}) { $c->{pending} = ''; close($c->{in}); delete $c->{in} }
+    if (defined $wrote) { substr($c->{pending}, 0, $wrote) = ''; say_("took $id $wrote\n") if $wrote }
+    elsif (!$!{EAGAIN} && !$!{EINTR}) { say_("took $id " . length($c->{pending}) . "\n"); $c->{pending} = ''; close($c->{in}); delete $c->{in} }
     if ($c->{eof} && !length $c->{pending} && $c->{in}) { close($c->{in}); delete $c->{in} }
   }
   next unless vec($rout, 0, 1);
@@ -259,7 +262,7 @@ while (1) {
     if ($kind eq 'clean') { for my $dir (@clean) { remove("$dir/$_") for grep { !$keep{$dir}{$_} } entries($dir) } say_("cleaned\n"); next }
     if ($kind eq 'remove') { unlink("$keptDir/$f[0]") if $keptDir ne '' && $f[0] =~ /^[A-Za-z0-9._-]+$/ && $f[0] !~ /^\./; next }
     my $c = $cmd{$f[0]}; next unless $c;
-    if ($kind eq 'input') { $c->{pending} .= $f[1] if $c->{in} && !$c->{eof} }
+    if ($kind eq 'input') { if ($c->{in} && !$c->{eof}) { $c->{pending} .= $f[1] } else { say_("took $f[0] " . length($f[1]) . "\n") } }
     elsif ($kind eq 'eof') { $c->{eof} = 1; if ($c->{in} && !length $c->{pending}) { close($c->{in}); delete $c->{in} } }
     elsif ($kind eq 'signal') { signal_command($c, $f[1] eq 'KILL' ? 'KILL' : 'TERM') unless $c->{gone} }
     elsif ($kind eq 'reap') { $reaping{$f[0]} = 1 unless $c->{gone} }
@@ -347,6 +350,7 @@ export type ServerAnswer =
   | { kind: "out" | "err"; id: string; data: Buffer }
   | { kind: "closed" | "gone" | "nokeep"; id: string }
   | { kind: "exit"; id: string; status: number }
+  | { kind: "took"; id: string; bytes: number }
   | { kind: "failed"; id: string; reason: string };
 
 /** Splits the server's status stream into answers, whatever the chunks it arrives in. */
@@ -378,6 +382,7 @@ export class AnswerReader {
       else if (kind === "closed" || kind === "gone" || kind === "nokeep")
         answers.push({ kind, id });
       else if (kind === "exit") answers.push({ kind, id, status: Number(rest) });
+      else if (kind === "took") answers.push({ kind, id, bytes: Number(rest) });
       else if (kind === "failed") answers.push({ kind, id, reason: line.slice(8 + id.length) });
     }
     return answers;

@@ -2,27 +2,36 @@ import { lstatSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { privateFolderProblem } from "../private-folder.js";
 
+/** A state folder that can be used, or why not. */
+export type StateFolder = { folder: string } | { problem: string };
+
 /**
  * `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>/<name>`: where a process keeps what the next one needs
- * (the placeholders it made, the walks of workspaces), made (mode 700) when missing; `undefined`
- * unless both folders are real folders of our uid that group and others cannot enter, since a
- * folder another user can write could have what is kept there swapped.
+ * (the placeholders it made, the walks of workspaces), made (mode 700) when missing. Used only
+ * when both folders are real folders of our uid that group and others cannot enter, since a folder
+ * another user can write (or made first, in a shared `/tmp`) could have what is kept there
+ * swapped; otherwise `problem` says which folder is wrong and how, for the note of the feature
+ * that goes without it.
  */
-export function userStateFolder(name: string): string | undefined {
+export function userStateFolder(name: string): StateFolder {
   const uid = process.getuid?.();
-  if (uid === undefined) return undefined;
+  if (uid === undefined) return { problem: "this platform has no user ids" };
   const runtime = process.env.XDG_RUNTIME_DIR;
   const base = runtime !== undefined && path.isAbsolute(runtime) ? runtime : "/tmp";
   const top = path.join(base, `pleach-${uid}`);
   const folder = path.join(top, name);
-  return privateFolder(top, uid) && privateFolder(folder, uid) ? folder : undefined;
+  const problem = privateFolder(top, uid) ?? privateFolder(folder, uid);
+  return problem === undefined ? { folder } : { problem };
 }
 
-function privateFolder(folder: string, uid: number): boolean {
+/** Why `folder` cannot be had as a private folder of `uid` (made when missing), if it cannot. */
+function privateFolder(folder: string, uid: number): string | undefined {
   try {
     mkdirSync(folder, { mode: 0o700 });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code !== "EEXIST") return `${folder} cannot be made (${code})`;
   }
-  return privateFolderProblem(lstatSync(folder, { throwIfNoEntry: false }), uid) === undefined;
+  const problem = privateFolderProblem(lstatSync(folder, { throwIfNoEntry: false }), uid);
+  return problem === undefined ? undefined : `${folder} ${problem}`;
 }

@@ -48,9 +48,12 @@ type Entry = [
 ];
 
 function snapshotFile(root: string): string | undefined {
-  const folder = userStateFolder("walks");
-  if (folder === undefined) return undefined;
-  return path.join(folder, `${createHash("sha256").update(root).digest("hex").slice(0, 32)}.json`);
+  const state = userStateFolder("walks");
+  if (!("folder" in state)) return undefined;
+  return path.join(
+    state.folder,
+    `${createHash("sha256").update(root).digest("hex").slice(0, 32)}.json`,
+  );
 }
 
 /**

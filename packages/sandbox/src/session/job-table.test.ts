@@ -8,7 +8,7 @@ async function oneJob(): Promise<{ table: JobTable; jobId: string; print(text: s
   const table = new JobTable(
     async (_command, _options, given) => {
       events = given;
-      return { id: "1", input() {}, endInput() {}, signal() {}, reap() {} };
+      return { id: "1", input() {}, queuedInput: 0, endInput() {}, signal() {}, reap() {} };
     },
     { maxJobs: 1, maxOutputBytes: 1024 * 1024 },
   );

@@ -6,7 +6,7 @@ import type {
   JobStartOptions,
   SandboxJobs,
 } from "@pleach/core/sandbox";
-import { checkEnvironment } from "@pleach/core/sandbox";
+import { checkEnvironment, checkJobInput } from "@pleach/core/sandbox";
 import { exitCodeOf, signalName } from "../os/exit-status.js";
 import type { SessionProcess, SessionProcessEvents } from "../os/session-sandbox.js";
 import { OutputLog } from "./output-log.js";
@@ -219,6 +219,9 @@ export class JobTable implements SandboxJobs {
         `job ${jobId} has ended (${describeEnd(job.info)}); its stdin is closed. Start it again to give it input.`,
       );
     }
+    // Bounded per call and in what the job has not read yet: a job that never reads its stdin
+    // would otherwise hold whatever is sent in the session server's memory.
+    checkJobInput(text, job.process?.queuedInput ?? 0);
     job.process?.input(Buffer.from(text));
   }
 

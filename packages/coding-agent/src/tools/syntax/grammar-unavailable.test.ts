@@ -3,10 +3,11 @@ import { localWorkspace } from "../../test-support/local-workspace.js";
 import { createEditFileTool } from "../edit-file.js";
 
 // A grammar that cannot load (a missing or corrupt .wasm, a runtime that fails to start) makes
-// `parserFor` answer undefined; this file stands in for that, as the real grammars all load.
-vi.mock("./grammars.js", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("./grammars.js")>()),
-  parserFor: async () => undefined,
+// the worker's `parserFor` answer undefined and the worker answer "no-grammar"; this file stands
+// in for that, as the real grammars all load.
+vi.mock("./syntax-worker-client.js", async (importOriginal) => ({
+  ...(await importOriginal<typeof import("./syntax-worker-client.js")>()),
+  checkInWorker: async () => ({ kind: "no-grammar" }),
 }));
 
 describe("a grammar that cannot load", () => {

@@ -2,9 +2,9 @@ import { Buffer } from "node:buffer";
 import { isToolError, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
-import { parserFor, syntaxLanguageOf } from "./grammars.js";
-import { errorsAcrossEdit } from "./kept-trees.js";
+import { syntaxLanguageOf } from "./grammars.js";
 import { introducedErrors } from "./syntax-errors.js";
+import { checkInWorker } from "./syntax-worker-client.js";
 
 /** Files larger than this, before or after the change, are not checked. */
 export const MAX_SYNTAX_CHECK_BYTES = 1024 * 1024;
@@ -33,6 +33,24 @@ export const syntaxErrorsSchema = z
     "The files the change left with syntax errors they did not have before (JavaScript, TypeScript, TSX, JSON, Python, Go, Rust, CSS, HTML, YAML); absent when none.",
   );
 
+/** The `syntaxCheckUnavailable` output field shared by `write_file`, `edit_file` and `apply_diff`. */
+export const syntaxCheckUnavailableSchema = z
+  .array(
+    z.object({
+      path: z.string().describe("The file, as the tool named it."),
+      reason: z.string().describe("Why its check could not run, e.g. it took too long."),
+    }),
+  )
+  .optional()
+  .describe(
+    "Files whose syntax check could not run (diagnostics unavailable), with why: the change was written, unchecked. Absent when every file with a grammar was checked.",
+  );
+
+/** A file whose check could not run (an entry of the `syntaxCheckUnavailable` output). */
+export type SyntaxCheckUnavailable = NonNullable<
+  z.output<typeof syntaxCheckUnavailableSchema>
+>[number];
+
 /** The syntax errors a change made in one file (an entry of the `syntaxErrors` output). */
 export type FileSyntaxErrors = NonNullable<z.output<typeof syntaxErrorsSchema>>[number];
 
@@ -56,21 +74,28 @@ export interface SyntaxChange {
 
 /**
  * The syntax errors each change introduces, for files in a language with a grammar here (by
- * extension). Runs on the host over the texts the tool holds; never runs anything of the
- * workspace. A file without a grammar, over {@link MAX_SYNTAX_CHECK_BYTES}, or whose grammar
- * cannot load is passed over silently. The text after is parsed first, and the text before only
- * when that has errors (see {@link errorsAcrossEdit} for the trees kept between edits).
+ * extension), and the files whose check could not run. Parsed on the host over the texts the tool
+ * holds, in a worker thread with a time and memory bound (see {@link checkInWorker}); never runs
+ * anything of the workspace. A file without a grammar, over {@link MAX_SYNTAX_CHECK_BYTES}, or
+ * whose grammar cannot load is passed over silently. The text after is parsed first, and the text
+ * before only when that has errors (see `errorsAcrossEdit` for the trees kept between edits).
  */
-async function checkSyntax(changes: readonly SyntaxChange[]): Promise<FileSyntaxErrors[]> {
+async function checkSyntax(
+  changes: readonly SyntaxChange[],
+): Promise<{ reports: FileSyntaxErrors[]; unavailable: SyntaxCheckUnavailable[] }> {
   const reports: FileSyntaxErrors[] = [];
+  const unavailable: SyntaxCheckUnavailable[] = [];
   for (const { path, before, after } of changes) {
     const language = syntaxLanguageOf(path);
     if (language === undefined || before === undefined || after === null) continue;
     if (tooLarge(before) || tooLarge(after)) continue;
-    const parser = await parserFor(language);
-    if (parser === undefined) continue;
-    const errors = errorsAcrossEdit(parser, `${language}:${path}`, before, after);
-    if (errors === undefined || errors === "clean") continue;
+    const check = await checkInWorker(language, `${language}:${path}`, before, after);
+    if (check.kind === "unavailable") {
+      unavailable.push({ path, reason: check.reason });
+      continue;
+    }
+    if (check.kind === "no-grammar" || check.errors === "clean") continue;
+    const { errors } = check;
     const introduced = introducedErrors(
       { text: before, errors: errors.before },
       { text: after, errors: errors.after },
@@ -78,7 +103,7 @@ async function checkSyntax(changes: readonly SyntaxChange[]): Promise<FileSyntax
     if (introduced.length === 0) continue;
     reports.push({ path, count: introduced.length, errors: introduced.slice(0, LISTED_ERRORS) });
   }
-  return reports;
+  return { reports, unavailable };
 }
 
 /**
@@ -89,11 +114,16 @@ async function checkSyntax(changes: readonly SyntaxChange[]): Promise<FileSyntax
 export async function syntaxCheckBeforeWrite(
   { toolName, what, reject = false }: { toolName: string; what: string; reject?: boolean },
   changes: readonly SyntaxChange[],
-): Promise<{ syntaxErrors?: FileSyntaxErrors[] }> {
-  const syntaxErrors = await checkSyntax(changes);
-  if (syntaxErrors.length === 0) return {};
-  if (reject) throw syntaxErrorRefusal(toolName, what, syntaxErrors);
-  return { syntaxErrors };
+): Promise<{
+  syntaxErrors?: FileSyntaxErrors[];
+  syntaxCheckUnavailable?: SyntaxCheckUnavailable[];
+}> {
+  const { reports: syntaxErrors, unavailable } = await checkSyntax(changes);
+  if (syntaxErrors.length > 0 && reject) throw syntaxErrorRefusal(toolName, what, syntaxErrors);
+  return {
+    ...(syntaxErrors.length === 0 ? {} : { syntaxErrors }),
+    ...(unavailable.length === 0 ? {} : { syntaxCheckUnavailable: unavailable }),
+  };
 }
 
 /**
@@ -133,16 +163,21 @@ function describeFile({ path, count, errors }: FileSyntaxErrors): string {
 
 /**
  * The lines a model reads after a change that left syntax errors, one per file, `subject` naming
- * the change ("The edit"); none when there were none.
+ * the change ("The edit"), then one per file whose check could not run; none when there were none.
  */
 export function syntaxErrorNotes(
   subject: string,
   reports: readonly FileSyntaxErrors[] = [],
+  unavailable: readonly SyntaxCheckUnavailable[] = [],
 ): string[] {
-  return reports.map((report) => {
+  const notes = reports.map((report) => {
     const them = report.count === 1 ? "it" : "them";
     return `${subject} left ${describeFile(report)}; fix ${them} before running the code.`;
   });
+  for (const { path, reason } of unavailable) {
+    notes.push(`Syntax diagnostics unavailable for ${path}: ${reason}. It was written unchecked.`);
+  }
+  return notes;
 }
 
 /**
