@@ -289,6 +289,8 @@ export async function createLocalSandbox({
             ...runOptions,
             cwd: confinedByBubblewrap ? rootReal : directory,
           }));
+        // Released before the result is read: it makes inert what the command made (its notes).
+        await invocation.release?.();
         // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
         // file, ...), and, for a failed command, what the domain proxy refused it.
         const policy = invocation.failurePolicy;
@@ -296,6 +298,7 @@ export async function createLocalSandbox({
         const notes =
           policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
+        notes.push(...(invocation.inertNotes ?? []));
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

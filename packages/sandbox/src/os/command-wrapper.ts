@@ -50,6 +50,11 @@ export interface CommandInvocation {
    */
   failurePolicy?: FailurePolicy;
   /**
+   * Filled by `release` in workspace-write: one line for each repository the command made, saying
+   * how it was made inert (see `makeNewRepositoriesInert`). Read it once `release` settled.
+   */
+  inertNotes?: readonly string[];
+  /**
    * With a domain policy: the requests the command made to its proxy, filled as it runs (read it
    * once the command is done). Absent otherwise.
    */

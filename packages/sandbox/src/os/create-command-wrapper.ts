@@ -11,6 +11,7 @@ import type {
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
+import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
@@ -165,7 +166,7 @@ export function createCommandWrapper({
       const reusable =
         backend === "bubblewrap" && typeof network !== "object" && sessionServerSupported();
       if (!reusable || (!session && !warmEnabled)) {
-        return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+        return afterwards(lease === undefined ? wrapped : { ...wrapped, release: lease.release });
       }
       const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
       const inWorkspace = new Set([root]);
@@ -188,11 +189,11 @@ export function createCommandWrapper({
         placeholderIdleMs,
       };
       if (session) {
-        return {
+        return afterwards({
           ...wrapped,
           ...(lease === undefined ? {} : { release: lease.release }),
           session: { key, spec, command: { cwd, command, env: commandEnv } },
-        };
+        });
       }
       const warm = warmSlots.take(`${root}\0${mode}\0${network}`, key, () => {
         const started = new SessionSandbox(
@@ -226,7 +227,7 @@ export function createCommandWrapper({
         if (ready !== undefined && !ready.alive) await ready.destroy();
         await lease?.release();
       };
-      return {
+      return afterwards({
         ...wrapped,
         release,
         ...(ready === undefined
@@ -236,10 +237,44 @@ export function createCommandWrapper({
                 run: (options) => runWarm(ready, { cwd, command, env: commandEnv }, options),
               },
             }),
-      };
+      });
     } catch (error) {
       await lease?.release();
       throw error;
+    }
+
+    /**
+     * `made` with a release that first makes inert every repository the command made meanwhile
+     * (found by a walk once it ended, against this call's): git would otherwise run its config and
+     * hooks on the host, and from the next call on they would be protected as they stand.
+     */
+    function afterwards(made: CommandInvocation): CommandInvocation {
+      if (!protect) return made;
+      const inertNotes: string[] = [];
+      let finished: Promise<void> | undefined;
+      const release = () => {
+        finished ??= (async () => {
+          try {
+            const after = await cache.walker(hostFacts.root, maxDirectories).scan();
+            inertNotes.push(
+              ...makeNewRepositoriesInert({
+                root: hostFacts.root,
+                before: hostFacts.gitEntries,
+                after: after.gitEntries,
+                protectedBefore: hostFacts.protectedPaths.map(({ path }) => path),
+              }),
+            );
+          } catch (error) {
+            inertNotes.push(
+              `pleach could not look for repositories this command made (${(error as Error).message}); do not run git in folders it made before you looked at their config and hooks`,
+            );
+          } finally {
+            await made.release?.();
+          }
+        })();
+        return finished;
+      };
+      return { ...made, release, inertNotes };
     }
   }
 }

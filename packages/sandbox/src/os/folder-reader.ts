@@ -28,6 +28,11 @@ export interface FolderListing {
   subfolders: string[];
   /** Whether the folder has an entry named `.git`, of any type. */
   hasGitEntry: boolean;
+  /**
+   * Whether git would take the folder itself for a git directory (a bare layout, see
+   * {@link holdsGitDirectoryLayout}), whatever its name.
+   */
+  gitDirectory?: boolean;
   /** Names of the Unix sockets in it. */
   sockets: string[];
   /** Whether it could not be listed (no permission): what it holds is unknown. */
@@ -119,6 +124,7 @@ export class FolderReader {
       else if (entry.isDirectory()) listing.subfolders.push(entry.name);
       else if (entry.isSocket()) listing.sockets.push(entry.name);
     }
+    if (holdsGitDirectoryLayout(entries)) listing.gitDirectory = true;
     return listing;
   }
 
@@ -142,6 +148,24 @@ export class FolderReader {
     }
     return trusted;
   }
+}
+
+/**
+ * Whether a folder holding `entries` is one git takes for a git directory, by git's own test
+ * (setup.c, `is_git_directory`): a `HEAD`, and `objects` and `refs` (or a `commondir` naming where
+ * they are). Git looks at a folder itself before its parents, and `safe.bareRepository` lets it
+ * use such a folder by default, so its name does not matter. Looser than git (any type, `HEAD`
+ * unread): a folder that only looks like one is protected too, never the other way round.
+ */
+export function holdsGitDirectoryLayout(entries: readonly Dirent[]): boolean {
+  const names = new Set<string>();
+  for (const entry of entries) {
+    if (entry.name === "HEAD" && entry.isDirectory()) continue;
+    names.add(entry.name);
+  }
+  return (
+    names.has("HEAD") && (names.has("commondir") || (names.has("objects") && names.has("refs")))
+  );
 }
 
 function sameStamp(listing: FolderListing, info: Stats): boolean {

@@ -10,6 +10,7 @@ import { lookupLstat } from "./host-lookups.js";
 import type { ProtectedPathState } from "./path-state.js";
 import { realpathOr, stateOf } from "./path-state.js";
 import {
+  GIT_DIRECTORY_ENTRIES,
   HOME_FOLDER_ENTRIES,
   PROTECTED_ENTRIES,
   type ProtectedEntry,
@@ -55,7 +56,10 @@ export interface WorkspaceProtection {
 export interface WorkspaceProtectionOptions {
   /** Real path of the workspace root. */
   root: string;
-  /** Every `.git` entry found below the root (nested repositories, submodules, worktrees). */
+  /**
+   * Every `.git` entry found below the root (nested repositories, submodules, worktrees), and
+   * every folder git takes for a git directory itself (the root too).
+   */
   nestedGitEntries: readonly string[];
   /**
    * Folders of the workspace that could not be listed: what they hold is unknown, so they are
@@ -118,7 +122,19 @@ export function workspaceProtection({
     }
   }
   for (const nested of nestedGitEntries) {
-    add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+    if (nested === root) {
+      // The root cannot be protected whole: its part of a git directory's layout is.
+      for (const name of GIT_DIRECTORY_ENTRIES) {
+        add(path.join(root, name), `${name} is part of the git directory the workspace root is`);
+      }
+    } else if (path.basename(nested) === ".git") {
+      add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+    } else {
+      add(
+        nested,
+        `${path.relative(root, nested)} is a git directory (it holds HEAD, objects and refs, so git takes it for one)`,
+      );
+    }
   }
   for (const folder of unreadableFolders) {
     add(
