@@ -129,11 +129,6 @@ export function workspaceProtection({
       }
     } else if (path.basename(nested) === ".git") {
       add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
-    } else {
-      add(
-        nested,
-        `${path.relative(root, nested)} is a git directory (it holds HEAD, objects and refs, so git takes it for one)`,
-      );
     }
   }
   for (const folder of unreadableFolders) {
@@ -146,6 +141,13 @@ export function workspaceProtection({
     for (const { path: extra, rule } of gitMachinery({ gitEntry, root, hostEnvironment })) {
       add(extra, rule);
     }
+  }
+  // After the machinery: a gitdir a `.git` file names keeps that more telling rule.
+  for (const nested of nestedGitEntries) {
+    add(
+      nested,
+      `${path.relative(root, nested)} is a git directory (it holds HEAD, objects and refs, so git takes it for one)`,
+    );
   }
 
   const paths: ProtectedPath[] = [];
