@@ -118,6 +118,25 @@ describeAttacks(
       }
     });
 
+    it("refuses the file tool's write that would turn a folder into a git directory", async () => {
+      const marker = path.join(fixture.outside, "ran");
+      const client = await createLocalSandbox({ root: fixture.root });
+      // Each write alone is harmless; the one that adds HEAD would make src/ a repository whose
+      // config an earlier write planted.
+      await client.writeFile(
+        "src/config",
+        `[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "${payload(marker)}"\n`,
+      );
+      await client.writeFile("src/objects/info/packs", "");
+      await client.writeFile("src/refs/heads/.keep", "");
+      await expect(client.writeFile("src/HEAD", "ref: refs/heads/main\n")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+        message: expect.stringContaining("it would make src a git directory"),
+      });
+      hostGit(path.join(fixture.root, "src"), "status");
+      expect(existsSync(marker)).toBe(false);
+    });
+
     it("protects where the links of a gitdir lead (the layout of repo and git-new-workdir)", async () => {
       // proj/.git's config and hooks are links into a shared folder that is no repository itself.
       const shared = path.join(fixture.root, ".repo", "shared");

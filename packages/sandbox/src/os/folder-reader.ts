@@ -7,6 +7,7 @@ import {
   type Stats,
   statfsSync,
 } from "node:fs";
+import { holdsGitDirectoryLayout } from "./git-layout.js";
 
 /**
  * What a folder held when it was read, and what `lstat` said of it just before, so that a later
@@ -30,7 +31,7 @@ export interface FolderListing {
   hasGitEntry: boolean;
   /**
    * Whether git would take the folder itself for a git directory (a bare layout, see
-   * {@link holdsGitDirectoryLayout}), whatever its name.
+   * `holdsGitDirectoryLayout`), whatever its name.
    */
   gitDirectory?: boolean;
   /** Names of the Unix sockets in it. */
@@ -148,24 +149,6 @@ export class FolderReader {
     }
     return trusted;
   }
-}
-
-/**
- * Whether a folder holding `entries` is one git takes for a git directory, by git's own test
- * (setup.c, `is_git_directory`): a `HEAD`, and `objects` and `refs` (or a `commondir` naming where
- * they are). Git looks at a folder itself before its parents, and `safe.bareRepository` lets it
- * use such a folder by default, so its name does not matter. Looser than git (any type, `HEAD`
- * unread): a folder that only looks like one is protected too, never the other way round.
- */
-export function holdsGitDirectoryLayout(entries: readonly Dirent[]): boolean {
-  const names = new Set<string>();
-  for (const entry of entries) {
-    if (entry.name === "HEAD" && entry.isDirectory()) continue;
-    names.add(entry.name);
-  }
-  return (
-    names.has("HEAD") && (names.has("commondir") || (names.has("objects") && names.has("refs")))
-  );
 }
 
 function sameStamp(listing: FolderListing, info: Stats): boolean {

@@ -226,8 +226,9 @@ function kept(entry: GitConfigEntry): boolean {
   const rule = KEPT_KEYS[entry.section];
   if (rule === undefined || rule.subsection !== (entry.subsection !== undefined)) return false;
   // A control character could end the line or the quotes early as git reads them.
-  const controls = /[\u0000-\u001f\u007f]/;
-  if (controls.test(entry.value) || controls.test(entry.subsection ?? "")) return false;
+  const hasControl = (text: string) =>
+    [...text].some((character) => character < " " || character === "\u007f");
+  if (hasControl(entry.value) || hasControl(entry.subsection ?? "")) return false;
   return rule.keys.includes(entry.key);
 }
 
