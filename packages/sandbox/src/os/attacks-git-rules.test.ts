@@ -2,11 +2,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./index.js";
-import { attempt, verdicts } from "./test-support/fixture.js";
-import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js";
+import { attempt, createAttackFixture, verdicts } from "./test-support/fixture.js";
+import { attackSuiteSkipReason, describeAttacks, runningAs } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 
@@ -66,7 +66,7 @@ describeAttacks(
       );
       expect(result.stdout).toBe("planted\n");
       expect(result.sandboxNotes?.join("\n")).toContain(
-        "src is a git repository this command made",
+        "src is a git repository a sandboxed command made",
       );
       // The user's `git status` in src/ (or a prompt that runs it) runs nothing of the command's.
       hostGit(path.join(fixture.root, "src"), "status");
@@ -95,7 +95,7 @@ describeAttacks(
       );
       expect(result.stdout).toBe("planted\n");
       expect(result.sandboxNotes?.join("\n")).toContain(
-        "vendor/new/.git is a git repository this command made",
+        "vendor/new/.git is a git repository a sandboxed command made",
       );
       const repository = path.join(fixture.root, "vendor", "new");
       for (const args of [["status"], ["st"], ["commit", "-q", "-m", "host commit"]]) {
@@ -199,6 +199,39 @@ describeAttacks(
       });
       hostGit(fixture.root, "commit", "-q", "--allow-empty", "-m", "host");
       expect(existsSync(marker)).toBe(false);
+    });
+  },
+);
+
+describe.skipIf(skipReason !== undefined)(
+  `a repository a session's background job made ${runningAs()}${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
+  () => {
+    it("is made inert before the next host-side write, and said in the next command's result", async () => {
+      const fixture = await createAttackFixture();
+      const client = await createLocalSandbox({ root: fixture.root, session: true });
+      try {
+        const jobs = client.jobs;
+        if (jobs === undefined) throw new Error("this host runs no session jobs");
+        const marker = path.join(fixture.outside, "ran");
+        await client.exec("true");
+        // The job plants its repository after the command that started it returned.
+        const job = await jobs.start(
+          `sleep 0.2; git init -q vendor/job && git -C vendor/job config core.fsmonitor '${payload(marker)}' && echo made`,
+        );
+        expect((await jobs.output(job.jobId, { until: "made", waitMs: 20_000 })).output).toBe(
+          "made\n",
+        );
+        await client.writeFile("notes.txt", "written\n");
+        hostGit(path.join(fixture.root, "vendor", "job"), "status");
+        expect(existsSync(marker)).toBe(false);
+        const next = await client.exec("true");
+        expect(next.sandboxNotes?.join("\n")).toContain(
+          "vendor/job/.git is a git repository a sandboxed command made",
+        );
+      } finally {
+        await client.close();
+        await fixture.cleanup();
+      }
     });
   },
 );

@@ -59,6 +59,7 @@ export function createCommandWrapper({
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
     hiddenReads: (root) => hiddenReads({ root, hostEnvironment, ...readPolicy }),
+    repositoriesMadeSince: (root, since) => inertSince(root, since),
     async close() {
       await warmSlots.destroyAll();
       removeIdlePlaceholders();
@@ -71,6 +72,7 @@ export function createCommandWrapper({
       env,
       network,
       session = false,
+      repositoriesSince,
     }): Promise<CommandInvocation> {
       if (mode === "danger-full-access") {
         // A long command's text is read from fd 3 (`shellCommand`).
@@ -88,7 +90,17 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
-      const request = { command, root, cwd, mode, env, backend: chosen, probe, session };
+      const request = {
+        command,
+        root,
+        cwd,
+        mode,
+        env,
+        backend: chosen,
+        probe,
+        session,
+        ...(repositoriesSince === undefined ? {} : { repositoriesSince }),
+      };
       if (typeof network !== "object") return confined({ ...request, network });
       // A domain policy: a proxy of the command's own, stopped once its process group is gone.
       const proxy = await startCommandProxy(network, chosen);
@@ -106,6 +118,22 @@ export function createCommandWrapper({
     },
   };
 
+  /** Make inert what appeared in `root` since the walk that found `before`; see `afterwards`. */
+  async function inertSince(
+    root: string,
+    before: readonly string[],
+    protectedBefore?: readonly string[],
+  ): Promise<{ notes: string[]; gitEntries: string[] }> {
+    const after = await cache.walker(root, maxDirectories).scan();
+    const notes = makeNewRepositoriesInert({
+      root,
+      before,
+      after: after.gitEntries,
+      ...(protectedBefore === undefined ? {} : { protectedBefore }),
+    });
+    return { notes, gitEntries: after.gitEntries };
+  }
+
   /** The invocation in the OS sandbox `backend`, with the policy's network. */
   async function confined({
     command,
@@ -117,6 +145,7 @@ export function createCommandWrapper({
     backend,
     probe,
     session,
+    repositoriesSince,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
@@ -251,19 +280,22 @@ export function createCommandWrapper({
     function afterwards(made: CommandInvocation): CommandInvocation {
       if (!protect) return made;
       const inertNotes: string[] = [];
+      const gitEntries: string[] = [];
       let finished: Promise<void> | undefined;
       const release = () => {
         finished ??= (async () => {
           try {
-            const after = await cache.walker(hostFacts.root, maxDirectories).scan();
-            inertNotes.push(
-              ...makeNewRepositoriesInert({
-                root: hostFacts.root,
-                before: hostFacts.gitEntries,
-                after: after.gitEntries,
-                protectedBefore: hostFacts.protectedPaths.map(({ path }) => path),
-              }),
+            // What a session's jobs made since its last look is protected now, as it stands: only
+            // the git directories found then are known not to be theirs.
+            const found = await inertSince(
+              hostFacts.root,
+              repositoriesSince ?? hostFacts.gitEntries,
+              repositoriesSince === undefined
+                ? hostFacts.protectedPaths.map(({ path }) => path)
+                : undefined,
             );
+            inertNotes.push(...found.notes);
+            gitEntries.push(...found.gitEntries);
           } catch (error) {
             inertNotes.push(
               `pleach could not look for repositories this command made (${(error as Error).message}); do not run git in folders it made before you looked at their config and hooks`,
@@ -274,7 +306,7 @@ export function createCommandWrapper({
         })();
         return finished;
       };
-      return { ...made, release, inertNotes };
+      return { ...made, release, inertNotes, gitEntries };
     }
   }
 }

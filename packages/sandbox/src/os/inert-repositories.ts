@@ -50,8 +50,11 @@ export interface MakeInertOptions {
   before: readonly string[];
   /** The git directory entries found once it ended. */
   after: readonly string[];
-  /** The paths that were protected while it ran: what lies there was not made by it. */
-  protectedBefore: readonly string[];
+  /**
+   * The paths that were protected while it ran: what lies there was not made by it.
+   * @default none: only the git directories of `before` are known not to be its
+   */
+  protectedBefore?: readonly string[];
 }
 
 /**
@@ -68,7 +71,7 @@ export function makeNewRepositoriesInert({
   root,
   before,
   after,
-  protectedBefore,
+  protectedBefore = [],
 }: MakeInertOptions): string[] {
   const known = new Set(before);
   const protectedSet = new Set(protectedBefore);
@@ -77,7 +80,8 @@ export function makeNewRepositoriesInert({
   const workspace = workspaceRoot(root, root);
   const shown = (target: string) => path.relative(root, target) || ".";
   const notes: string[] = [];
-  const done = new Set<string>();
+  // A new `.git` file naming a repository that was there before leaves that one alone.
+  const done = new Set(before.flatMap((entry) => gitDirectoriesOf(entry, shown).folders));
   for (const entry of made) {
     const moved: string[] = [];
     const failed: string[] = [];
@@ -93,7 +97,7 @@ export function makeNewRepositoriesInert({
       }
     }
     if (moved.length === 0 && failed.length === 0) continue;
-    const what = `${shown(entry)} is a git repository this command made`;
+    const what = `${shown(entry)} is a git repository a sandboxed command made`;
     notes.push(
       failed.length > 0
         ? `${what}; pleach could not make all of it inert: ${failed.join("; ")}. Do not run git there before you looked at its config and hooks.`
