@@ -71,9 +71,15 @@ describeAttacks(
       // The user's `git status` in src/ (or a prompt that runs it) runs nothing of the command's.
       hostGit(path.join(fixture.root, "src"), "status");
       expect(existsSync(marker)).toBe(false);
+      // Only its HEAD moved: git no longer takes src/ for a git directory, and the user's files stay.
       expect(
-        await readFile(path.join(fixture.root, "src", "config.made-by-command"), "utf8"),
-      ).toContain("fsmonitor");
+        await readFile(path.join(fixture.root, "src", "HEAD.made-by-command"), "utf8"),
+      ).toMatch(/^ref: refs\/heads\//);
+      expect(await readFile(path.join(fixture.root, "src", "app.txt"), "utf8")).toBe("hello\n");
+      // The file tools cannot put a HEAD back either.
+      await expect(client.writeFile("src/HEAD", "ref: refs/heads/main\n")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+      });
     });
 
     it("makes inert a repository planted in one command (git init, core.fsmonitor, a hook) and keeps it usable", async () => {

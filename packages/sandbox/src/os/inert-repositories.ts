@@ -81,17 +81,28 @@ export function makeNewRepositoriesInert({
   const shown = (target: string) => path.relative(root, target) || ".";
   const notes: string[] = [];
   // A new `.git` file naming a repository that was there before leaves that one alone.
-  const done = new Set(before.flatMap((entry) => gitDirectoriesOf(entry, shown).folders));
+  const done = new Set(
+    [path.join(root, ".git"), ...before].flatMap((entry) => gitDirectoriesOf(entry, shown).folders),
+  );
   for (const entry of made) {
     const moved: string[] = [];
     const failed: string[] = [];
-    for (const folder of gitDirectoriesOf(entry, shown).folders) {
-      if (!isInside(root, folder) || isInsideAny(protectedSet, folder) || done.has(folder)) {
+    const [gitdir, ...common] = gitDirectoriesOf(entry, shown).folders;
+    // A git directory inside (or named) `.git` is a repository's machinery whole: its config and
+    // hooks are neutralised, and so are those of its common dir. Any other folder may be the
+    // user's own (src/ with a HEAD, objects and refs added): it only loses its HEAD.
+    const insideGit = gitdir?.split(path.sep).includes(".git") === true;
+    const steps: [string | undefined, "config" | "head"][] = insideGit
+      ? [[gitdir, "config"], ...common.map((folder) => [folder, "config"] as [string, "config"])]
+      : [[gitdir, "head"]];
+    for (const [folder, how] of steps) {
+      if (folder === undefined || !isInside(root, folder) || isInsideAny(protectedSet, folder)) {
         continue;
       }
+      if (done.has(folder)) continue;
       done.add(folder);
       try {
-        moved.push(...neutralise(workspace, path.relative(root, folder)));
+        moved.push(...neutralise(workspace, path.relative(root, folder), how));
       } catch (error) {
         failed.push(`${shown(folder)} (${(error as Error).message})`);
       }
@@ -101,14 +112,22 @@ export function makeNewRepositoriesInert({
     notes.push(
       failed.length > 0
         ? `${what}; pleach could not make all of it inert: ${failed.join("; ")}. Do not run git there before you looked at its config and hooks.`
-        : `${what}: pleach made it inert before any program on the host could use it, moving ${moved.join(", ")}; the config kept only keys that run nothing (remotes, branches, core settings). It stays usable, read-only from the next call; git_clone or git init again if you need its hooks.`,
+        : `${what}: pleach made it inert before any program on the host could use it, moving ${moved.join(", ")}${moved.some((step) => step.includes("config to")) ? "; the config in its place keeps only keys that run nothing (remotes, branches, core settings), and the repository stays usable, read-only from the next call" : "; git no longer takes that folder for a git directory"}. Ask the user if a hook or a config key of it is needed.`,
     );
   }
   return notes;
 }
 
-/** Neutralise the git directory at `relative`; returns what moved where ("a -> b"). */
-function neutralise(workspace: ReturnType<typeof workspaceRoot>, relative: string): string[] {
+/**
+ * Neutralise the git directory at `relative`: its config and hooks (`how` is `config`), or its
+ * `HEAD` (`head`: git then no longer takes the folder for a git directory, and what else the
+ * folder holds, perhaps the user's own files, stays). Returns what moved where.
+ */
+function neutralise(
+  workspace: ReturnType<typeof workspaceRoot>,
+  relative: string,
+  how: "config" | "head",
+): string[] {
   // A name that is not there: `locate` then holds the git directory itself (a final name that is a
   // link would be followed to another folder).
   const located = locate(workspace, path.join(relative, `.pleach-${randomUUID()}`));
@@ -129,6 +148,10 @@ function neutralise(workspace: ReturnType<typeof workspaceRoot>, relative: strin
       moved.push(`${name(entry)} to ${name(aside)}`);
       return aside;
     };
+    if (how === "head") {
+      moveAside("HEAD");
+      return moved;
+    }
     const config = moveAside("config");
     if (config !== undefined) {
       writeNew(workspace, folder, "config", keptConfig(readAside(workspace, folder, config)));
