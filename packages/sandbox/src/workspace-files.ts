@@ -8,7 +8,6 @@ import {
   lstatSync,
   openSync,
   read,
-  readdirSync,
   renameSync,
   type Stats,
   unlinkSync,
@@ -19,7 +18,7 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
 import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
-import { completesGitDirectory } from "./os/git-layout.js";
+import { refuseGitDirectoryWrite } from "./os/git-layout.js";
 import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
@@ -254,7 +253,7 @@ export async function writeWorkspaceFile({
   try {
     refuseProtected(policy, probe);
     refuseHidden(probe);
-    if (policy !== undefined) refuseGitDirectory(root, probe);
+    if (policy !== undefined) refuseGitDirectoryWrite(root, probe);
   } finally {
     probe.close();
   }
@@ -280,24 +279,6 @@ export async function writeWorkspaceFile({
       located.close();
     }
   }
-}
-
-/**
- * Throw `PROTECTED_PATH` when the write would make the folder it adds an entry to a git directory
- * (`HEAD` beside `objects/` and `refs/`, say): git would then run the config a write before
- * planted there, which a repository's machinery never may be.
- */
-function refuseGitDirectory(root: WorkspaceRoot, located: Located): void {
-  const [added] = located.missing;
-  if (added === undefined) return;
-  const entries = readdirSync(at(root, located.parent, ""), { withFileTypes: true });
-  if (!completesGitDirectory(entries, added, located.missing.length > 1)) return;
-  const components = located.relative.split(path.sep);
-  const folder = components.slice(0, components.length - located.missing.length).join(path.sep);
-  const rule = `it would make ${folder === "" ? "the workspace root" : folder} a git directory (HEAD, objects and refs): git would then run what its config says`;
-  throw new ToolError("PROTECTED_PATH", `refusing to write ${located.requested}: ${rule}`, {
-    details: { rule, path: located.relative },
-  });
 }
 
 /** Throw `PROTECTED_PATH` when `policy` protects the located path or a folder held on the way. */
