@@ -88,10 +88,13 @@ const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
 
 /**
  * Compute what is protected in the workspace `root`: the protected entries at its top; the home
- * folder entries at every home folder inside it; its `.git` and every nested one; for each, the
- * gitdir a `.git` file points to, the common dir, the folder `core.hooksPath` names and the files
- * `include.path` pulls in, when they lie inside the workspace; and anything inside a `.git` at any
- * depth, also one made later. Git's files are read afresh on every call.
+ * folder entries at every home folder inside it; its `.git`, every nested one and every folder git
+ * takes for a git directory by its layout (`HEAD`, `objects/`, `refs/`); for each, the gitdir a
+ * `.git` file or link points to, the common dir, the folder `core.hooksPath` names, the files
+ * `include.path` pulls in, the alternates' object stores and where the links among a gitdir's and
+ * its hooks' entries lead, when they lie inside the workspace; and anything inside a `.git` at any
+ * depth. Git's files are read afresh on every call. (A repository a command makes during its call
+ * is made inert when it ends: `makeNewRepositoriesInert`.)
  */
 export function workspaceProtection({
   root,
