@@ -141,21 +141,23 @@ describe("non-interactive commands", () => {
     async (mode) => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, mode, defaultTimeoutMs: 20_000 });
-      // A repository whose folder is not named .git, which commands may write in workspace-write.
+      // One call: a repository a command made is read-only for the next (a folder git takes for a
+      // git directory is protected whatever its name) and made inert when the call ends.
       const git =
         "GIT_DIR=store GIT_WORK_TREE=. git -c user.name=t -c user.email=t@example.com -c core.pager=less -c core.editor=vi";
       await client.writeFile("a.txt", "a\n");
-      const setup = await client.exec(
-        `${git} init -q && ${git} add a.txt && ${git} commit -qm one`,
-      );
-      expect(setup.stderr).toBe("");
-      await client.writeFile("a.txt", "b\n");
       // An editor would wait on the terminal until the time limit; GIT_EDITOR=true leaves the message empty.
-      const commit = await client.exec(`${git} commit -a`);
-      expect(commit.timedOut).toBe(false);
-      expect(commit.stderr).toContain("empty commit message");
-      const log = await client.exec(`${git} log --format=%s`);
-      expect(log).toMatchObject({ exitCode: 0, stdout: "one\n" });
+      const run = await client.exec(
+        [
+          `${git} init -q && ${git} add a.txt && ${git} commit -qm one`,
+          "echo b > a.txt",
+          `${git} commit -a`,
+          `${git} log --format=%s`,
+        ].join("\n"),
+      );
+      expect(run.timedOut).toBe(false);
+      expect(run.stderr).toContain("empty commit message");
+      expect(run).toMatchObject({ exitCode: 0, stdout: "one\n" });
       const variables = await client.exec(
         'echo "$GIT_EDITOR $GIT_PAGER $PAGER $GIT_TERMINAL_PROMPT $npm_config_yes $DEBIAN_FRONTEND"',
         { env: { PAGER: "more" } },

@@ -171,8 +171,22 @@ export async function createLocalSandbox({
   // What host-side writers refuse: the one policy, with the session's kept outputs while it holds
   // them (a write there would land in the workspace's folder beneath, which nothing reads).
   const protection = async () => {
+    await repositoriesOfJobs();
     const policy = await protectionWith(commandWrapper, rootReal);
     return session?.protect(policy) ?? policy;
+  };
+  // A session's jobs run between calls: what they made since the last look is made inert before
+  // a host-side tool call and when the next command ends, with its notes in that command's result.
+  let gitEntriesSeen: readonly string[] | undefined;
+  const pendingNotes: string[] = [];
+  const jobsMayHaveRun = async () =>
+    session !== undefined && gitEntriesSeen !== undefined && (await session.jobs.list()).length > 0;
+  const repositoriesOfJobs = async () => {
+    if (mode !== "workspace-write" || !(await jobsMayHaveRun())) return;
+    const found = await commandWrapper.repositoriesMadeSince?.(rootReal, gitEntriesSeen ?? []);
+    if (found === undefined) return;
+    pendingNotes.push(...found.notes);
+    gitEntriesSeen = found.gitEntries;
   };
   // The file tools run unconfined on the host: they refuse what commands cannot read.
   const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
@@ -180,6 +194,7 @@ export async function createLocalSandbox({
     command: string,
     { cwd = "", env = {} }: { cwd?: string; env?: Record<string, string> },
     session: boolean,
+    repositoriesSince?: readonly string[],
   ) =>
     commandWrapper.invocation({
       command,
@@ -189,6 +204,7 @@ export async function createLocalSandbox({
       env,
       network: networkAccess,
       session,
+      ...(repositoriesSince === undefined ? {} : { repositoriesSince }),
     });
   const sessionCanRun =
     mode !== "danger-full-access" &&
@@ -269,7 +285,8 @@ export async function createLocalSandbox({
       const { fullOutputOverBytes } = options;
       checkExecOptions({ timeoutMs, maxOutputBytes, env, stdin, fullOutputOverBytes });
       const directory = workspaceFolder(workspace, cwd);
-      const invocation = await prepare(command, { cwd, env }, session !== undefined);
+      const since = (await jobsMayHaveRun()) ? gitEntriesSeen : undefined;
+      const invocation = await prepare(command, { cwd, env }, session !== undefined, since);
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
       // launch fail. Other launchers start in the folder.
@@ -297,6 +314,8 @@ export async function createLocalSandbox({
             ...runOptions,
             cwd: confinedByBubblewrap ? rootReal : directory,
           }));
+        // Released before the result is read: it makes inert what the command made (its notes).
+        await invocation.release?.();
         // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
         // file, ...), and, for a failed command, what the domain proxy refused it.
         const policy = invocation.failurePolicy;
@@ -304,6 +323,10 @@ export async function createLocalSandbox({
         const notes =
           policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
+        if (invocation.gitEntries !== undefined && session !== undefined) {
+          gitEntriesSeen = invocation.gitEntries;
+        }
+        notes.push(...pendingNotes.splice(0), ...(invocation.inertNotes ?? []));
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

@@ -18,6 +18,7 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
 import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
+import { refuseGitDirectoryWrite } from "./os/git-layout.js";
 import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
@@ -252,6 +253,7 @@ export async function writeWorkspaceFile({
   try {
     refuseProtected(policy, probe);
     refuseHidden(probe);
+    if (policy !== undefined) refuseGitDirectoryWrite(root, probe);
   } finally {
     probe.close();
   }

@@ -50,6 +50,16 @@ export interface CommandInvocation {
    */
   failurePolicy?: FailurePolicy;
   /**
+   * Filled by `release` in workspace-write: one line for each repository the command made, saying
+   * how it was made inert (see `makeNewRepositoriesInert`). Read it once `release` settled.
+   */
+  inertNotes?: readonly string[];
+  /**
+   * Filled by `release` in workspace-write: the git directory entries found once the command
+   * ended, for the next {@link InvocationRequest.repositoriesSince}.
+   */
+  gitEntries?: readonly string[];
+  /**
    * With a domain policy: the requests the command made to its proxy, filled as it runs (read it
    * once the command is done). Absent otherwise.
    */
@@ -84,6 +94,13 @@ export interface InvocationRequest {
    * use a warm sandbox of the wrapper's.
    */
   session?: boolean;
+  /**
+   * The git directory entries found at the session's last look (`CommandInvocation.gitEntries`),
+   * when its jobs may have run since: a repository that appeared since then is taken for the
+   * session's and made inert when this command ends, not only one the command made.
+   * @default this call's walk: only what the command itself made
+   */
+  repositoriesSince?: readonly string[];
 }
 
 /** Turns a command into a confined invocation, or refuses. */
@@ -103,6 +120,16 @@ export interface CommandWrapper {
    * route) refuse to write. Optional: without it they use {@link currentProtection}'s defaults.
    */
   protection?(root: string): Promise<WorkspaceProtection>;
+  /**
+   * Make inert every repository that appeared in the workspace `root` since the git directory
+   * entries `since` were found (a session's jobs ran meanwhile): what `release` does after a
+   * command, asked before a host-side tool call. Returns the notes and the entries found now.
+   * Optional: a wrapper that confines nothing has nothing to look at.
+   */
+  repositoriesMadeSince?(
+    root: string,
+    since: readonly string[],
+  ): Promise<{ notes: string[]; gitEntries: string[] }>;
   /**
    * What commands in `read-only` and `workspace-write` cannot read, for the workspace `root` (a
    * real path), by the wrapper's read policy: what host-side readers and writers (the file tools,

@@ -12,6 +12,7 @@ import type {
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
+import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 import { withPlaceholdersVariable } from "./placeholders-variable.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
@@ -59,6 +60,7 @@ export function createCommandWrapper({
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
     hiddenReads: (root) => hiddenReads({ root, hostEnvironment, ...readPolicy }),
+    repositoriesMadeSince: (root, since) => inertSince(root, since),
     async close() {
       await warmSlots.destroyAll();
       removeIdlePlaceholders();
@@ -71,6 +73,7 @@ export function createCommandWrapper({
       env,
       network,
       session = false,
+      repositoriesSince,
     }): Promise<CommandInvocation> {
       if (mode === "danger-full-access") {
         // A long command's text is read from fd 3 (`shellCommand`).
@@ -88,7 +91,17 @@ export function createCommandWrapper({
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
       const probe = await probeSandboxBackend({ backend: chosen });
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
-      const request = { command, root, cwd, mode, env, backend: chosen, probe, session };
+      const request = {
+        command,
+        root,
+        cwd,
+        mode,
+        env,
+        backend: chosen,
+        probe,
+        session,
+        ...(repositoriesSince === undefined ? {} : { repositoriesSince }),
+      };
       // The whole network under bubblewrap goes through the proxy too, allowing every name: in
       // the host's network namespace a command would reach the host's abstract Unix sockets (X11,
       // D-Bus, container shims) and its loopback services, which no mount can hide.
@@ -110,6 +123,22 @@ export function createCommandWrapper({
     },
   };
 
+  /** Make inert what appeared in `root` since the walk that found `before`; see `afterwards`. */
+  async function inertSince(
+    root: string,
+    before: readonly string[],
+    protectedBefore?: readonly string[],
+  ): Promise<{ notes: string[]; gitEntries: string[] }> {
+    const after = await cache.walker(root, maxDirectories).scan();
+    const notes = makeNewRepositoriesInert({
+      root,
+      before,
+      after: after.gitEntries,
+      ...(protectedBefore === undefined ? {} : { protectedBefore }),
+    });
+    return { notes, gitEntries: after.gitEntries };
+  }
+
   /** The invocation in the OS sandbox `backend`, with the policy's network. */
   async function confined({
     command,
@@ -121,6 +150,7 @@ export function createCommandWrapper({
     backend,
     probe,
     session,
+    repositoriesSince,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
@@ -170,7 +200,7 @@ export function createCommandWrapper({
       const reusable =
         backend === "bubblewrap" && typeof network !== "object" && sessionServerSupported();
       if (!reusable || (!session && !warmEnabled)) {
-        return lease === undefined ? wrapped : { ...wrapped, release: lease.release };
+        return afterwards(lease === undefined ? wrapped : { ...wrapped, release: lease.release });
       }
       const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
       const inWorkspace = new Set([root]);
@@ -193,11 +223,11 @@ export function createCommandWrapper({
         placeholderIdleMs,
       };
       if (session) {
-        return {
+        return afterwards({
           ...wrapped,
           ...(lease === undefined ? {} : { release: lease.release }),
           session: { key, spec, command: { cwd, command, env: commandEnv } },
-        };
+        });
       }
       const warm = warmSlots.take(`${root}\0${mode}\0${network}`, key, () => {
         const started = new SessionSandbox(
@@ -231,7 +261,7 @@ export function createCommandWrapper({
         if (ready !== undefined && !ready.alive) await ready.destroy();
         await lease?.release();
       };
-      return {
+      return afterwards({
         ...wrapped,
         release,
         ...(ready === undefined
@@ -241,10 +271,47 @@ export function createCommandWrapper({
                 run: (options) => runWarm(ready, { cwd, command, env: commandEnv }, options),
               },
             }),
-      };
+      });
     } catch (error) {
       await lease?.release();
       throw error;
+    }
+
+    /**
+     * `made` with a release that first makes inert every repository the command made meanwhile
+     * (found by a walk once it ended, against this call's): git would otherwise run its config and
+     * hooks on the host, and from the next call on they would be protected as they stand.
+     */
+    function afterwards(made: CommandInvocation): CommandInvocation {
+      if (!protect) return made;
+      const inertNotes: string[] = [];
+      const gitEntries: string[] = [];
+      let finished: Promise<void> | undefined;
+      const release = () => {
+        finished ??= (async () => {
+          try {
+            // What a session's jobs made since its last look is protected now, as it stands: only
+            // the git directories found then are known not to be theirs.
+            const found = await inertSince(
+              hostFacts.root,
+              repositoriesSince ?? hostFacts.gitEntries,
+              repositoriesSince === undefined
+                ? hostFacts.protectedPaths.map(({ path }) => path)
+                : undefined,
+            );
+            inertNotes.push(...found.notes);
+            gitEntries.push(...found.gitEntries);
+          } catch (error) {
+            inertNotes.push(
+              `pleach could not look for repositories this command made (${(error as Error).message}); do not run git in folders it made before you looked at their config and hooks`,
+            );
+          } finally {
+            await made.release?.();
+          }
+        })();
+        return finished;
+      };
+      return { ...made, release, inertNotes, gitEntries };
     }
   }
 }

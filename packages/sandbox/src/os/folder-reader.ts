@@ -7,6 +7,7 @@ import {
   type Stats,
   statfsSync,
 } from "node:fs";
+import { holdsGitDirectoryLayout } from "./git-layout.js";
 
 /**
  * What a folder held when it was read, and what `lstat` said of it just before, so that a later
@@ -28,6 +29,11 @@ export interface FolderListing {
   subfolders: string[];
   /** Whether the folder has an entry named `.git`, of any type. */
   hasGitEntry: boolean;
+  /**
+   * Whether git would take the folder itself for a git directory (a bare layout, see
+   * `holdsGitDirectoryLayout`), whatever its name.
+   */
+  gitDirectory?: boolean;
   /** Names of the Unix sockets in it. */
   sockets: string[];
   /** Whether it could not be listed (no permission): what it holds is unknown. */
@@ -119,6 +125,7 @@ export class FolderReader {
       else if (entry.isDirectory()) listing.subfolders.push(entry.name);
       else if (entry.isSocket()) listing.sockets.push(entry.name);
     }
+    if (holdsGitDirectoryLayout(entries)) listing.gitDirectory = true;
     return listing;
   }
 

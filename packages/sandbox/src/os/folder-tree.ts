@@ -202,6 +202,7 @@ function sameFolder(before: FolderListing, now: FolderListing): boolean {
 function sameContent(before: FolderListing, now: FolderListing): boolean {
   return (
     before.hasGitEntry === now.hasGitEntry &&
+    before.gitDirectory === now.gitDirectory &&
     before.unreadable === now.unreadable &&
     before.outOfReach === now.outOfReach &&
     sameNames(before.subfolders, now.subfolders) &&

@@ -9,7 +9,10 @@ import { loadWalkSnapshot, saveWalkSnapshot } from "./walk-snapshot.js";
 
 /** The part of a workspace tree that matters to the sandbox. */
 export interface WorkspaceScan {
-  /** Every `.git` entry below the root (not the root's own), sorted. */
+  /**
+   * Every `.git` entry below the root (not the root's own), and every folder git would take for a
+   * git directory itself (a bare layout: `HEAD`, `objects/`, `refs/`, the root too), sorted.
+   */
   gitEntries: string[];
   /** Every Unix socket in the searched folders, sorted. */
   sockets: string[];
@@ -381,6 +384,7 @@ function summarize(
   const outOfReachFolders: string[] = [];
   for (const [folder, listing] of folders) {
     if (listing.hasGitEntry && folder !== root) gitEntries.push(path.join(folder, ".git"));
+    if (listing.gitDirectory === true) gitEntries.push(folder);
     if (listing.unreadable) unreadable.push(folder);
     if (listing.outOfReach) outOfReachFolders.push(folder);
     for (const name of listing.sockets) sockets.push(path.join(folder, name));

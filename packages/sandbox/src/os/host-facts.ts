@@ -66,6 +66,11 @@ export interface HostFacts {
    * `walk` (all read), with `trackingNote` saying why changes are not watched when they are not.
    */
   walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking" | "trackingNote">;
+  /**
+   * The git directory entries the walk found (`WorkspaceScan.gitEntries`): what a command that
+   * makes a repository is compared with once it ends (`makeNewRepositoriesInert`).
+   */
+  gitEntries: string[];
   /** Present when the bubblewrap probe succeeded. */
   bubblewrap?: BubblewrapFacts;
 }
@@ -371,6 +376,7 @@ export async function gatherHostFacts({
   return {
     root: rootReal,
     ...looked,
+    gitEntries: [...walk.gitEntries],
     walk: {
       directories: walk.directories,
       truncated: walk.truncated,

@@ -119,8 +119,14 @@ export function sameStep(before: Step, now: Step): boolean {
   );
 }
 
-/** Where a walk ended: the real path reached and what is there, or why it stopped. */
-type Walked = { reached: string; info: Stats } | { stopped: "missing" | "error" };
+/**
+ * Where a walk ended: the real path reached and what is there, or why it stopped (at a missing
+ * component: where the path leads, the missing rest appended).
+ */
+type Walked =
+  | { reached: string; info: Stats }
+  | { stopped: "missing"; leadsTo: string }
+  | { stopped: "error" };
 
 /**
  * Walk to `target` (absolute) as the kernel does: each component looked up in the real folder it
@@ -146,7 +152,10 @@ function walk(target: string, followLast: boolean): Walked {
     noted?.folders.add(resolved);
     const next = path.join(resolved, name);
     const found = step(steps, next);
-    if (!("info" in found)) return { stopped: found.kind };
+    if (found.kind === "missing") {
+      return { stopped: "missing", leadsTo: path.join(next, ...[...pending].reverse()) };
+    }
+    if (!("info" in found)) return { stopped: "error" };
     const last = pending.length === 0;
     if (found.kind === "link" && (!last || followLast)) {
       links += 1;
@@ -205,6 +214,17 @@ export function lookupStat(target: string): Stats | undefined {
 export function lookupRealpath(target: string): string {
   const walked = walk(target, true);
   return "reached" in walked ? walked.reached : realpathSync.native(target);
+}
+
+/**
+ * Where `target` leads, every symbolic link on the way (the final one too) followed as the kernel
+ * would, and what does not exist yet appended as spelled: for a dangling link, the path a command
+ * would create to make it lead somewhere. `target` itself when the walk fails otherwise.
+ */
+export function lookupLeadsTo(target: string): string {
+  const walked = walk(target, true);
+  if ("reached" in walked) return walked.reached;
+  return walked.stopped === "missing" ? walked.leadsTo : target;
 }
 
 /** The entries of `folder` (throws as `readdirSync` does). */

@@ -426,12 +426,19 @@ describe.skipIf(!sessions)(
       expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
     }, 60_000);
 
-    it("refuses by name, not by ELOOP, after a command makes a link loop on the way to a hooks folder", async () => {
+    it("refuses by name, not by ELOOP, after a link loop is made on the way to a hooks folder", async () => {
       await idle();
-      const made = await client.exec(
-        "git init -q sub && git -C sub config core.hooksPath ../loop/hooks && ln -s loop loop",
-      );
-      expect(made.exitCode).toBe(0);
+      // The repository is the host's (one a command made would be made inert when it ends), and
+      // so is the loop (a command could not make it: a placeholder holds the hooks folder's place).
+      execFileSync("git", ["init", "-q", path.join(root, "sub")]);
+      await symlink("loop", path.join(root, "loop"));
+      execFileSync("git", [
+        "-C",
+        path.join(root, "sub"),
+        "config",
+        "core.hooksPath",
+        "../loop/hooks",
+      ]);
       // The link is on the way to a path git uses: workspace-write commands are refused, saying
       // which link to replace; the file tools write elsewhere.
       await expect(client.exec("echo ran")).rejects.toMatchObject({

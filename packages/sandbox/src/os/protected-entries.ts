@@ -63,6 +63,30 @@ export const PROTECTED_ENTRIES: readonly ProtectedEntry[] = [
 ];
 
 /**
+ * The entries of a git directory that git reads or runs, protected where the workspace root is
+ * itself one (a folder below it that is one is protected whole).
+ */
+export const GIT_DIRECTORY_ENTRIES: readonly string[] = [
+  "HEAD",
+  "config",
+  "config.worktree",
+  "commondir",
+  "gitdir",
+  "hooks",
+  "objects",
+  "refs",
+  "packed-refs",
+  "info",
+  "worktrees",
+  "modules",
+  "logs",
+  "branches",
+  "remotes",
+  "index",
+  "shallow",
+];
+
+/**
  * Entries protected at the top of a home folder inside the workspace (the workspace itself when it
  * is one), beside {@link PROTECTED_ENTRIES}: what the user's session, ssh and git read from a home.
  */

@@ -11,6 +11,7 @@ import { hostRolePaths } from "./host-roles.js";
 import type { ProtectedPathState } from "./path-state.js";
 import { realpathOr, stateOf } from "./path-state.js";
 import {
+  GIT_DIRECTORY_ENTRIES,
   HOME_FOLDER_ENTRIES,
   PROTECTED_ENTRIES,
   type ProtectedEntry,
@@ -56,7 +57,10 @@ export interface WorkspaceProtection {
 export interface WorkspaceProtectionOptions {
   /** Real path of the workspace root. */
   root: string;
-  /** Every `.git` entry found below the root (nested repositories, submodules, worktrees). */
+  /**
+   * Every `.git` entry found below the root (nested repositories, submodules, worktrees), and
+   * every folder git takes for a git directory itself (the root too).
+   */
   nestedGitEntries: readonly string[];
   /**
    * Folders of the workspace that could not be listed: what they hold is unknown, so they are
@@ -87,10 +91,13 @@ const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
  * Compute what is protected in the workspace `root`: the protected entries at its top; the home
  * folder entries at every home folder inside it; every folder with a role for the host inside it
  * (a home's dot-entries, a folder a host variable such as `PATH` or `XDG_CONFIG_HOME` names: see
- * `hostRolePaths`); its `.git` and every nested one; for each, the
- * gitdir a `.git` file points to, the common dir, the folder `core.hooksPath` names and the files
- * `include.path` pulls in, when they lie inside the workspace; and anything inside a `.git` at any
- * depth, also one made later. Git's files are read afresh on every call.
+ * `hostRolePaths`); its `.git`, every nested one and every folder git takes for a git directory by
+ * its layout (`HEAD`, `objects/`, `refs/`); for each, the gitdir a `.git` file or link points to,
+ * the common dir, the folder `core.hooksPath` names, the files `include.path` pulls in, the
+ * alternates' object stores and where the links among a gitdir's and its hooks' entries lead, when
+ * they lie inside the workspace; and anything inside a `.git` at any depth. Git's files are read
+ * afresh on every call. (A repository a command makes during its call is made inert when it ends:
+ * `makeNewRepositoriesInert`.)
  */
 export function workspaceProtection({
   root,
@@ -124,7 +131,14 @@ export function workspaceProtection({
     add(rolePath, rule);
   }
   for (const nested of nestedGitEntries) {
-    add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+    if (nested === root) {
+      // The root cannot be protected whole: its part of a git directory's layout is.
+      for (const name of GIT_DIRECTORY_ENTRIES) {
+        add(path.join(root, name), `${name} is part of the git directory the workspace root is`);
+      }
+    } else if (path.basename(nested) === ".git") {
+      add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+    }
   }
   for (const folder of unreadableFolders) {
     add(
@@ -136,6 +150,13 @@ export function workspaceProtection({
     for (const { path: extra, rule } of gitMachinery({ gitEntry, root, hostEnvironment })) {
       add(extra, rule);
     }
+  }
+  // After the machinery: a gitdir a `.git` file names keeps that more telling rule.
+  for (const nested of nestedGitEntries) {
+    add(
+      nested,
+      `${path.relative(root, nested)} is a git directory (it holds HEAD, objects and refs, so git takes it for one)`,
+    );
   }
 
   const paths: ProtectedPath[] = [];

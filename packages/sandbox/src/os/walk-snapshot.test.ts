@@ -70,7 +70,7 @@ describe("walk snapshots", () => {
       "a1/b1/c1/.git",
       "a7/b7/new/.git",
     ]);
-    expect(readFileSync(file, "utf8")).toContain('"format":"pleach-walk 2"');
+    expect(readFileSync(file, "utf8")).toContain('"format":"pleach-walk 3"');
   });
 
   it("walks the tree when the snapshot cannot be trusted: another's, open to others, malformed, of another root", async () => {

@@ -24,7 +24,7 @@ import { userStateFolder } from "./user-state-folder.js";
  * A snapshot that is not a regular file of ours, private, well-formed and of this root is ignored.
  */
 
-const FORMAT = "pleach-walk 2";
+const FORMAT = "pleach-walk 3";
 /** Snapshots kept, the newest (a workspace's is rewritten as it is used). */
 const KEPT_SNAPSHOTS = 16;
 /** A snapshot larger than this is not read. */
@@ -32,6 +32,7 @@ const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
 const HAS_GIT = 1;
 const UNREADABLE = 2;
 const RECHECK = 4;
+const GIT_DIRECTORY = 8;
 
 /**
  * One folder: its path relative to the root, its stamp, its flags, and its sockets when it has
@@ -68,6 +69,7 @@ export function saveWalkSnapshot(root: string, folders: ReadonlyMap<string, Fold
   for (const [folder, listing] of folders) {
     const flags =
       (listing.hasGitEntry ? HAS_GIT : 0) |
+      (listing.gitDirectory === true ? GIT_DIRECTORY : 0) |
       (listing.unreadable ? UNREADABLE : 0) |
       (listing.recheck || listing.outOfReach === true ? RECHECK : 0);
     const stamp = [
@@ -184,6 +186,7 @@ function listingOf(
       recheck: (bits & RECHECK) !== 0,
       subfolders: [],
       hasGitEntry: (bits & HAS_GIT) !== 0,
+      ...((bits & GIT_DIRECTORY) !== 0 ? { gitDirectory: true } : {}),
       sockets,
       unreadable: (bits & UNREADABLE) !== 0,
     },

@@ -31,6 +31,7 @@ const hostFacts: HostFacts = {
   },
   temporaryDirectory: "/tmp",
   walk: { directories: 12, truncated: false, listed: 1, tracking: "events" },
+  gitEntries: [],
   bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
 };
 

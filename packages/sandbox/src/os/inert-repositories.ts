@@ -1,0 +1,264 @@
+import { randomUUID } from "node:crypto";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
+import path from "node:path";
+import { at, locate } from "../beneath.js";
+import { isInside, isInsideAny } from "../paths.js";
+import { workspaceRoot } from "../workspace-root.js";
+import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "./git-machinery.js";
+
+/**
+ * The config keys a repository made by a sandboxed command keeps, by section: none of them names a
+ * program, a path git reads configuration or hooks from, or another work tree. Everything else
+ * (`core.fsmonitor`, `core.hooksPath`, `core.sshCommand`, `core.pager`, filters, diff drivers,
+ * aliases, includes, credential helpers, `core.worktree`, keys nobody listed yet) is left out.
+ */
+const KEPT_KEYS: Readonly<Record<string, { subsection: boolean; keys: readonly string[] }>> = {
+  core: {
+    subsection: false,
+    keys: [
+      "repositoryformatversion",
+      "filemode",
+      "bare",
+      "logallrefupdates",
+      "ignorecase",
+      "precomposeunicode",
+      "symlinks",
+    ],
+  },
+  extensions: { subsection: false, keys: ["objectformat"] },
+  remote: { subsection: true, keys: ["url", "fetch"] },
+  branch: { subsection: true, keys: ["remote", "merge"] },
+};
+
+/** The most bytes of a made config that are read to copy its kept keys (a bigger one keeps none). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** Options of {@link makeNewRepositoriesInert}. */
+export interface MakeInertOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  /** The git directory entries found before the command ran (a walk's `gitEntries`). */
+  before: readonly string[];
+  /** The git directory entries found once it ended. */
+  after: readonly string[];
+  /**
+   * The paths that were protected while it ran: what lies there was not made by it.
+   * @default none: only the git directories of `before` are known not to be its
+   */
+  protectedBefore?: readonly string[];
+}
+
+/**
+ * Make every repository a command made during its call inert before any host program uses it: a
+ * `.git` folder, file or link, or a folder git takes for a git directory itself, that was not
+ * there before. In each git directory it uses (inside the workspace, not protected while the
+ * command ran), the `config` is moved aside and replaced by a copy of the keys that run nothing
+ * ({@link KEPT_KEYS}), and `config.worktree` and `hooks` are moved aside, so the repository
+ * stays usable (log, diff, status) with nothing of the command's left for host git to run. Every
+ * step is made from a folder held open from the workspace root, never through a link that leads
+ * out. Returns one note per repository for the command's result.
+ */
+export function makeNewRepositoriesInert({
+  root,
+  before,
+  after,
+  protectedBefore = [],
+}: MakeInertOptions): string[] {
+  const known = new Set(before);
+  const protectedSet = new Set(protectedBefore);
+  const made = after.filter((entry) => !known.has(entry));
+  if (made.length === 0) return [];
+  const workspace = workspaceRoot(root, root);
+  const shown = (target: string) => path.relative(root, target) || ".";
+  const notes: string[] = [];
+  // A new `.git` file naming a repository that was there before leaves that one alone.
+  const done = new Set(
+    [path.join(root, ".git"), ...before].flatMap((entry) => gitDirectoriesOf(entry, shown).folders),
+  );
+  for (const entry of made) {
+    const moved: string[] = [];
+    const failed: string[] = [];
+    const [gitdir, ...common] = gitDirectoriesOf(entry, shown).folders;
+    // A git directory inside (or named) `.git` is a repository's machinery whole: its config and
+    // hooks are neutralised, and so are those of its common dir. Any other folder may be the
+    // user's own (src/ with a HEAD, objects and refs added): it only loses its HEAD.
+    const insideGit = gitdir?.split(path.sep).includes(".git") === true;
+    const steps: [string | undefined, "config" | "head"][] = insideGit
+      ? [[gitdir, "config"], ...common.map((folder) => [folder, "config"] as [string, "config"])]
+      : [[gitdir, "head"]];
+    for (const [folder, how] of steps) {
+      if (folder === undefined || !isInside(root, folder) || isInsideAny(protectedSet, folder)) {
+        continue;
+      }
+      if (done.has(folder)) continue;
+      done.add(folder);
+      try {
+        moved.push(...neutralise(workspace, path.relative(root, folder), how));
+      } catch (error) {
+        failed.push(`${shown(folder)} (${(error as Error).message})`);
+      }
+    }
+    if (moved.length === 0 && failed.length === 0) continue;
+    const what = `${shown(entry)} is a git repository a sandboxed command made`;
+    notes.push(
+      failed.length > 0
+        ? `${what}; pleach could not make all of it inert: ${failed.join("; ")}. Do not run git there before you looked at its config and hooks.`
+        : `${what}: pleach made it inert before any program on the host could use it, moving ${moved.join(", ")}${moved.some((step) => step.includes("config to")) ? "; the config in its place keeps only keys that run nothing (remotes, branches, core settings), and the repository stays usable, read-only from the next call" : "; git no longer takes that folder for a git directory"}. Ask the user if a hook or a config key of it is needed.`,
+    );
+  }
+  return notes;
+}
+
+/**
+ * Neutralise the git directory at `relative`: its config and hooks (`how` is `config`), or its
+ * `HEAD` (`head`: git then no longer takes the folder for a git directory, and what else the
+ * folder holds, perhaps the user's own files, stays). Returns what moved where.
+ */
+function neutralise(
+  workspace: ReturnType<typeof workspaceRoot>,
+  relative: string,
+  how: "config" | "head",
+): string[] {
+  // A name that is not there: `locate` then holds the git directory itself (a final name that is a
+  // link would be followed to another folder).
+  const located = locate(workspace, path.join(relative, `.pleach-${randomUUID()}`));
+  try {
+    if (located.missing.length !== 1) return [];
+    const folder = located.parent;
+    const name = (entry: string) => path.join(relative, entry);
+    const moved: string[] = [];
+    const moveAside = (entry: string): string | undefined => {
+      const aside = freeName(workspace, folder, `${entry}.made-by-command`);
+      try {
+        // rename(2) moves the name itself: a link there is moved, never followed.
+        renameSync(at(workspace, folder, entry), at(workspace, folder, aside));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+      moved.push(`${name(entry)} to ${name(aside)}`);
+      return aside;
+    };
+    if (how === "head") {
+      moveAside("HEAD");
+      return moved;
+    }
+    const config = moveAside("config");
+    if (config !== undefined) {
+      writeNew(workspace, folder, "config", keptConfig(readAside(workspace, folder, config)));
+    }
+    moveAside("config.worktree");
+    moveAside("hooks");
+    return moved;
+  } finally {
+    located.close();
+  }
+}
+
+/** `base`, or `base.2`, `base.3`, ...: a name nothing (not even a link) holds in the held folder. */
+function freeName(
+  workspace: ReturnType<typeof workspaceRoot>,
+  folder: Parameters<typeof at>[1],
+  base: string,
+): string {
+  for (let index = 1; index <= 100; index += 1) {
+    const candidate = index === 1 ? base : `${base}.${index}`;
+    if (lstatSync(at(workspace, folder, candidate), { throwIfNoEntry: false }) === undefined) {
+      return candidate;
+    }
+  }
+  throw new Error(`no free name beside ${base}`);
+}
+
+/** The text of the moved config, if it is a small regular file ("" otherwise). */
+function readAside(
+  workspace: ReturnType<typeof workspaceRoot>,
+  folder: Parameters<typeof at>[1],
+  name: string,
+): string {
+  let fd: number;
+  try {
+    fd = openSync(
+      at(workspace, folder, name),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+  } catch {
+    return "";
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return "";
+    const buffer = Buffer.alloc(info.size);
+    let read = 0;
+    while (read < buffer.length) {
+      const count = readSync(fd, buffer, read, buffer.length - read, read);
+      if (count === 0) break;
+      read += count;
+    }
+    return buffer.subarray(0, read).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Create `name` in the held folder with `text`, failing if anything (a link too) is there. */
+function writeNew(
+  workspace: ReturnType<typeof workspaceRoot>,
+  folder: Parameters<typeof at>[1],
+  name: string,
+  text: string,
+): void {
+  const fd = openSync(
+    at(workspace, folder, name),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o644,
+  );
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A config holding only the {@link KEPT_KEYS} of `text`, each written by us, quoted. */
+export function keptConfig(text: string): string {
+  const lines = [
+    "# Rewritten by pleach: this repository was made by a sandboxed command. Only keys that run",
+    "# nothing were kept; the command's own config is beside this file (config.made-by-command).",
+  ];
+  let header: string | undefined;
+  for (const entry of gitConfigEntries(text)) {
+    if (!kept(entry)) continue;
+    const next =
+      entry.subsection === undefined
+        ? `[${entry.section}]`
+        : `[${entry.section} ${quoted(entry.subsection)}]`;
+    if (next !== header) lines.push(next);
+    header = next;
+    lines.push(`\t${entry.key} = ${quoted(entry.value)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function kept(entry: GitConfigEntry): boolean {
+  const rule = KEPT_KEYS[entry.section];
+  if (rule === undefined || rule.subsection !== (entry.subsection !== undefined)) return false;
+  // A control character could end the line or the quotes early as git reads them.
+  const hasControl = (text: string) =>
+    [...text].some((character) => character < " " || character === "\u007f");
+  if (hasControl(entry.value) || hasControl(entry.subsection ?? "")) return false;
+  return rule.keys.includes(entry.key);
+}
+
+function quoted(value: string): string {
+  return `"${value.replace(/[\\"]/g, (character) => `\\${character}`)}"`;
+}
