@@ -92,13 +92,18 @@ export interface DockerSandboxProviderOptions {
    * image id into the provider's private folder) and its sandbox server runs from there, through
    * its own loader and libraries; its bubblewrap launcher is mounted at `/usr/bin/bwrap`.
    * Confined modes need the provider to run as root (bubblewrap's launcher must be root's).
+   * Nothing of `image` runs outside the sandbox (the runtime's static launchers start node and
+   * bubblewrap, with none of the image's variables), and its containers never run as root: a
+   * `user` of uid 0, or a bound workspace root owns (with no `user`), is refused.
    * @default none: `image` is a pleach sandbox image
    */
   runtimeImage?: string;
   /**
    * A folder of the image to work in (`/testbed` in SWE-bench's images): every sandbox's workspace
-   * is that folder, inside the container, and goes with it. A provider running as root then runs
-   * containers as root (`0:0`) by default, the owner of an image's files.
+   * is that folder, inside the container, and goes with it. With `runtimeImage`, the folder is
+   * given to the container's user (by default `1000:1000` as root) by the runtime's launcher
+   * before the server starts as that user; without it, a provider running as root runs containers
+   * as root (`0:0`) by default, the owner of an image's files.
    * @default none: a fresh folder, or the one `acquire({ workspace })` binds
    */
   imageWorkspace?: string;
@@ -122,6 +127,8 @@ export interface DockerSandboxProvider extends SandboxProvider {
 }
 
 const CONTAINER_SOCKET_FOLDER = "/run/pleach";
+/** The search path of a foreign image's server and its commands (Docker's default). */
+const CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const CONTAINER_NAME_PREFIX = "pleach-sandbox-";
 /**
  * A vendor adapter whose sandboxes are containers on a Docker engine: each `acquire()` runs the
@@ -193,7 +200,9 @@ export function createDockerSandboxProvider({
       await makePrivateFolder(stateFolder, ownUid);
 
       let bound: string | undefined;
-      const defaultUid = imageWorkspace === undefined ? 1000 : 0;
+      // The image's files are root's: a pleach image's server works on them as root, while a
+      // foreign image's folder is given to a user that is not root (runtimeArguments' own).
+      const defaultUid = imageWorkspace === undefined || runtimeImage !== undefined ? 1000 : 0;
       let owner =
         chosenUser ??
         (asRoot ? { uid: defaultUid, gid: defaultUid } : { uid: ownUid, gid: ownGid });
@@ -210,6 +219,12 @@ export function createDockerSandboxProvider({
           throw new ToolError("NOT_A_DIRECTORY", `the workspace is not a folder: ${workspace}`);
         }
         if (chosenUser === undefined && asRoot) owner = { uid: info.uid, gid: info.gid };
+      }
+      if (runtimeImage !== undefined && owner.uid === 0) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `${image} is not a pleach image (runtimeImage), whose containers never run as root: ${bound === undefined ? "give a user that is not root" : `the workspace ${bound} is root's; give a user that is not root (user) and a workspace it owns`}`,
+        );
       }
       const hex = randomBytes(8).toString("hex");
       const name = `${CONTAINER_NAME_PREFIX}${hex}`;
@@ -253,18 +268,30 @@ export function createDockerSandboxProvider({
           serverArgs.push("--workspace", bound);
         }
         if (imageWorkspace !== undefined) serverArgs.push("--workspace", imageWorkspace);
-        const fromRuntime =
-          runtimeImage === undefined
-            ? undefined
-            : runtimeArguments(await runtimeFolder({ run, docker, runtimeImage, stateFolder }));
-        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
         // The host's users and HOME, so that home folders inside a bound workspace are protected
         // as the local sandbox protects them.
         if (process.platform === "linux" && existsSync("/etc/passwd")) {
           mounts.push("--volume", "/etc/passwd:/etc/passwd:ro");
         }
         const home = process.env.HOME ?? os.homedir();
-        const environment = path.isAbsolute(home) ? ["--env", `HOME=${home}`] : [];
+        const variables: Record<string, string> = path.isAbsolute(home) ? { HOME: home } : {};
+        const fromRuntime =
+          runtimeImage === undefined
+            ? undefined
+            : runtimeArguments({
+                folder: await runtimeFolder({ run, docker, runtimeImage, stateFolder }),
+                environment: { PATH: CONTAINER_PATH, ...variables },
+                ...(imageWorkspace === undefined
+                  ? {}
+                  : { own: { folder: imageWorkspace, ...owner } }),
+              });
+        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
+        const environment = Object.entries(variables).flatMap(([name, value]) => [
+          "--env",
+          `${name}=${value}`,
+        ]);
+        // Given its workspace by the runtime's launcher, which then becomes `owner`.
+        const owning = fromRuntime !== undefined && imageWorkspace !== undefined;
         if (networkOn) serverArgs.push("--network");
         const args = [
           "run",
@@ -289,10 +316,10 @@ export function createDockerSandboxProvider({
           String(memoryBytes),
           "--pids-limit",
           String(pids),
-          ...(await securityOptions({ confined, uid: owner.uid })),
+          ...(await securityOptions({ confined, uid: owner.uid, owning })),
           "--user",
-          `${owner.uid}:${owner.gid}`,
-          ...environment,
+          owning ? "0:0" : `${owner.uid}:${owner.gid}`,
+          ...(fromRuntime === undefined ? environment : []),
           ...mounts,
           ...(fromRuntime?.entrypoint ?? []),
           image,
