@@ -1,6 +1,7 @@
 export type {
   DockerSandboxProvider,
   DockerSandboxProviderOptions,
+  DockerSandboxSession,
 } from "./docker/docker-provider.js";
 export { createDockerSandboxProvider } from "./docker/docker-provider.js";
 export type { HttpJobCallOptions, HttpSandboxJobs } from "./http-jobs.js";

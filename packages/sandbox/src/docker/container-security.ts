@@ -52,7 +52,10 @@ export function containerSecurity({
     if (confined) {
       // bubblewrap inside needs user namespaces and mounts (seccomp), a /proc it may mount again
       // (systempaths: Docker's masks over /proc make the kernel refuse a new procfs in a user
-      // namespace), and no AppArmor profile that denies mount.
+      // namespace, "Can't mount proc on /newroot/proc"; no other option of the engine unmasks it),
+      // and no AppArmor profile that denies mount. An unmasked /proc/sys is writable by the
+      // container's root only (kernel.core_pattern: host root), which is why a foreign image's
+      // container never runs as root (docker-provider) and every process has no capability.
       security.push("--security-opt", `seccomp=${await seccompFile()}`);
       security.push("--security-opt", "systempaths=unconfined");
       if ((await engineSecurity()).some((option) => option.startsWith("name=apparmor"))) {

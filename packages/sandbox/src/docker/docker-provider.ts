@@ -109,6 +109,16 @@ export interface DockerSandboxProviderOptions {
   imageWorkspace?: string;
 }
 
+/** A sandbox of a container: the container goes with its release. */
+export interface DockerSandboxSession extends HttpSandboxSession {
+  /**
+   * Another sandbox of this container, over the same workspace, with a session of its own (its
+   * commands and background jobs): its release ends every process of it and leaves the container
+   * running. The container hosts {@link CONTAINER_SANDBOXES} at once.
+   */
+  acquireSibling(options?: { abortSignal?: AbortSignal }): Promise<HttpSandboxSession>;
+}
+
 /** A sandbox provider whose sandboxes are containers. */
 export interface DockerSandboxProvider extends SandboxProvider {
   acquire(options?: {
@@ -118,7 +128,7 @@ export interface DockerSandboxProvider extends SandboxProvider {
      * with the host). By default the workspace is inside the container and goes with it.
      */
     workspace?: string;
-  }): Promise<HttpSandboxSession>;
+  }): Promise<DockerSandboxSession>;
   /**
    * Remove the containers (by label) and socket folders of providers of this machine whose
    * process is gone (killed, say). The first `acquire` does it; returns the names removed.
@@ -127,6 +137,8 @@ export interface DockerSandboxProvider extends SandboxProvider {
 }
 
 const CONTAINER_SOCKET_FOLDER = "/run/pleach";
+/** The sandboxes a container hosts at once: the first, and its siblings (`acquireSibling`). */
+const CONTAINER_SANDBOXES = 4;
 /** The search path of a foreign image's server and its commands (Docker's default). */
 const CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const CONTAINER_NAME_PREFIX = "pleach-sandbox-";
@@ -338,7 +350,7 @@ export function createDockerSandboxProvider({
           "--mode",
           mode,
           "--max-sandboxes",
-          "1",
+          String(CONTAINER_SANDBOXES),
           ...serverArgs,
         ];
         // Attached, with our end of its stdin: when this process goes, however it goes, the pipe
@@ -381,6 +393,7 @@ export function createDockerSandboxProvider({
           id: name,
           root: session.root,
           client: session.client,
+          acquireSibling: (options) => http.acquire(options),
           release() {
             released ??= (async () => {
               http.close();
