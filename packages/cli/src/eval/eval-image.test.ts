@@ -31,6 +31,9 @@ function skipReason(): string | undefined {
     return "no Docker engine answers; start one (bash scripts/start-dockerd.sh)";
   }
   if (!existsSync("/usr/bin/bwrap")) return "bubblewrap is not installed (the image copies it)";
+  if (spawnSync("gcc", ["--version"]).status !== 0) {
+    return "gcc is not installed (the image builds its static launchers: apt-get install gcc libc6-dev)";
+  }
   return undefined;
 }
 const skip = skipReason();

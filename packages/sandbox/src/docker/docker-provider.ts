@@ -114,7 +114,7 @@ export interface DockerSandboxSession extends HttpSandboxSession {
   /**
    * Another sandbox of this container, over the same workspace, with a session of its own (its
    * commands and background jobs): its release ends every process of it and leaves the container
-   * running. The container hosts {@link CONTAINER_SANDBOXES} at once.
+   * running. A container hosts 4 sandboxes at once.
    */
   acquireSibling(options?: { abortSignal?: AbortSignal }): Promise<HttpSandboxSession>;
 }

@@ -171,6 +171,19 @@ describe.skipIf(skipReason !== undefined)(
       );
     });
 
+    it("refuses to run a container of the image as root", async () => {
+      const provider = createDockerSandboxProvider({
+        image: BARE_IMAGE,
+        runtimeImage: IMAGE,
+        imageWorkspace: "/testbed",
+        user: "0:0",
+      });
+      await expect(provider.acquire()).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("never run as root"),
+      });
+    });
+
     it("refuses a bound workspace beside the image's", async () => {
       const provider = createDockerSandboxProvider({
         image: BARE_IMAGE,
