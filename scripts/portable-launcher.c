@@ -12,9 +12,9 @@
 // Bubblewrap's launcher passes its arguments and variables (the server's own) as they are. The
 // server's (SERVER) gives PROGRAM only the variables its --setenv options name, none of the
 // container's, which hold the image's (its LD_PRELOAD or NODE_OPTIONS would load the image's code
-// into ours); --own, as root only: FOLDER's tree (never following a link, never crossing into another mount) is
-// given to UID:GID, and the launcher then becomes that user, for good, before PROGRAM starts: so a
-// workspace the image made as root is worked in by a user that is not root.
+// into ours). --own, as root only: FOLDER's tree (never following a link, never crossing into
+// another mount) is given to UID:GID, and the launcher then becomes that user, for good, before
+// PROGRAM starts: so a workspace the image made as root is worked in by a user that is not root.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ftw.h>

@@ -86,7 +86,7 @@ export async function evaluateInstance({
       if (line !== undefined) details.agentLog.push(line);
     }
     const result: AgentResult = await run.result;
-    // Nothing the agent started (a background job rewriting the tests, say) runs on through grading.
+    // Nothing the agent started (a job rewriting the tests, say) runs on through grading.
     await agent.endAll();
     report.agent = {
       stopReason: result.stopReason,

@@ -4,7 +4,7 @@
 import { createScriptedModel, type ModelAdapter } from "@pleach/coding-agent/runtime";
 import { shellQuote } from "@pleach/coding-agent/tools";
 
-/** What the job writes in place of the test file: the instance's test, passing whatever the code. */
+/** Marks what the job writes in place of the test file: the test, passing whatever the code. */
 const MARK = "rewritten by the agent's job";
 
 /**

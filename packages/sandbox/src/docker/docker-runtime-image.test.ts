@@ -20,10 +20,11 @@ const BARE_IMAGE = `pleach-test-bare:${process.pid}`;
 const TRAP_IMAGE = `pleach-test-trap:${process.pid}`;
 
 /**
- * The bare image with its shells and env replaced by traps, and a NODE_OPTIONS that would load a
- * script of its own into node: each notes its run (uid, name, arguments) in /trap/ran, which only a
- * process outside the sandbox can write (the sandbox sees the image read-only), then the real
- * program runs. A launcher that runs any of them outside the sandbox leaves the note.
+ * The bare image with its shells and env replaced by traps, a NODE_OPTIONS that would load a
+ * script of its own into node, and an LD_PRELOAD and a name service of its own that would load a
+ * library of its own into any program: each notes its run (uid, name, arguments) in /trap/ran,
+ * which only a process outside the sandbox can write (the sandbox sees the image read-only), then
+ * the real program runs. A launcher that runs any of them outside the sandbox leaves the note.
  */
 const TRAP_DOCKERFILE = `FROM ${BARE_IMAGE}
 RUN set -e; mkdir -m 1777 /trap; \\
@@ -37,8 +38,23 @@ RUN set -e; mkdir -m 1777 /trap; \\
     printf '#!/usr/lib/trap-real-bash\\n{ echo "$(id -u) $0 $*" >>/trap/ran; } 2>/dev/null\\nexec -a "$0" %s "$@"\\n' "$real" >"$file.trap"; \\
     chmod 755 "$file.trap"; mv "$file.trap" "$file"; \\
   done; \\
-  echo 'require("fs").appendFileSync("/trap/ran", "node " + process.getuid() + " ");' >/usr/lib/trap-hook.js
-ENV NODE_OPTIONS="--require /usr/lib/trap-hook.js"
+  echo 'require("fs").appendFileSync("/trap/ran", "node " + process.getuid() + " ");' >/usr/lib/trap-hook.js; \\
+  printf 'passwd: trap files\\ngroup: trap files\\nhosts: trap files\\n' >/etc/nsswitch.conf
+COPY trap.so /usr/lib/trap.so
+COPY trap.so /usr/lib/x86_64-linux-gnu/libnss_trap.so.2
+ENV NODE_OPTIONS="--require /usr/lib/trap-hook.js" LD_PRELOAD=/usr/lib/trap.so
+`;
+
+/** The trap image's library: its LD_PRELOAD, and its name service (nsswitch.conf). */
+const TRAP_LIBRARY = `#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void noted(void) {
+  FILE *note = fopen("/trap/ran", "a");
+  if (note != NULL) {
+    fprintf(note, "library %d ", (int)getuid());
+    fclose(note);
+  }
+}
 `;
 
 describe.skipIf(skipReason !== undefined)(
@@ -70,6 +86,8 @@ describe.skipIf(skipReason !== undefined)(
       const context = await makeTempDir("pleach-trap-image-");
       try {
         await writeFile(path.join(context.dir, "Dockerfile"), TRAP_DOCKERFILE);
+        await writeFile(path.join(context.dir, "trap.c"), TRAP_LIBRARY);
+        execFileSync("gcc", ["-shared", "-fPIC", "-o", "trap.so", "trap.c"], { cwd: context.dir });
         execFileSync("docker", ["build", "--quiet", "--tag", TRAP_IMAGE, context.dir], {
           stdio: ["ignore", "ignore", "inherit"],
         });
