@@ -40,7 +40,7 @@ inputs="$(
   {
     find packages/core/dist packages/coding-agent/dist packages/sandbox/dist -type f ! -name '*.tsbuildinfo' -print0 |
       sort -z | xargs -0 sha256sum
-    sha256sum scripts/sandbox-serve.mjs scripts/build-sandbox-image.sh
+    sha256sum scripts/sandbox-serve.mjs scripts/build-sandbox-image.sh scripts/portable-launcher.c
     node --version
     /usr/bin/bwrap --version 2>/dev/null || true
   } | sha256sum | cut -c1-32
@@ -143,22 +143,33 @@ cp -R "$repo/node_modules/zod" "$modules/zod"
 cp "$repo/scripts/sandbox-serve.mjs" "$rootfs/opt/pleach/sandbox-serve.mjs"
 
 # Launchers for when these files are mounted read-only at /opt/pleach-runtime in another image
-# (SWE-bench's, say; the Docker provider's runtimeImage): node and bubblewrap run there through
-# this image's own loader and libraries, never the other image's.
+# (SWE-bench's, say; the Docker provider's runtimeImage): static programs (scripts/portable-launcher.c)
+# that run node and bubblewrap through this image's own loader and libraries, so that nothing of
+# the other image (its shell, its loader, its libraries) runs outside the sandbox. Beside them what
+# node and glibc would otherwise read from that image's /etc: an empty OpenSSL configuration (the
+# server's OPENSSL_CONF) and a name service configuration of files only (mounted over
+# /etc/nsswitch.conf), whose modules glibc would load into the server.
 runtime=/opt/pleach-runtime
 loader="$(ldd "$(readlink -f "$(type -P node)")" | grep -oE '/[^ ]*ld-linux[^ ]*' | head -n 1)"
 library_path="$(
   ldd "$(readlink -f "$(type -P node)")" /usr/bin/bwrap | grep -oE '/[^ ]+\.so[^ ]*' |
     xargs -n 1 dirname | sort -u | sed "s|^|$runtime|" | paste -sd: -
 )"
-mkdir -p "$rootfs/opt/pleach/portable"
+command -v gcc >/dev/null || { echo "gcc is needed for the runtime's launchers (apt-get install gcc libc6-dev)" >&2; exit 2; }
+portable="$rootfs/opt/pleach/portable"
+mkdir -p "$portable"
 for program in node bwrap; do
   binary="$(readlink -f "$(type -P "$program")")"
+  server=()
   [[ "$program" == bwrap ]] && binary=/usr/bin/bwrap
-  printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' \
-    "$runtime$loader" "$library_path" "$runtime$binary" >"$rootfs/opt/pleach/portable/$program"
-  chmod 755 "$rootfs/opt/pleach/portable/$program"
+  [[ "$program" == node ]] && server=(-DSERVER)
+  gcc -static -O2 -Wall -Wextra -Werror "${server[@]}" \
+    -DLOADER="\"$runtime$loader\"" -DLIBRARY_PATH="\"$library_path\"" -DPROGRAM="\"$runtime$binary\"" \
+    -o "$portable/$program" "$repo/scripts/portable-launcher.c"
+  chmod 755 "$portable/$program"
 done
+: >"$portable/openssl.cnf"
+printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n' >"$portable/nsswitch.conf"
 
 tar -C "$rootfs" --owner=0 --group=0 --numeric-owner -c . | docker import \
   --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \

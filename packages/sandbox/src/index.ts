@@ -1,7 +1,5 @@
-export type {
-  DockerSandboxProvider,
-  DockerSandboxProviderOptions,
-} from "./docker/docker-provider.js";
+export type { DockerSandboxProviderOptions } from "./docker/docker-options.js";
+export type { DockerSandboxProvider, DockerSandboxSession } from "./docker/docker-provider.js";
 export { createDockerSandboxProvider } from "./docker/docker-provider.js";
 export type { HttpJobCallOptions, HttpSandboxJobs } from "./http-jobs.js";
 export type {

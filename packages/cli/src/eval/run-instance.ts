@@ -6,6 +6,7 @@ import {
 import { createApplyDiffTool, createRunTestsTool } from "@pleach/coding-agent/tools";
 import { isToolError } from "@pleach/core";
 import { formatAgentEvent } from "../commands/demo.js";
+import { agentSessions } from "./agent-sessions.js";
 import { gradeInstance } from "./grading.js";
 import type { EvalInstance } from "./instances.js";
 import type { InstanceDetails, InstanceReport } from "./report.js";
@@ -37,8 +38,8 @@ Change the source code so the issue is fixed. Do not change the existing tests; 
 
 /**
  * Evaluate one instance in its workspace (a local clone at `base_commit`, or the instance's image;
- * see {@link instanceWorkspace}): let the agent work, note the files it changed, apply the test
- * patch, run the tests and grade them. A step that fails makes the report's status `error`, with
+ * see {@link instanceWorkspace}): let the agent work, end every process of its sessions, note the
+ * files it changed, apply the test patch, run the tests (in a sandbox of the harness) and grade them. A step that fails makes the report's status `error`, with
  * the reason; it never throws. The details (the agent's steps, the test output) are for the HTML
  * report.
  */
@@ -61,6 +62,7 @@ export async function evaluateInstance({
   };
   const details: InstanceDetails = { repo: instance.repo, testsRan: false, agentLog: [] };
   let release: (() => Promise<void>) | undefined;
+  let endAgent: (() => Promise<void>) | undefined;
   try {
     const command = instance.test_command ?? testCommand ?? sweBenchTestCommand(instance);
     if (command === undefined) {
@@ -71,8 +73,10 @@ export async function evaluateInstance({
     const workspace = await instanceWorkspace(instance, where, abortSignal);
     release = workspace.release;
 
+    const agent = agentSessions(workspace.agentProvider);
+    endAgent = agent.endAll;
     const runtime = createCodingAgentRuntime({
-      sandboxProvider: workspace.agentProvider,
+      sandboxProvider: agent.provider,
       model: makeModel(instance),
       maxSteps,
     });
@@ -82,6 +86,8 @@ export async function evaluateInstance({
       if (line !== undefined) details.agentLog.push(line);
     }
     const result: AgentResult = await run.result;
+    // Nothing the agent started (a job rewriting the tests, say) runs on through grading.
+    await agent.endAll();
     report.agent = {
       stopReason: result.stopReason,
       steps: result.steps,
@@ -122,6 +128,7 @@ export async function evaluateInstance({
         ? error.message
         : String(error);
   } finally {
+    await endAgent?.().catch(() => undefined);
     await release?.();
     report.durationMs = Date.now() - started;
   }

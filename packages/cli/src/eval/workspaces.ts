@@ -15,9 +15,15 @@ import { repositorySource } from "./repository-source.js";
 
 /** Where an instance is worked on: the agent's sandboxes, and the harness's own client there. */
 export interface InstanceWorkspace {
-  /** What the agent runs in, at the repository's root. */
+  /**
+   * What the agent runs in, at the repository's root: sessions of their own, none of the
+   * harness's, so that ending them ends all the agent started.
+   */
   agentProvider: SandboxProvider;
-  /** The harness's client at the repository's root (workspace-write): test patch and tests. */
+  /**
+   * The harness's client at the repository's root (workspace-write): test patch and tests, in a
+   * sandbox none of the agent's commands ran in.
+   */
   client: SandboxClient;
   /** What the test command is run after, in the same shell (the image's environment). */
   testPrelude: string;
@@ -146,10 +152,10 @@ async function imageWorkspace(
         `${name}: ${IMAGE_WORKSPACE} is at ${head.stdout.trim() || `no commit (${head.stderr.trim()})`}, not base_commit ${instance.base_commit}; use the image built for this instance`,
       );
     }
-    // One container: the agent's session is the harness's, kept until the instance is graded.
-    const shared = { id: session.id, client: session.client, release: async () => {} };
+    // One container, two sandboxes over /testbed: the agent's, whose release ends every process
+    // it started, and the harness's (this one), which applies the test patch and runs the tests.
     return {
-      agentProvider: { acquire: async () => shared },
+      agentProvider: { acquire: (options) => session.acquireSibling(options) },
       client: session.client,
       testPrelude: IMAGE_TEST_PRELUDE,
       release: () => session.release(),

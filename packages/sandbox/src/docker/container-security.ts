@@ -17,7 +17,7 @@ export function containerSecurity({
 }: {
   run: DockerCommand;
   stateFolder: string;
-}): (container: { confined: boolean; uid: number }) => Promise<string[]> {
+}): (container: { confined: boolean; uid: number; owning: boolean }) => Promise<string[]> {
   let engineOptions: Promise<string[]> | undefined;
   /** The engine's security options (`name=apparmor`, `name=rootless`, ...), asked once. */
   const engineSecurity = () => {
@@ -44,12 +44,18 @@ export function containerSecurity({
     return file;
   };
 
-  return async ({ confined, uid }) => {
+  return async ({ confined, uid, owning }) => {
     const security = ["--security-opt", "no-new-privileges", "--cap-drop", "ALL"];
+    // The runtime's launcher, as root, gives the image's workspace to the user it then becomes
+    // (setuid drops these for good, and no-new-privileges keeps them from coming back).
+    if (owning) security.push("--cap-add", "CHOWN", "--cap-add", "SETUID", "--cap-add", "SETGID");
     if (confined) {
       // bubblewrap inside needs user namespaces and mounts (seccomp), a /proc it may mount again
       // (systempaths: Docker's masks over /proc make the kernel refuse a new procfs in a user
-      // namespace), and no AppArmor profile that denies mount.
+      // namespace, "Can't mount proc on /newroot/proc"; no other option of the engine unmasks it),
+      // and no AppArmor profile that denies mount. An unmasked /proc/sys is writable by the
+      // container's root only (kernel.core_pattern: host root), which is why a foreign image's
+      // container never runs as root (docker-provider) and every process has no capability.
       security.push("--security-opt", `seccomp=${await seccompFile()}`);
       security.push("--security-opt", "systempaths=unconfined");
       if ((await engineSecurity()).some((option) => option.startsWith("name=apparmor"))) {

@@ -25,11 +25,9 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
+import type { DockerSandboxProviderOptions } from "./docker-options.js";
 import { DOCKER_LABELS, dockerHostLabel } from "./docker-orphans.js";
-import {
-  createDockerSandboxProvider,
-  type DockerSandboxProviderOptions,
-} from "./docker-provider.js";
+import { createDockerSandboxProvider } from "./docker-provider.js";
 import {
   containersLabelled,
   docker,

@@ -6,102 +6,26 @@ import type { Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
-import type { SandboxMode, SandboxProvider } from "@pleach/core/sandbox";
+import type { SandboxProvider } from "@pleach/core/sandbox";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
-import { type NetworkOption, parseNetworkOption } from "../network/domain-rules.js";
+import { parseNetworkOption } from "../network/domain-rules.js";
 import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import { containerSecurity } from "./container-security.js";
 import { waitUntilAnswering, within } from "./container-start.js";
 import { dockerCommand } from "./docker-cli.js";
+import type { DockerSandboxProviderOptions } from "./docker-options.js";
 import { DOCKER_LABELS, dockerHostLabel, reapOrphans } from "./docker-orphans.js";
 import { runtimeArguments, runtimeFolder } from "./runtime-mount.js";
 
-/** Options of {@link createDockerSandboxProvider}. */
-export interface DockerSandboxProviderOptions {
+/** A sandbox of a container: the container goes with its release. */
+export interface DockerSandboxSession extends HttpSandboxSession {
   /**
-   * The image, built by `scripts/build-sandbox-image.sh` from local files.
-   * @default "pleach-sandbox:dev"
+   * Another sandbox of this container, over the same workspace, with a session of its own (its
+   * commands and background jobs): its release ends every process of it and leaves the container
+   * running. A container hosts 4 sandboxes at once.
    */
-  image?: string;
-  /**
-   * The docker command line program.
-   * @default "docker"
-   */
-  docker?: string;
-  /**
-   * The sandbox mode inside the container, as for the local client: in `read-only` and
-   * `workspace-write` the server in the container confines every command with bubblewrap and
-   * refuses protected writes through the file route, by the same policy as the local sandbox, also
-   * for a workspace bound from the host. `danger-full-access` leaves commands unconfined inside the
-   * container: a bound workspace (its `.git`, its shell start-up files) is then theirs to change.
-   * @default "workspace-write"
-   */
-  mode?: SandboxMode;
-  /**
-   * CPUs a sandbox may use.
-   * @default 1
-   */
-  cpus?: number;
-  /**
-   * Memory a sandbox may use, in bytes (swap included).
-   * @default 1_073_741_824
-   */
-  memoryBytes?: number;
-  /**
-   * Processes a sandbox may have at once.
-   * @default 256
-   */
-  pids?: number;
-  /**
-   * Whether commands may reach the network (`--network bridge`); without it the container has
-   * no network at all and is reached through a Unix socket in a mounted folder.
-   * A domain list (`{ allowDomains }`) is refused with `UNSUPPORTED`: the container's bridge
-   * would reach every host, and the domain proxy runs only with the local sandbox.
-   * @default false
-   */
-  network?: NetworkOption;
-  /**
-   * The user the container's server and its commands run as, `uid:gid`. A provider running as
-   * root defaults to the owner of a bound workspace, else `1000:1000`; any other provider runs
-   * containers as its own user only (and refuses another `user`), since it could not hand the
-   * socket folder to another uid.
-   * @default the bound workspace's owner, else 1000:1000 (as root); this process's uid:gid (otherwise)
-   */
-  user?: string;
-  /**
-   * How long a new container may take to answer.
-   * @default 30_000
-   */
-  startTimeoutMs?: number;
-  /**
-   * How long a released container has to stop on its own (its server removes the placeholder
-   * folders it made in a bound workspace) before it is killed.
-   * @default 10_000
-   */
-  stopTimeoutMs?: number;
-  /**
-   * Where the provider's private folder (`pleach-docker-<uid>`, mode 700) is made: it holds one
-   * folder per container, mounted at `/run/pleach` inside, with the server's socket.
-   * @default os.tmpdir()
-   */
-  socketParent?: string;
-  /**
-   * Run `image` although it has no pleach in it (SWE-bench's evaluation images, say): the files of
-   * this pleach sandbox image are mounted read-only at `/opt/pleach-runtime` (exported once per
-   * image id into the provider's private folder) and its sandbox server runs from there, through
-   * its own loader and libraries; its bubblewrap launcher is mounted at `/usr/bin/bwrap`.
-   * Confined modes need the provider to run as root (bubblewrap's launcher must be root's).
-   * @default none: `image` is a pleach sandbox image
-   */
-  runtimeImage?: string;
-  /**
-   * A folder of the image to work in (`/testbed` in SWE-bench's images): every sandbox's workspace
-   * is that folder, inside the container, and goes with it. A provider running as root then runs
-   * containers as root (`0:0`) by default, the owner of an image's files.
-   * @default none: a fresh folder, or the one `acquire({ workspace })` binds
-   */
-  imageWorkspace?: string;
+  acquireSibling(options?: { abortSignal?: AbortSignal }): Promise<HttpSandboxSession>;
 }
 
 /** A sandbox provider whose sandboxes are containers. */
@@ -113,7 +37,7 @@ export interface DockerSandboxProvider extends SandboxProvider {
      * with the host). By default the workspace is inside the container and goes with it.
      */
     workspace?: string;
-  }): Promise<HttpSandboxSession>;
+  }): Promise<DockerSandboxSession>;
   /**
    * Remove the containers (by label) and socket folders of providers of this machine whose
    * process is gone (killed, say). The first `acquire` does it; returns the names removed.
@@ -122,6 +46,10 @@ export interface DockerSandboxProvider extends SandboxProvider {
 }
 
 const CONTAINER_SOCKET_FOLDER = "/run/pleach";
+/** The sandboxes a container hosts at once: the first, and its siblings (`acquireSibling`). */
+const CONTAINER_SANDBOXES = 4;
+/** The search path of a foreign image's server and its commands (Docker's default). */
+const CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const CONTAINER_NAME_PREFIX = "pleach-sandbox-";
 /**
  * A vendor adapter whose sandboxes are containers on a Docker engine: each `acquire()` runs the
@@ -193,7 +121,9 @@ export function createDockerSandboxProvider({
       await makePrivateFolder(stateFolder, ownUid);
 
       let bound: string | undefined;
-      const defaultUid = imageWorkspace === undefined ? 1000 : 0;
+      // The image's files are root's: a pleach image's server works on them as root, while a
+      // foreign image's folder is given to a user that is not root (runtimeArguments' own).
+      const defaultUid = imageWorkspace === undefined || runtimeImage !== undefined ? 1000 : 0;
       let owner =
         chosenUser ??
         (asRoot ? { uid: defaultUid, gid: defaultUid } : { uid: ownUid, gid: ownGid });
@@ -210,6 +140,12 @@ export function createDockerSandboxProvider({
           throw new ToolError("NOT_A_DIRECTORY", `the workspace is not a folder: ${workspace}`);
         }
         if (chosenUser === undefined && asRoot) owner = { uid: info.uid, gid: info.gid };
+      }
+      if (runtimeImage !== undefined && owner.uid === 0) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `${image} is not a pleach image (runtimeImage), whose containers never run as root: ${bound === undefined ? "give a user that is not root" : `the workspace ${bound} is root's; give a user that is not root (user) and a workspace it owns`}`,
+        );
       }
       const hex = randomBytes(8).toString("hex");
       const name = `${CONTAINER_NAME_PREFIX}${hex}`;
@@ -253,18 +189,30 @@ export function createDockerSandboxProvider({
           serverArgs.push("--workspace", bound);
         }
         if (imageWorkspace !== undefined) serverArgs.push("--workspace", imageWorkspace);
-        const fromRuntime =
-          runtimeImage === undefined
-            ? undefined
-            : runtimeArguments(await runtimeFolder({ run, docker, runtimeImage, stateFolder }));
-        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
         // The host's users and HOME, so that home folders inside a bound workspace are protected
         // as the local sandbox protects them.
         if (process.platform === "linux" && existsSync("/etc/passwd")) {
           mounts.push("--volume", "/etc/passwd:/etc/passwd:ro");
         }
         const home = process.env.HOME ?? os.homedir();
-        const environment = path.isAbsolute(home) ? ["--env", `HOME=${home}`] : [];
+        const variables: Record<string, string> = path.isAbsolute(home) ? { HOME: home } : {};
+        const fromRuntime =
+          runtimeImage === undefined
+            ? undefined
+            : runtimeArguments({
+                folder: await runtimeFolder({ run, docker, runtimeImage, stateFolder }),
+                environment: { PATH: CONTAINER_PATH, ...variables },
+                ...(imageWorkspace === undefined
+                  ? {}
+                  : { own: { folder: imageWorkspace, ...owner } }),
+              });
+        if (fromRuntime !== undefined) mounts.push(...fromRuntime.mounts);
+        const environment = Object.entries(variables).flatMap(([name, value]) => [
+          "--env",
+          `${name}=${value}`,
+        ]);
+        // Given its workspace by the runtime's launcher, which then becomes `owner`.
+        const owning = fromRuntime !== undefined && imageWorkspace !== undefined;
         if (networkOn) serverArgs.push("--network");
         const args = [
           "run",
@@ -289,10 +237,10 @@ export function createDockerSandboxProvider({
           String(memoryBytes),
           "--pids-limit",
           String(pids),
-          ...(await securityOptions({ confined, uid: owner.uid })),
+          ...(await securityOptions({ confined, uid: owner.uid, owning })),
           "--user",
-          `${owner.uid}:${owner.gid}`,
-          ...environment,
+          owning ? "0:0" : `${owner.uid}:${owner.gid}`,
+          ...(fromRuntime === undefined ? environment : []),
           ...mounts,
           ...(fromRuntime?.entrypoint ?? []),
           image,
@@ -311,7 +259,7 @@ export function createDockerSandboxProvider({
           "--mode",
           mode,
           "--max-sandboxes",
-          "1",
+          String(CONTAINER_SANDBOXES),
           ...serverArgs,
         ];
         // Attached, with our end of its stdin: when this process goes, however it goes, the pipe
@@ -354,6 +302,7 @@ export function createDockerSandboxProvider({
           id: name,
           root: session.root,
           client: session.client,
+          acquireSibling: (options) => http.acquire(options),
           release() {
             released ??= (async () => {
               http.close();

@@ -10,28 +10,49 @@ import { DOCKER_LABELS } from "./docker-orphans.js";
 /** Where a pleach sandbox image's files are mounted, read-only, in a container of another image. */
 const RUNTIME_MOUNT = "/opt/pleach-runtime";
 
+/** Options of {@link runtimeArguments}. */
+export interface RuntimeArgumentsOptions {
+  /** The runtime's folder on this machine (see {@link runtimeFolder}). */
+  folder: string;
+  /** The server's only variables: none of the image's reach it. */
+  environment: Readonly<Record<string, string>>;
+  /**
+   * A folder of the image (its workspace) to give to this non-root user before the server starts,
+   * as that user: the container then starts as root, and only the runtime's launcher runs so.
+   */
+  own?: { folder: string; uid: number; gid: number };
+}
+
 /**
- * What `docker run` needs to start the sandbox server of the runtime at `folder` (see
- * {@link runtimeFolder}) in a container of an image without pleach: its files mounted read-only,
- * its bubblewrap launcher at the one trusted path the sandbox runs (`/usr/bin/bwrap`), and node
- * started through the runtime's own loader and libraries (`opt/pleach/portable/`, written by
- * `scripts/build-sandbox-image.sh`), so nothing of the other image's libraries is loaded.
+ * What `docker run` needs to start the sandbox server of the runtime at `folder` in a container of
+ * an image without pleach: its files mounted read-only, its bubblewrap launcher at the one trusted
+ * path the sandbox runs (`/usr/bin/bwrap`), its name service configuration over the image's, and
+ * node started by the runtime's static launcher (`opt/pleach/portable/`, built by
+ * `scripts/build-sandbox-image.sh` from `scripts/portable-launcher.c`) through the runtime's own
+ * loader and libraries, with only `environment`: nothing of the image (its shell, loader,
+ * libraries, variables) runs outside the sandbox.
  */
-export function runtimeArguments(folder: string): {
+export function runtimeArguments({ folder, environment, own }: RuntimeArgumentsOptions): {
   mounts: string[];
   entrypoint: string[];
   server: string[];
 } {
   const portable = `${RUNTIME_MOUNT}/opt/pleach/portable`;
+  const variables = { ...environment, OPENSSL_CONF: `${portable}/openssl.cnf` };
   return {
     mounts: [
       "--volume",
       `${folder}:${RUNTIME_MOUNT}:ro`,
       "--volume",
       `${path.join(folder, "opt/pleach/portable/bwrap")}:/usr/bin/bwrap:ro`,
+      "--volume",
+      `${path.join(folder, "opt/pleach/portable/nsswitch.conf")}:/etc/nsswitch.conf:ro`,
     ],
     entrypoint: ["--entrypoint", `${portable}/node`],
     server: [
+      ...(own === undefined ? [] : ["--own", own.folder, String(own.uid), String(own.gid)]),
+      ...Object.entries(variables).flatMap(([name, value]) => ["--setenv", name, value]),
+      "--",
       `${RUNTIME_MOUNT}/opt/pleach/sandbox-serve.mjs`,
       "--dist",
       `${RUNTIME_MOUNT}/opt/pleach/node_modules/@pleach/sandbox/dist/index.js`,
@@ -140,7 +161,8 @@ async function unpack({
   runtimeImage: string;
   folder: string;
 }): Promise<void> {
-  const launcher = "opt/pleach/portable/node";
+  // A runtime of a build whose launchers were shell scripts has no name service file.
+  const launcher = "opt/pleach/portable/nsswitch.conf";
   if (existsSync(path.join(folder, launcher))) return;
   const temporary = `${folder}.${randomBytes(6).toString("hex")}.tmp`;
   const container = await run(["create", runtimeImage]);

@@ -21,6 +21,9 @@ export function dockerSkipReason(): string | undefined {
     return `no Docker engine answers (${info.stderr.trim().split("\n").at(-1)}); start one (bash scripts/start-dockerd.sh)`;
   }
   if (!existsSync("/usr/bin/bwrap")) return "bubblewrap is not installed (the image copies it)";
+  if (spawnSync("gcc", ["--version"]).status !== 0) {
+    return "gcc is not installed (the image builds its static launchers: apt-get install gcc libc6-dev)";
+  }
   return undefined;
 }
 
