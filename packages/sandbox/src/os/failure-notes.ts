@@ -4,6 +4,7 @@ import { isInside } from "../paths.js";
 import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
 import type { ProtectedPath } from "./protection.js";
+import { type ReadView, visibleInView } from "./read-view.js";
 
 /**
  * Failures explained: after a confined command, the lines that tie what it printed to one of the
@@ -31,6 +32,8 @@ export interface FailurePolicy {
   protectedPaths: readonly ProtectedPath[];
   /** The paths it could not read (`HostFacts.hiddenPaths`). */
   hiddenPaths: readonly HiddenPath[];
+  /** What it saw of the host (`HostFacts.readView`): a path it did not find outside it is named. */
+  readView?: ReadView;
 }
 
 /** Options of {@link failureNotes}. */
@@ -57,6 +60,7 @@ const MESSAGES = {
   EPERM: /operation not permitted/i,
   EBUSY: /device or resource busy/i,
   EISDIR: /is a directory/i,
+  ENOENT: /no such file or directory/i,
 } as const;
 type Errno = keyof typeof MESSAGES;
 const ANY_MESSAGE = new RegExp(
@@ -151,6 +155,18 @@ function noteFor(
   if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
     return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
   }
+  const view = policy.readView;
+  // Not found, in a folder the view empties: the path may well be there on the host.
+  if (
+    view !== undefined &&
+    errnos.has("ENOENT") &&
+    !visibleInView(view, policy.root, reached[1] ?? absolute)
+  ) {
+    const emptied = view.emptied.find((each) => isInside(each.path, reached[1] ?? absolute));
+    if (emptied !== undefined) {
+      return { key: `view:${emptied.path}`, line: outsideViewNote(shown, emptied.path) };
+    }
+  }
   const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
   if (policy.mode === "workspace-write") {
     const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
@@ -178,6 +194,10 @@ function noteFor(
 
 function hiddenNote(shown: string, hidden: HiddenPath): string {
   return `sandbox: reading ${shown} was refused: ${hidden.rule}. Commands in read-only and workspace-write cannot read it; if the task needs it, ask the user to give it back with --allow-read ${hidden.path} (allowReads).`;
+}
+
+function outsideViewNote(shown: string, emptied: string): string {
+  return `sandbox: ${shown} is outside what commands see of the host: ${emptied} is empty for them (commands see the system's folders, the workspace and the toolchains on PATH; every home and other folder is empty). If the task needs it, ask the user to add it with --allow-read ${shown} (allowReads).`;
 }
 
 function protectedNote(shown: string, rule: string): string {

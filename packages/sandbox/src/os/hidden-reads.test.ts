@@ -17,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { defaultCredentialHomes, hiddenReads } from "./hidden-reads.js";
 import { createCommandWrapper } from "./index.js";
-import { CREDENTIAL_STORES, SYSTEM_SECRET_FILES } from "./protected-entries.js";
+import { CREDENTIAL_STORES } from "./protected-entries.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
@@ -169,8 +169,6 @@ describe("hiddenReads", () => {
     );
     for (const { name, why } of CREDENTIAL_STORES)
       expect(readme).toContain(`- \`~/${name}\`: ${why}\n`);
-    for (const { name, why } of SYSTEM_SECRET_FILES)
-      expect(readme).toContain(`- \`${name}\`: ${why}\n`);
   });
 
   it("takes the homes from the user database and HOME", () => {
