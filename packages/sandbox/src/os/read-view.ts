@@ -29,8 +29,8 @@ export const SYSTEM_FOLDERS: readonly string[] = [
   "/nix",
 ];
 const SANDBOX_OWN = ["/proc", "/sys", "/dev", "/tmp", "/run"];
-/** The names of a `PATH` entry whose parent is the toolchain's root (`~/.cargo/bin`, `~/.pyenv/shims`). */
-const PROGRAM_FOLDERS = new Set(["bin", "sbin", "shims"]);
+/** The names of a `PATH` entry whose parent is the toolchain's root (`~/.cargo/bin`, `~/.pyenv/shims`, `node_modules/.bin`). */
+const PROGRAM_FOLDERS = new Set(["bin", "sbin", "shims", ".bin"]);
 
 /** Something commands do not see: an empty folder (a tmpfs) or a file nobody may open. */
 export interface EmptiedPath {
