@@ -1,3 +1,4 @@
+import { lstatSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -227,6 +228,14 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
   return stores;
 }
 
+function plainLstat(target: string): Stats | undefined {
+  try {
+    return lstatSync(target);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
 function entryExists(target: string): boolean {
   try {
@@ -270,7 +279,9 @@ function systemSecrets(): ProtectedEntry[] {
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
       if (NOT_SEARCHED.has(entryPath)) continue;
-      const info = entry.isSymbolicLink() ? undefined : lookupLstat(entryPath);
+      // A plain lstat: the folder was listed (a lookup), and a change to an entry's mode or owner
+      // is an event in it, so the memo sees it as well as the walk of a lookup would.
+      const info = entry.isSymbolicLink() ? undefined : plainLstat(entryPath);
       if (info === undefined) continue;
       const secret =
         (info.mode & 0o004) === 0 && (uid === 0 || info.uid === uid || groups.has(info.gid));
