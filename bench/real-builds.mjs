@@ -40,19 +40,24 @@ const allowDomains = [
 const jobs = {
   npm: "npm init -y >/dev/null && npm install --no-audit --no-fund is-number@7.0.0 && node -e 'require(\"is-number\")'",
   pip: "python3 -m pip install --disable-pip-version-check -q --target ./py six && PYTHONPATH=py python3 -c 'import six'",
+  venv: "python3 -m venv venv && venv/bin/python -m pip --version >/dev/null && venv/bin/python -c 'import json, ssl'",
+  "cargo-offline": has("cargo")
+    ? "cargo new -q --vcs none hello && cd hello && cargo build -q --offline && ./target/debug/hello"
+    : undefined,
   cargo: has("cargo")
     ? "cargo new -q --vcs none hello && cd hello && echo 'itoa = \"1\"' >> Cargo.toml && cargo build -q"
     : undefined,
   go: has("go")
     ? "go mod init example.com/x && printf 'package main\\nimport \"fmt\"\\nfunc main(){fmt.Println(1)}\\n' > m.go && go build ./..."
     : undefined,
-  git: "git init -q . && echo x > f && git add f && git -c user.name=b -c user.email=b@x commit -qm x && git log --oneline | wc -l",
+  // The workspace's own .git is protected from commands; a repository made inside is theirs to make.
+  git: "git init -q repo && cd repo && echo x > f && git add f && git -c user.name=b -c user.email=b@x commit -qm x && git log --oneline | wc -l",
 };
 
 for (let run = 0; run < runs; run += 1) {
   for (const [job, command] of Object.entries(jobs)) {
     if (command === undefined) {
-      console.log(`${job.padEnd(6)} skipped: not installed`);
+      console.log(`${job.padEnd(13)} skipped: not installed`);
       continue;
     }
     for (const [name, sandbox] of Object.entries(builds)) {
@@ -67,7 +72,7 @@ for (let run = 0; run < runs; run += 1) {
       const elapsed = performance.now() - started;
       const worked = result.exitCode === 0 ? "ok" : `FAILED (exit ${result.exitCode})`;
       console.log(
-        `${job.padEnd(6)} ${name.padEnd(8)} ${(elapsed / 1000).toFixed(2).padStart(7)} s  ${worked}`,
+        `${job.padEnd(13)} ${name.padEnd(8)} ${(elapsed / 1000).toFixed(2).padStart(7)} s  ${worked}`,
       );
       if (result.exitCode !== 0) {
         console.log(`    stderr: ${result.stderr.trim().split("\n").slice(-4).join("\n    ")}`);

@@ -1,9 +1,8 @@
-import { lstatSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import { lookupFolder, lookupLstat, lookupStat } from "./host-lookups.js";
+import { lookupFolderEntries, lookupLstat, lookupStat } from "./host-lookups.js";
 import { realpathOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
 import { outermostOnly } from "./protection.js";
@@ -35,7 +34,8 @@ export interface ReadPolicy {
    */
   hideReads?: readonly string[];
   /**
-   * Hidden paths to give back: every hidden path at or inside one of these is readable again.
+   * Hidden paths to give back: every hidden path at or inside one of these is readable again,
+   * and one outside the commands' view of the host is shown again (`readView`), read-only.
    * A path inside a hidden one that is not itself listed is refused (`INVALID_INPUT`).
    * @default []
    */
@@ -228,14 +228,6 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
   return stores;
 }
 
-function plainLstat(target: string): Stats | undefined {
-  try {
-    return lstatSync(target);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
 function entryExists(target: string): boolean {
   try {
@@ -269,20 +261,17 @@ function systemSecrets(): ProtectedEntry[] {
   const secrets: ProtectedEntry[] = [];
   let budget = MAX_SECRET_ENTRIES;
   const search = (folder: string, depth: number) => {
-    let entries: ReturnType<typeof lookupFolder> = [];
+    let entries: ReturnType<typeof lookupFolderEntries> = [];
     try {
-      entries = lookupFolder(folder);
+      entries = lookupFolderEntries(folder);
     } catch {
       return;
     }
-    for (const entry of entries) {
+    for (const { entry, info } of entries) {
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
       if (NOT_SEARCHED.has(entryPath)) continue;
-      // A plain lstat: the folder was listed (a lookup), and a change to an entry's mode or owner
-      // is an event in it, so the memo sees it as well as the walk of a lookup would.
-      const info = entry.isSymbolicLink() ? undefined : plainLstat(entryPath);
-      if (info === undefined) continue;
+      if (info === undefined || entry.isSymbolicLink()) continue;
       const secret =
         (info.mode & 0o004) === 0 && (uid === 0 || info.uid === uid || groups.has(info.gid));
       if (secret) {
