@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
@@ -116,14 +116,15 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
         root: await useTempDir(),
         mode,
         commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
-        env: Object.fromEntries(
-          Object.entries(RELOCATED_STORES).map(([name, store]) => [
-            name,
-            path.join(home, path.dirname(store)),
-          ]),
-        ),
       });
-      const { stdout } = await client.exec(`${readEach(files)}\nls -A '${home}'`);
+      // The variables that moved the stores, as the user's shell would set them.
+      const env = Object.fromEntries(
+        Object.entries(RELOCATED_STORES).map(([name, store]) => [
+          name,
+          path.join(home, path.dirname(store)),
+        ]),
+      );
+      const { stdout } = await client.exec(`${readEach(files)}\nls -A '${home}'`, { env });
       expect(stdout.trim().split("\n")).toEqual(files.map(() => "HIDDEN"));
     },
   );

@@ -15,7 +15,7 @@ import { realpathOr } from "./path-state.js";
  * sandbox's own (bubblewrap mounts fresh ones or hides them). Everything else at the top (`/home`,
  * `/root`, `/mnt`, `/media`, `/srv`, a data folder, ...) is emptied.
  */
-export const SYSTEM_FOLDERS: readonly string[] = [
+const SYSTEM_FOLDERS: readonly string[] = [
   "/usr",
   "/bin",
   "/sbin",
