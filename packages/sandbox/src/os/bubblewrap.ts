@@ -136,7 +136,10 @@ export function bubblewrapSandboxArguments({
     args.push("--ro-bind", folder, SANDBOX_PROXY_FOLDER);
   }
   const view: ReadView = hostFacts.readView ?? { emptied: [], shown: [] };
-  args.push(...viewArguments(view));
+  // Mode 555 keeps commands from writing in an emptied folder (capabilities are dropped, so not
+  // even root passes it) at the cost of one mount; without `--perms` it is remounted read-only.
+  const emptiedByPerms = hostFacts.bubblewrap?.tmpfsPermissions !== false;
+  args.push(...viewArguments(view, emptiedByPerms));
   // Hidden paths outside the workspace that the view shows (the system's secret files, a store in
   // a toolchain's folder): commands cannot create a missing one there (the host is read-only, and
   // the trees above are private), so it needs nothing, nor one the view empties anyway.
@@ -202,22 +205,24 @@ export function bubblewrapSandboxArguments({
   for (const socket of hostFacts.hostSockets) {
     if (visibleInView(view, root, socket)) args.push("--ro-bind", "/dev/null", socket);
   }
-  // Last, once every mount point inside them is made: the emptied folders (and the tmpfs that
-  // becomes the sandbox's root where bubblewrap needs one) cannot be written either.
-  for (const { path: folder, state } of view.emptied) {
+  // Last, once every mount point inside them is made: the emptied folders are read-only too.
+  for (const { path: folder, state } of emptiedByPerms ? [] : view.emptied) {
     if (state === "folder") args.push("--remount-ro", folder);
   }
   return args;
 }
 
 /**
- * The read view's mounts: an empty tmpfs over each emptied folder (made read-only at the end, see
- * above), `/dev/null` over each emptied file, then a read-only bind of each path shown again.
+ * The read view's mounts: an empty tmpfs over each emptied folder (of mode 555 `byPerms`, else
+ * remounted read-only at the end, see above), `/dev/null` over each emptied file, then a
+ * read-only bind of each path shown again. Bubblewrap makes the mount points inside a tmpfs of
+ * mode 555 as it makes them in a placeholder: with the capabilities it drops only afterwards. A
+ * command that owns the tmpfs may chmod it and write there: in memory, gone with the sandbox.
  */
-function viewArguments(view: ReadView): string[] {
+function viewArguments(view: ReadView, byPerms: boolean): string[] {
   const args: string[] = [];
   for (const { path: emptied, state } of view.emptied) {
-    if (state === "folder") args.push("--tmpfs", emptied);
+    if (state === "folder") args.push(...(byPerms ? ["--perms", "0555"] : []), "--tmpfs", emptied);
     else args.push("--ro-bind", "/dev/null", emptied);
   }
   for (const { path: shown } of view.shown) args.push("--ro-bind", shown, shown);
