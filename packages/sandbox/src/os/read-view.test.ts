@@ -183,9 +183,9 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
       }),
     });
     const read = await allowed.exec(
-      `cat '${file}'; echo more >> '${file}' 2>/dev/null || echo REFUSED`,
+      `cat '${file}'; echo more >> '${file}' 2>/dev/null || echo REFUSED; touch '${home}/new' 2>/dev/null || echo REFUSED`,
     );
-    expect(read.stdout).toBe("SECRET\nREFUSED\n");
+    expect(read.stdout).toBe("SECRET\nREFUSED\nREFUSED\n");
   });
 
   it("the toolchains on PATH still run: node, git, python3, and cargo or go where present", async () => {
