@@ -113,7 +113,7 @@ export function hiddenReads({
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
     candidates.set(name, `it holds ${why} of another user`);
   }
-  for (const { name, why } of systemSecrets()) candidates.set(name, why);
+  for (const { name, why } of systemSecrets(root, homes)) candidates.set(name, why);
   for (const hidden of hideReads) {
     candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
   }
@@ -253,9 +253,10 @@ const MAX_SECRET_ENTRIES = 20_000;
  * system folders, whatever its owner keeps from others (no read bit for others: `/etc/shadow`,
  * `/etc/ssl/private`, the SSH host keys, `/etc/sudoers`, `/var/lib/docker`, ...) and the caller
  * could read anyway (root, its owner or a member of its group), since the sandbox keeps the
- * caller's uid. A folder found is hidden whole, not searched.
+ * caller's uid; but not a folder that holds the workspace `root` or is one of `homes`. A folder
+ * found is hidden whole, not searched.
  */
-function systemSecrets(): ProtectedEntry[] {
+function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[] {
   const uid = process.getuid?.();
   const groups = new Set(process.getgroups?.() ?? []);
   const secrets: ProtectedEntry[] = [];
@@ -272,8 +273,13 @@ function systemSecrets(): ProtectedEntry[] {
       const entryPath = path.join(folder, entry.name);
       if (NOT_SEARCHED.has(entryPath)) continue;
       if (info === undefined || entry.isSymbolicLink()) continue;
+      // The caller's own private folders that hold its workspace or are its home (a CI user's
+      // `/var/lib/jenkins`, mode 750) are no system secret: the view empties a home anyway.
+      const own = isInside(entryPath, root) || homes.includes(entryPath);
       const secret =
-        (info.mode & 0o004) === 0 && (uid === 0 || info.uid === uid || groups.has(info.gid));
+        !own &&
+        (info.mode & 0o004) === 0 &&
+        (uid === 0 || info.uid === uid || groups.has(info.gid));
       if (secret) {
         const mode = (info.mode & 0o777).toString(8).padStart(4, "0");
         secrets.push({

@@ -5,6 +5,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { hiddenReads } from "./hidden-reads.js";
 import { createCommandWrapper } from "./index.js";
 import { readView } from "./read-view.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
@@ -100,6 +101,24 @@ describe("readView", () => {
       [".cargo", ".local/bin", ".local/lib", ".rustup", "bin"].map((each) => path.join(home, each)),
     );
   });
+});
+
+describe("the system's secrets by their mode", () => {
+  it.skipIf(!isRoot)(
+    "as root: a private folder of /var that holds the workspace is no secret; its siblings are",
+    async () => {
+      const own = await realpath(await mkdtemp("/var/lib/pleach-view-"));
+      cleanUpAfter(own, () => rm(own, { recursive: true, force: true }));
+      const secret = `${own}-secret`;
+      await mkdir(secret, { mode: 0o700 });
+      cleanUpAfter(secret, () => rm(secret, { recursive: true, force: true }));
+      const root = path.join(own, "workspace");
+      await mkdir(root);
+      const hidden = hiddenReads({ root, credentialHomes: [] }).map((each) => each.path);
+      expect(hidden).toContain(secret);
+      expect(hidden).not.toContain(own);
+    },
+  );
 });
 
 describe.skipIf(skipReason !== undefined)("the read view", () => {
