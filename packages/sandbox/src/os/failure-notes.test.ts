@@ -178,6 +178,12 @@ describe("failureNotes on a policy", () => {
     expect(notes("cat: /home/u/.cargo/env: No such file or directory\n")).toEqual([]);
     expect(notes("cat: /usr/x: No such file or directory\n")).toEqual([]);
     expect(notes("cat: missing: No such file or directory\n")).toEqual([]);
+    // A cache made in the emptied home (go's build cache) gets the way out for writes.
+    expect(
+      notes(
+        "failed to initialize build cache at /home/u/.cache/go-build: mkdir /home/u/.cache: permission denied\n",
+      ),
+    ).toEqual([expect.stringContaining("GOCACHE=/tmp/go-build")]);
   });
 
   it("puts the proxy's lines first, once each, and gives a rule met many times one line", () => {

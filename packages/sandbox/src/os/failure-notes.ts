@@ -156,15 +156,19 @@ function noteFor(
     return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
   }
   const view = policy.readView;
-  // Not found, in a folder the view empties: the path may well be there on the host.
-  if (
-    view !== undefined &&
-    errnos.has("ENOENT") &&
-    !visibleInView(view, policy.root, reached[1] ?? absolute)
-  ) {
-    const emptied = view.emptied.find((each) => isInside(each.path, reached[1] ?? absolute));
-    if (emptied !== undefined) {
+  const real = reached[1] ?? absolute;
+  const emptied =
+    view === undefined || visibleInView(view, policy.root, real)
+      ? undefined
+      : view.emptied.find((each) => isInside(each.path, real));
+  if (emptied !== undefined) {
+    // Not found there: the path may well be there on the host.
+    if (errnos.has("ENOENT")) {
       return { key: `view:${emptied.path}`, line: outsideViewNote(shown, emptied.path) };
+    }
+    // A tool making its cache or settings in an emptied home (mode 555, or read-only).
+    if (errnos.has("EACCES") || errnos.has("EROFS")) {
+      return { key: `view-write:${emptied.path}`, line: emptiedWriteNote(shown, emptied.path) };
     }
   }
   const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
@@ -198,6 +202,10 @@ function hiddenNote(shown: string, hidden: HiddenPath): string {
 
 function outsideViewNote(shown: string, emptied: string): string {
   return `sandbox: ${shown} is outside what commands see of the host: ${emptied} is empty for them (commands see the system's folders, the workspace and the toolchains on PATH; every home and other folder is empty). If the task needs it, ask the user to add it with --allow-read ${shown} (allowReads).`;
+}
+
+function emptiedWriteNote(shown: string, emptied: string): string {
+  return `sandbox: writing ${shown} was refused: ${emptied} is an empty read-only folder for commands (every home and other folder outside the system's, the workspace and the toolchains on PATH). Point the tool's cache or settings at /tmp or the workspace (GOCACHE=/tmp/go-build, npm_config_cache=/tmp/npm, XDG_CACHE_HOME=/tmp/cache, ...).`;
 }
 
 function protectedNote(shown: string, rule: string): string {
