@@ -108,11 +108,9 @@ export function readOptionsHelp(column: number): string {
       "--hide-read PATH",
       "hide PATH (a file or folder) from sandboxed commands too; repeatable",
     ),
-    line(
-      "--allow-read PATH",
-      "let sandboxed commands read PATH, hidden by default (~/.npmrc, say);",
-    ),
-    `${" ".repeat(column)}repeatable. The README lists what is hidden`,
+    line("--allow-read PATH", "let sandboxed commands read PATH, out of their view by default (a"),
+    `${" ".repeat(column)}file of a home, ~/.npmrc, say), read-only; repeatable. The README`,
+    `${" ".repeat(column)}says what commands see`,
   ].join("\n");
 }
 

@@ -47,7 +47,6 @@ export {
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   probeSandboxBackend,
-  SYSTEM_SECRET_FILES,
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
 export type {

@@ -9,6 +9,7 @@ import { isInside } from "../paths.js";
 import { SHELL } from "./command-text.js";
 import { HIDDEN_TREES, type HiddenPath, type HostFacts } from "./host-facts.js";
 import { requestedEnvironment } from "./protected-entries.js";
+import { type ReadView, visibleInView } from "./read-view.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** The only bubblewrap pleach runs: never one found on `PATH` or in the workspace. */
@@ -34,7 +35,8 @@ export interface BubblewrapArgumentsOptions {
 
 /**
  * The bubblewrap argv confining `command` to `policy`. Mount operations apply in order, so the
- * order below matters: the read-only host first, then the private trees, then the workspace, then
+ * order below matters: the read-only host first, then the private trees, then the read view (what
+ * is emptied, then what is shown again inside it), then the workspace, then
  * the pins and the mounts that protect paths inside it (a read-only bind over what exists, an
  * empty tmpfs over a placeholder, see `acquirePlaceholders`), then the socket masks.
  */
@@ -148,12 +150,20 @@ export function bubblewrapSandboxArguments({
     }
     args.push("--ro-bind", folder, SANDBOX_PROXY_FOLDER);
   }
-  // Credential stores and the shadow files outside the workspace: commands cannot create a missing
-  // one there (the host is read-only, and the trees above are private), so it needs nothing.
+  const view: ReadView = hostFacts.readView ?? { emptied: [], shown: [] };
+  // Mode 555 keeps commands from writing in an emptied folder (capabilities are dropped, so not
+  // even root passes it) at the cost of one mount; without `--perms` it is remounted read-only.
+  const emptiedByPerms = hostFacts.bubblewrap?.tmpfsPermissions !== false;
+  args.push(...viewArguments(view, emptiedByPerms));
+  // Hidden paths outside the workspace that the view shows (the system's secret files, a store in
+  // a toolchain's folder): commands cannot create a missing one there (the host is read-only, and
+  // the trees above are private), so it needs nothing, nor one the view empties anyway.
   const mounted = hostFacts.hiddenPaths.filter(
     ({ state, path: hidden }) =>
       (state === "folder" || state === "file") &&
-      (isInside(root, hidden) || !HIDDEN_TREES.some((tree) => isInside(tree, hidden))),
+      (isInside(root, hidden) ||
+        (!HIDDEN_TREES.some((tree) => isInside(tree, hidden)) &&
+          visibleInView(view, root, hidden))),
   );
   const hiddenInside = mounted.filter(({ path: hidden }) => isInside(root, hidden));
   args.push(
@@ -207,7 +217,30 @@ export function bubblewrapSandboxArguments({
   // the folders above them are pinned like those of protected paths, so a command cannot rename
   // one away from where the next command's policy looks.
   args.push(...hideArguments(hiddenInside, hostFacts));
-  for (const socket of hostFacts.hostSockets) args.push("--ro-bind", "/dev/null", socket);
+  for (const socket of hostFacts.hostSockets) {
+    if (visibleInView(view, root, socket)) args.push("--ro-bind", "/dev/null", socket);
+  }
+  // Last, once every mount point inside them is made: the emptied folders are read-only too.
+  for (const { path: folder, state } of emptiedByPerms ? [] : view.emptied) {
+    if (state === "folder") args.push("--remount-ro", folder);
+  }
+  return args;
+}
+
+/**
+ * The read view's mounts: an empty tmpfs over each emptied folder (of mode 555 `byPerms`, else
+ * remounted read-only at the end, see above), `/dev/null` over each emptied file, then a
+ * read-only bind of each path shown again. Bubblewrap makes the mount points inside a tmpfs of
+ * mode 555 as it makes them in a placeholder: with the capabilities it drops only afterwards. A
+ * command that owns the tmpfs may chmod it and write there: in memory, gone with the sandbox.
+ */
+function viewArguments(view: ReadView, byPerms: boolean): string[] {
+  const args: string[] = [];
+  for (const { path: emptied, state } of view.emptied) {
+    if (state === "folder") args.push(...(byPerms ? ["--perms", "0555"] : []), "--tmpfs", emptied);
+    else args.push("--ro-bind", "/dev/null", emptied);
+  }
+  for (const { path: shown } of view.shown) args.push("--ro-bind", shown, shown);
   return args;
 }
 

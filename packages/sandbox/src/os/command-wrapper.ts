@@ -216,17 +216,19 @@ export interface CommandWrapperOptions {
    */
   warmSandbox?: boolean;
   /**
-   * More paths that commands in `read-only` and `workspace-write` cannot read, besides the
-   * credential stores of the user's home and the system's shadow files (see `hiddenReads`):
+   * More paths that commands in `read-only` and `workspace-write` cannot read, besides what their
+   * view of the host leaves out (every home, see `readView`) and the system's secret files (see
+   * `hiddenReads`):
    * absolute, or relative to the current folder. Reading one fails with "Permission denied" (a
    * folder is covered by an empty one nobody may list, a file by a `/dev/null` nobody may open).
    * @default []
    */
   hideReads?: readonly string[];
   /**
-   * Hidden paths to give back to commands (`~/.npmrc`, say): every hidden path at or inside one of
-   * these is readable again. A path inside a hidden folder that is not itself hidden is refused
-   * with `INVALID_INPUT`: allow the folder.
+   * Paths to give back to commands, read-only (`~/.npmrc`, say): one outside their view of the
+   * host (in a home, or a folder at the top of the host that is not the system's) is shown again,
+   * and every hidden path at or inside one of these is readable again. A path inside a hidden
+   * folder that is not itself hidden is refused with `INVALID_INPUT`: allow the folder.
    * @default []
    */
   allowReads?: readonly string[];

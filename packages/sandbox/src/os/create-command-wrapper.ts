@@ -194,6 +194,7 @@ export function createCommandWrapper({
           cwd,
           protectedPaths: facts.protectedPaths,
           hiddenPaths: facts.hiddenPaths,
+          ...(facts.readView === undefined ? {} : { readView: facts.readView }),
         },
       };
       // A domain policy's proxy and its log are the command's own, so it never runs warm.

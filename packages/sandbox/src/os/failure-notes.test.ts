@@ -161,6 +161,31 @@ describe("failureNotes on a policy", () => {
     expect(notesOf("bubblewrap", "bash: ../.envrc: Is a directory\n")).toHaveLength(1);
   });
 
+  it("names --allow-read for a path not found where the read view is empty, and only there", () => {
+    const viewed: FailurePolicy = {
+      ...policy("bubblewrap"),
+      readView: {
+        emptied: [{ path: "/home/u", state: "folder" }],
+        shown: [{ path: "/home/u/.cargo", why: "the toolchain of /home/u/.cargo/bin on PATH" }],
+      },
+    };
+    const notes = (stderr: string) =>
+      failureNotes({ result: { exitCode: 1, stdout: "", stderr }, policy: viewed });
+    expect(notes("cat: /home/u/.m2/settings.xml: No such file or directory\n")).toEqual([
+      expect.stringContaining("--allow-read /home/u/.m2/settings.xml"),
+    ]);
+    // Shown again, or outside the emptied folder: the file is missing on the host too.
+    expect(notes("cat: /home/u/.cargo/env: No such file or directory\n")).toEqual([]);
+    expect(notes("cat: /usr/x: No such file or directory\n")).toEqual([]);
+    expect(notes("cat: missing: No such file or directory\n")).toEqual([]);
+    // A cache made in the emptied home (go's build cache) gets the way out for writes.
+    expect(
+      notes(
+        "failed to initialize build cache at /home/u/.cache/go-build: mkdir /home/u/.cache: permission denied\n",
+      ),
+    ).toEqual([expect.stringContaining("GOCACHE=/tmp/go-build")]);
+  });
+
   it("puts the proxy's lines first, once each, and gives a rule met many times one line", () => {
     const stderr = Array.from(
       { length: 8 },

@@ -4,6 +4,7 @@ import { isInside } from "../paths.js";
 import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
 import type { ProtectedPath } from "./protection.js";
+import { type ReadView, visibleInView } from "./read-view.js";
 
 /**
  * Failures explained: after a confined command, the lines that tie what it printed to one of the
@@ -31,6 +32,8 @@ export interface FailurePolicy {
   protectedPaths: readonly ProtectedPath[];
   /** The paths it could not read (`HostFacts.hiddenPaths`). */
   hiddenPaths: readonly HiddenPath[];
+  /** What it saw of the host (`HostFacts.readView`): a path it did not find outside it is named. */
+  readView?: ReadView;
 }
 
 /** Options of {@link failureNotes}. */
@@ -57,6 +60,7 @@ const MESSAGES = {
   EPERM: /operation not permitted/i,
   EBUSY: /device or resource busy/i,
   EISDIR: /is a directory/i,
+  ENOENT: /no such file or directory/i,
 } as const;
 type Errno = keyof typeof MESSAGES;
 const ANY_MESSAGE = new RegExp(
@@ -151,6 +155,22 @@ function noteFor(
   if (hidden !== undefined && (errnos.has("EACCES") || errnos.has("EPERM"))) {
     return { key: `hidden:${hidden.path}`, line: hiddenNote(shown, hidden) };
   }
+  const view = policy.readView;
+  const real = reached[1] ?? absolute;
+  const emptied =
+    view === undefined || visibleInView(view, policy.root, real)
+      ? undefined
+      : view.emptied.find((each) => isInside(each.path, real));
+  if (emptied !== undefined) {
+    // Not found there: the path may well be there on the host.
+    if (errnos.has("ENOENT")) {
+      return { key: `view:${emptied.path}`, line: outsideViewNote(shown, emptied.path) };
+    }
+    // A tool making its cache or settings in an emptied home (mode 555, or read-only).
+    if (errnos.has("EACCES") || errnos.has("EROFS")) {
+      return { key: `view-write:${emptied.path}`, line: emptiedWriteNote(shown, emptied.path) };
+    }
+  }
   const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
   if (policy.mode === "workspace-write") {
     const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
@@ -178,6 +198,14 @@ function noteFor(
 
 function hiddenNote(shown: string, hidden: HiddenPath): string {
   return `sandbox: reading ${shown} was refused: ${hidden.rule}. Commands in read-only and workspace-write cannot read it; if the task needs it, ask the user to give it back with --allow-read ${hidden.path} (allowReads).`;
+}
+
+function outsideViewNote(shown: string, emptied: string): string {
+  return `sandbox: ${shown} is outside what commands see of the host: ${emptied} is empty for them (commands see the system's folders, the workspace and the toolchains on PATH; every home and other folder is empty). If the task needs it, ask the user to add it with --allow-read ${shown} (allowReads).`;
+}
+
+function emptiedWriteNote(shown: string, emptied: string): string {
+  return `sandbox: writing ${shown} was refused: ${emptied} is an empty read-only folder for commands (every home and other folder outside the system's, the workspace and the toolchains on PATH). Point the tool's cache or settings at /tmp or the workspace (GOCACHE=/tmp/go-build, npm_config_cache=/tmp/npm, XDG_CACHE_HOME=/tmp/cache, ...).`;
 }
 
 function protectedNote(shown: string, rule: string): string {

@@ -2,13 +2,9 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import { lookupFolder, lookupLstat, lookupStat } from "./host-lookups.js";
+import { lookupFolderEntries, lookupLstat, lookupStat } from "./host-lookups.js";
 import { realpathOr } from "./path-state.js";
-import {
-  CREDENTIAL_STORES,
-  type ProtectedEntry,
-  SYSTEM_SECRET_FILES,
-} from "./protected-entries.js";
+import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
 import { outermostOnly } from "./protection.js";
 import { databaseUsers } from "./user-database.js";
 
@@ -38,7 +34,8 @@ export interface ReadPolicy {
    */
   hideReads?: readonly string[];
   /**
-   * Hidden paths to give back: every hidden path at or inside one of these is readable again.
+   * Hidden paths to give back: every hidden path at or inside one of these is readable again,
+   * and one outside the commands' view of the host is shown again (`readView`), read-only.
    * A path inside a hidden one that is not itself listed is refused (`INVALID_INPUT`).
    * @default []
    */
@@ -83,8 +80,10 @@ function userDatabaseHome(): string {
 /**
  * What commands in `read-only` and `workspace-write` cannot read: the {@link CREDENTIAL_STORES} of
  * each credential home (for a root caller, also those present in every other user's home), the
- * {@link SYSTEM_SECRET_FILES}, the host's SSH private keys and
- * `hideReads`, less what `allowReads` gives back. A path reached through a symbolic link is hidden
+ * system's secret files (found by their mode, see `systemSecrets`) and `hideReads`, less what
+ * `allowReads` gives back. Under bubblewrap the homes are empty anyway (`read-view.ts`): there the
+ * stores matter where the view shows a home's folder again (the workspace, a toolchain, an
+ * `allowReads` path); Seatbelt reads the host minus this list. A path reached through a symbolic link is hidden
  * at its target. Outermost paths only, shallowest first.
  *
  * A hidden path inside the workspace `root` (a real path) is hidden there too; a workspace that
@@ -114,9 +113,7 @@ export function hiddenReads({
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
     candidates.set(name, `it holds ${why} of another user`);
   }
-  for (const { name, why } of [...SYSTEM_SECRET_FILES, ...hostKeyFiles()]) {
-    candidates.set(name, `it holds ${why}`);
-  }
+  for (const { name, why } of systemSecrets(root, homes)) candidates.set(name, why);
   for (const hidden of hideReads) {
     candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
   }
@@ -240,18 +237,60 @@ function entryExists(target: string): boolean {
   }
 }
 
-/** The host's SSH private keys: readable by root, and never needed by a command. */
-function hostKeyFiles(): ProtectedEntry[] {
-  let names: string[] = [];
-  try {
-    names = lookupFolder("/etc/ssh").map((entry) => entry.name);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((name) => /^ssh_host_.*_key$/.test(name))
-    .map((name) => ({
-      name: path.join("/etc/ssh", name),
-      why: "a private key of this host's SSH server",
-    }));
+/** The system folders searched for secret files, and how many folder levels deep. */
+const SECRET_SEARCH: readonly { folder: string; depth: number }[] = [
+  { folder: "/etc", depth: 16 },
+  { folder: "/var", depth: 2 },
+  { folder: "/opt", depth: 2 },
+];
+/** Everyone's temporary folder, not the system's: what is private there is private to its user. */
+const NOT_SEARCHED = new Set(["/var/tmp"]);
+/** The most entries looked at for secret files; past it the rest of the search is skipped. */
+const MAX_SECRET_ENTRIES = 20_000;
+
+/**
+ * The system's secret files and folders, by construction rather than by name: in the searched
+ * system folders, whatever its owner keeps from others (no read bit for others: `/etc/shadow`,
+ * `/etc/ssl/private`, the SSH host keys, `/etc/sudoers`, `/var/lib/docker`, ...) and the caller
+ * could read anyway (root, its owner or a member of its group), since the sandbox keeps the
+ * caller's uid; but not a folder that holds the workspace `root` or is one of `homes`. A folder
+ * found is hidden whole, not searched.
+ */
+function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[] {
+  const uid = process.getuid?.();
+  const groups = new Set(process.getgroups?.() ?? []);
+  const secrets: ProtectedEntry[] = [];
+  let budget = MAX_SECRET_ENTRIES;
+  const search = (folder: string, depth: number) => {
+    let entries: ReturnType<typeof lookupFolderEntries> = [];
+    try {
+      entries = lookupFolderEntries(folder);
+    } catch {
+      return;
+    }
+    for (const { entry, info } of entries) {
+      if (--budget < 0) return;
+      const entryPath = path.join(folder, entry.name);
+      if (NOT_SEARCHED.has(entryPath)) continue;
+      if (info === undefined || entry.isSymbolicLink()) continue;
+      // The caller's own private folders that hold its workspace or are its home (a CI user's
+      // `/var/lib/jenkins`, mode 750) are no system secret: the view empties a home anyway.
+      const own = isInside(entryPath, root) || homes.includes(entryPath);
+      const secret =
+        !own &&
+        (info.mode & 0o004) === 0 &&
+        (uid === 0 || info.uid === uid || groups.has(info.gid));
+      if (secret) {
+        const mode = (info.mode & 0o777).toString(8).padStart(4, "0");
+        secrets.push({
+          name: entryPath,
+          why: `others may not read it on the host (mode ${mode}), which makes it a secret of the system`,
+        });
+      } else if (info.isDirectory() && depth > 1) {
+        search(entryPath, depth - 1);
+      }
+    }
+  };
+  for (const { folder, depth } of SECRET_SEARCH) search(folder, depth);
+  return secrets;
 }

@@ -4,7 +4,12 @@ import { ToolError } from "@pleach/core";
 import { isInside, isInsideAny } from "../paths.js";
 import { boundUnixSockets } from "./bound-sockets.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
-import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
+import {
+  defaultCredentialHomes,
+  type HiddenPath,
+  hiddenReads,
+  type ReadPolicy,
+} from "./hidden-reads.js";
 import { lookupFolder, lookupRealpath, recordLookups } from "./host-lookups.js";
 import type { WatchFolder } from "./inotify-queue.js";
 import { LookupMemo } from "./lookup-memo.js";
@@ -16,9 +21,11 @@ import {
   type ProtectedEntry,
 } from "./protected-entries.js";
 import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
+import { type ReadView, readView } from "./read-view.js";
 
 export type { HiddenPath, ReadPolicy } from "./hidden-reads.js";
 export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
+export type { ReadView } from "./read-view.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {
@@ -44,6 +51,12 @@ export interface HostFacts {
   protectedPaths: ProtectedPath[];
   /** Paths commands cannot read: credential stores, the shadow files, `hideReads` (see `hiddenReads`). */
   hiddenPaths: HiddenPath[];
+  /**
+   * What commands see of the host beyond the system's folders and the workspace (`readView`):
+   * the emptied top-level entries and homes, and what is shown again inside them.
+   * @default nothing emptied (the whole host, less `hiddenPaths`)
+   */
+  readView?: ReadView;
   /**
    * Unix sockets a confined command could otherwise connect to: those inside the workspace, every
    * socket bound in the host's network namespace (`/proc/net/unix`) and the host's agent and
@@ -352,12 +365,19 @@ export async function gatherHostFacts({
   ]);
   const looked = cache.remember(walk, key, () => {
     const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
+    const view = readView({
+      root: rootReal,
+      homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),
+      searchPath: hostEnvironment.PATH,
+      allowReads: readPolicy.allowReads ?? [],
+    });
     // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
     const hiddenFolders = new Set(
       hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
     );
     return {
       hiddenPaths,
+      readView: view,
       protectedPaths: protect
         ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
         : [],

@@ -235,6 +235,24 @@ export function lookupFolder(folder: string): Dirent[] {
 }
 
 /**
+ * What each entry of `folder` is (its `lstat`, `undefined` for one gone meanwhile), next to its
+ * listing; throws as `readdirSync` does. The folder is recorded as listed, which covers its
+ * entries: a change to one's mode or owner, or one replaced, is an event in the folder. So each
+ * entry takes one plain `lstat` rather than a walk of its whole path.
+ */
+export function lookupFolderEntries(folder: string): { entry: Dirent; info: Stats | undefined }[] {
+  return lookupFolder(folder).map((entry) => {
+    let info: Stats | undefined;
+    try {
+      info = lstatSync(path.join(folder, entry.name));
+    } catch {
+      info = undefined;
+    }
+    return { entry, info };
+  });
+}
+
+/**
  * A small file's text (symbolic links followed), or "" when it is missing, unreadable, not a
  * regular file or over `maxBytes`. Opened only when it is a regular file, once, non-blocking, and
  * judged on what was opened: a command can swap a file of a repository it made for a FIFO, which

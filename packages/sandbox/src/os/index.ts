@@ -46,7 +46,6 @@ export {
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
-  SYSTEM_SECRET_FILES,
 } from "./protected-entries.js";
 export type { SeatbeltProfileOptions } from "./seatbelt.js";
 export { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";

@@ -350,8 +350,10 @@ describe.skipIf(!sessions)(
     let client: LocalSandbox;
     beforeEach(async () => {
       root = await useTempDir({ prefix: "pleach-memo-session-" });
-      // Outside /tmp, which commands see empty.
-      home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/var/tmp" });
+      // A home in the workspace: commands see it (a home elsewhere they see empty), so there its
+      // credential stores are hidden by the list, which a kept policy must keep current.
+      home = path.join(root, "home");
+      await mkdir(home);
       client = await createLocalSandbox({
         root,
         session: true,
@@ -366,7 +368,7 @@ describe.skipIf(!sessions)(
     const reads = async (file: string) => (await client.exec(`cat ${file}`)).stdout;
 
     it("hides a credential store made, swapped by rename or reached by a re-pointed link since", async () => {
-      // The home is in the commands' view: only what is hidden is not read.
+      // The home is in the commands' view (in the workspace): only what is hidden is not read.
       await writeFile(path.join(home, "notes"), "seen\n");
       expect(await reads(path.join(home, "notes"))).toBe("seen\n");
       await idle();

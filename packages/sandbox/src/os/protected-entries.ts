@@ -159,19 +159,6 @@ export const CREDENTIAL_STORES: readonly ProtectedEntry[] = [
   { name: ".huggingface/token", why: "the Hugging Face token (the older place)" },
 ];
 
-/**
- * The system's secret files that commands in `read-only` and `workspace-write` cannot read: for a
- * caller that is root they would be readable (the sandbox keeps its uid), and pleach does not need
- * them. The host's SSH private keys (`/etc/ssh/ssh_host_*_key`) are hidden too (see `hiddenReads`).
- */
-export const SYSTEM_SECRET_FILES: readonly ProtectedEntry[] = [
-  { name: "/etc/shadow", why: "the system's password hashes" },
-  { name: "/etc/shadow-", why: "the system's password hashes (a backup)" },
-  { name: "/etc/gshadow", why: "the system's group password hashes" },
-  { name: "/etc/gshadow-", why: "the system's group password hashes (a backup)" },
-  { name: "/etc/security/opasswd", why: "the system's old password hashes" },
-];
-
 /** The names of {@link PROTECTED_ENTRIES}: what is protected at the top of every workspace. */
 export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = PROTECTED_ENTRIES.map(
   (entry) => entry.name,
