@@ -12,7 +12,7 @@
 // (an older build, to measure before and after).
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -21,6 +21,7 @@ import { createCodingAgentTools } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
 import {
   type RecordedResult,
   type ScriptedCall,
@@ -63,31 +64,10 @@ async function claudeCode(): Promise<{ command: string[] } | { skip: string }> {
   return { command: [process.execPath, wrapper] };
 }
 
-/** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
-const line = (n: number) => `line ${String(n).padStart(5, "0")} ${"x".repeat(88)}`;
-
-const SCRIPT: Array<ScriptedCall & { name: string }> = [
-  { name: "read_file", tool: "mcp__pleach__read_file", input: { path: "big.txt" } },
-  {
-    name: "run_tests",
-    tool: "mcp__pleach__run_tests",
-    input: { command: "node --test tests/fail.test.mjs" },
-  },
-  {
-    name: "run_tests",
-    tool: "mcp__pleach__run_tests",
-    input: { command: "node --test tests/pass.test.mjs" },
-  },
-  { name: "list_files", tool: "mcp__pleach__list_files", input: { dir: ".", recursive: true } },
-  { name: "search_files", tool: "mcp__pleach__search_files", input: { pattern: "line 0" } },
-];
-
-/** Two runs of a test suite differ in their timings only: those are blanked on both sides. */
-function withoutTimings(output: string): string {
-  return output
-    .replace(/after \d+(\.\d+)? s/g, "after <t> s")
-    .replace(/duration_ms:? [\d.]+/g, "duration_ms <t>");
-}
+const SCRIPT: Array<ScriptedCall & { name: string }> = STEPS.map((step) => ({
+  ...step,
+  tool: `mcp__pleach__${step.name}`,
+}));
 
 /**
  * The result without the note Claude Code appends to every tool result for its model (the
@@ -117,23 +97,7 @@ describe("Claude Code hands its model pleach's text", () => {
       return;
     }
     ({ dir: root, cleanup } = await makeTempDir("pleach-claude-code-"));
-    await writeFile(
-      path.join(root, "big.txt"),
-      `${Array.from({ length: 2_000 }, (_, index) => line(index + 1)).join("\n")}\n`,
-    );
-    await mkdir(path.join(root, "tests"));
-    const test = (assertion: string) =>
-      `import assert from "node:assert/strict";\nimport { test } from "node:test";\ntest("adds", () => assert.equal(1 + 1, 2));\ntest("checks", () => ${assertion});\n`;
-    await writeFile(path.join(root, "tests/fail.test.mjs"), test("assert.equal(3 - 1, 1)"));
-    await writeFile(path.join(root, "tests/pass.test.mjs"), test("assert.equal(3 - 1, 2)"));
-    // A tree whose recursive listing is near the 50,000-character cap.
-    for (let dir = 0; dir < 30; dir++) {
-      const folder = path.join(root, "tree", `dir-${String(dir).padStart(2, "0")}`);
-      await mkdir(folder, { recursive: true });
-      for (let file = 0; file < 100; file++) {
-        await writeFile(path.join(folder, `file-${String(file).padStart(3, "0")}.txt`), "x\n");
-      }
-    }
+    await makeWorkspace(root);
     const sandbox = await createLocalSandbox({ root, mode: "workspace-write" });
     toolset = createToolset(createCodingAgentTools(sandbox));
 

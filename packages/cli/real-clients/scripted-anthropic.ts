@@ -19,10 +19,12 @@ export interface RecordedResult {
   isError: boolean;
   /** Blocks that are not text (an image, a document), by type. */
   otherBlocks: string[];
+  /** The step of the script it answers, where the wire repeats earlier results. */
+  index?: number;
 }
 
 /** What {@link startScriptedAnthropic} returns. */
-export interface ScriptedAnthropic {
+export interface ScriptedModel {
   url: string;
   results: RecordedResult[];
   /** Requests that did not carry the script's tools (titles, quota checks), answered with text. */
@@ -44,7 +46,7 @@ interface MessagesRequest {
 }
 
 /** Serve the script on 127.0.0.1 (a port of its own); the CLI's base URL is `url`. */
-export async function startScriptedAnthropic(script: ScriptedCall[]): Promise<ScriptedAnthropic> {
+export async function startScriptedAnthropic(script: ScriptedCall[]): Promise<ScriptedModel> {
   const results: RecordedResult[] = [];
   const state = { sideRequests: 0 };
   const server = createServer((request, response) => {
