@@ -109,6 +109,11 @@ async function forwardHttp({ target: targetUrl, "token-file": tokenFile }) {
     let body = await readBody(request);
     const rewritten = request.method === "POST" ? rewriteBody(body) : undefined;
     if (rewritten !== undefined) body = JSON.stringify(rewritten);
+    // MCP 2026-07-28 repeats a call's tool name in the Mcp-Name header, which the server checks
+    // against the body: a renamed fixture call carries its new name there too.
+    if (headers["mcp-name"] !== undefined && rewritten?.method === "tools/call") {
+      headers["mcp-name"] = rewritten.params.name;
+    }
     if (body !== "" || headers["content-length"] !== undefined) {
       headers["content-length"] = String(Buffer.byteLength(body));
     }

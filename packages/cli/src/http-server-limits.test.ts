@@ -22,7 +22,7 @@ const wait = defineTool({
     return { text };
   },
 });
-const factory = createPleachMcpServerFactory({ tools: [wait] });
+const factory = createPleachMcpServerFactory({ tools: [wait], structuredOutput: true });
 const servers: McpHttpServer[] = [];
 const stops: Array<() => void> = [];
 

@@ -21,7 +21,7 @@ const echo = defineTool({
   outputSchema: z.object({ text: z.string() }),
   execute: async ({ text }) => ({ text }),
 });
-const factory = createPleachMcpServerFactory({ tools: [echo] });
+const factory = createPleachMcpServerFactory({ tools: [echo], structuredOutput: true });
 const initialize = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,

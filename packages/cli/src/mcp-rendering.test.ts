@@ -11,7 +11,6 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
 import { createCodingAgentTools } from "@pleach/coding-agent/tools";
-import { renderToolResult } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -127,8 +126,8 @@ describe.each(Object.entries(sdks))(
       const quote = await both("read_file", { path: "src/quote.ts" });
       expect(text(quote.overMcp)).toBe(quote.inProcess.output);
       expect(text(quote.overMcp)).toBe('export const quote = "say \\"hi\\"\\n";\n\tindented();\n');
-      // Programs still get the JSON.
-      expect(overMcp.structuredContent).toMatchObject({ startLine: 1, endLine: 5, nextOffset: 6 });
+      // No JSON beside it, which a client would show its model instead (--structured-output adds it).
+      expect(overMcp.structuredContent).toBeUndefined();
     });
 
     it("search_files: the runtime's listing of matches", async () => {
@@ -136,7 +135,7 @@ describe.each(Object.entries(sdks))(
       expect(inProcess.error).toBe(false);
       expect(text(overMcp)).toBe(inProcess.output);
       expect(overMcp.isError).toBe(false);
-      expect(overMcp.structuredContent?.result).toHaveLength(3);
+      expect(text(overMcp).split("\n")).toHaveLength(3);
     });
 
     it("a failed edit_file: the NO_MATCH message with the closest region, code in _meta", async () => {
@@ -161,33 +160,21 @@ describe.each(Object.entries(sdks))(
         name: "write_file",
         arguments: { path: "src/broken.ts", content },
       });
-      const tool = toolset.get("write_file");
-      if (tool === undefined) throw new Error("write_file is missing");
-      const rendered = renderToolResult({
-        ok: true,
-        result: tool.toModelOutput(written.structuredContent as never),
-      });
-      expect(text(written)).toBe(rendered.output);
+      expect(written.isError).toBe(false);
       expect(text(written)).toMatch(
         /\nThe write left a syntax error in src\/broken\.ts at line 1 \(.+\); fix it before running the code\.$/,
       );
     });
 
-    it("run_tests with a failure: counts and failing names first, flagged isError", async () => {
+    it("run_tests with a failure: counts and failing names first; the call itself succeeded", async () => {
       const { overMcp, inProcess } = await both("run_tests", { command: "node --test" });
       expect(inProcess.error).toBe(true);
-      expect(overMcp.isError).toBe(true);
+      // The tests failed, not the call: an isError result reaches some models as a JSON dump
+      // (Gemini CLI), and the text says it first anyway.
+      expect(overMcp.isError).toBe(false);
       expect(withoutTimings(text(overMcp))).toBe(withoutTimings(inProcess.output));
       expect(text(overMcp)).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
       expect(text(overMcp)).toContain("failing tests:\n- subtracts");
-      // The very output the server ran renders, timings and all, to the text it sent.
-      const tool = toolset.get("run_tests");
-      if (tool === undefined) throw new Error("run_tests is missing");
-      const rendered = renderToolResult({
-        ok: true,
-        result: tool.toModelOutput(overMcp.structuredContent as never),
-      });
-      expect(text(overMcp)).toBe(rendered.output);
     });
   },
 );

@@ -2,7 +2,12 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { type AnyToolDefinition, defineTool, ToolError } from "@pleach/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createPleachMcpServer, MCP_ERROR_CODE_META_KEY } from "./mcp-server.js";
+import {
+  type CreatePleachMcpServerOptions,
+  createPleachMcpServer,
+  MCP_ERROR_CODE_META_KEY,
+  MCP_STRUCTURED_CUT_META_KEY,
+} from "./mcp-server.js";
 
 const run = defineTool({
   name: "run",
@@ -31,8 +36,11 @@ const slow = defineTool({
   },
 });
 
-async function connect(tools: readonly AnyToolDefinition[] = [run]) {
-  const server = createPleachMcpServer({ tools, progressIntervalMs: 50 });
+async function connect(
+  tools: readonly AnyToolDefinition[] = [run],
+  options: Omit<CreatePleachMcpServerOptions, "tools"> = {},
+) {
+  const server = createPleachMcpServer({ tools, progressIntervalMs: 50, ...options });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "test", version: "1.0.0" });
@@ -41,30 +49,47 @@ async function connect(tools: readonly AnyToolDefinition[] = [run]) {
 }
 
 describe("createPleachMcpServer", () => {
-  it("lists a tool with its title, annotations and schemas", async () => {
+  it("lists a tool with its title, annotations and input schema, no output schema by default", async () => {
     const client = await connect();
     const { tools } = await client.listTools();
     expect(tools).toEqual([
-      expect.objectContaining({
+      {
         name: "run",
         title: "Run",
+        description: "Pretend to run a command.",
         annotations: { title: "Run", destructiveHint: true },
         inputSchema: expect.objectContaining({ required: ["exitCode"] }),
+        _meta: { "anthropic/maxResultSizeChars": 50_000 },
+      },
+    ]);
+    await client.close();
+    const structured = await connect([run], { structuredOutput: true, maxResultChars: 12_000 });
+    expect((await structured.listTools()).tools).toEqual([
+      expect.objectContaining({
         outputSchema: expect.objectContaining({ type: "object", required: ["output", "exitCode"] }),
+        _meta: { "anthropic/maxResultSizeChars": 12_000 },
       }),
     ]);
+    await structured.close();
+  });
+
+  it("sends the text alone by default: no structuredContent for a client to show instead", async () => {
+    const client = await connect();
+    const result = await client.callTool({ name: "run", arguments: { exitCode: 0 } });
+    expect(result).toEqual({ content: [{ type: "text", text: "signal:xxx" }], isError: false });
     await client.close();
   });
 
-  it("passes the request's abort signal, flags a failed command as isError and keeps its result", async () => {
-    const client = await connect();
+  it("passes the request's abort signal; isError for a failed call, not for a command that failed", async () => {
+    const client = await connect([run], { structuredOutput: true });
     await client.listTools();
     expect(await client.callTool({ name: "run", arguments: { exitCode: 0 } })).toMatchObject({
       isError: false,
       structuredContent: { output: "signal:xxx", exitCode: 0 },
     });
+    // The tool did its job: the command it ran failed, which the text and the output say.
     expect(await client.callTool({ name: "run", arguments: { exitCode: 2 } })).toMatchObject({
-      isError: true,
+      isError: false,
       structuredContent: { exitCode: 2 },
     });
     expect(await client.callTool({ name: "run", arguments: { exitCode: -1 } })).toMatchObject({
@@ -100,20 +125,35 @@ describe("createPleachMcpServer", () => {
     await client.close();
   });
 
-  it("caps the text of a huge result at 50,000 characters but keeps structuredContent whole", async () => {
-    const client = await connect();
-    const result = await client.callTool({ name: "run", arguments: { exitCode: 0, size: 80_000 } });
+  it("caps the text of a huge result at 50,000 characters, and structuredContent to the same", async () => {
+    const client = await connect([run], { structuredOutput: true });
+    const result = await client.callTool({ name: "run", arguments: { exitCode: 3, size: 80_000 } });
     const [block] = result.content as Array<{ type: string; text: string }>;
     expect(block?.text.length).toBeLessThanOrEqual(50_000);
     expect(block?.text).toContain("characters cut from the middle");
-    expect((result.structuredContent as { output: string }).output).toHaveLength(
-      "signal:".length + 80_000,
+    expect(JSON.stringify(result.structuredContent).length).toBeLessThanOrEqual(50_000);
+    // The cut is in the long string; the rest of the output is whole.
+    expect(result.structuredContent).toMatchObject({
+      exitCode: 3,
+      output: expect.stringContaining("characters cut from the middle"),
+    });
+    expect(result._meta).toEqual({ [MCP_STRUCTURED_CUT_META_KEY]: true });
+    await client.close();
+  });
+
+  it("renders to --max-result-chars", async () => {
+    const client = await connect([run], { maxResultChars: 2_000 });
+    const result = await client.callTool({ name: "run", arguments: { exitCode: 0, size: 5_000 } });
+    const [block] = result.content as Array<{ type: string; text: string }>;
+    expect(block?.text.length).toBeLessThanOrEqual(2_000);
+    expect(block?.text).toMatch(
+      /^signal:x+\n\n\[\.\.\. 3,127 characters cut from the middle of this output \.\.\.\]\n\nx+$/,
     );
     await client.close();
   });
 
   it("reports a long call's elapsed time when the request carries a progress token", async () => {
-    const client = await connect([run, slow]);
+    const client = await connect([run, slow], { structuredOutput: true });
     const progress: Array<{ progress: number; message?: string }> = [];
     const result = await client.callTool(
       { name: "slow", arguments: { ms: 400 } },

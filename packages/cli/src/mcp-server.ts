@@ -9,15 +9,29 @@ import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/
 import {
   type AnyToolDefinition,
   type JSONSchema,
+  MODEL_OUTPUT_LIMIT,
   renderToolResult,
   toolInputJSONSchema,
   toolOutputJSONSchema,
 } from "@pleach/core";
 import { createMcpLogging, type McpLogging } from "./mcp-logging.js";
+import { boundStructuredContent } from "./mcp-structured.js";
 import { startTicker } from "./progress.js";
 
 /** The `_meta` key under which an error result carries its {@link ToolError} code. */
 export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
+
+/**
+ * The `_meta` key under which a result says its `structuredContent` was cut to the budget (only
+ * with {@link CreatePleachMcpServerOptions.structuredOutput}).
+ */
+export const MCP_STRUCTURED_CUT_META_KEY = "pleach/structuredContentCut";
+
+/**
+ * The `_meta` key of a listed tool by which Claude Code lets a result of the tool reach its
+ * model whole up to that many characters, instead of spilling it to a file past its own limit.
+ */
+const CLAUDE_CODE_RESULT_SIZE_META_KEY = "anthropic/maxResultSizeChars";
 
 /** Options of {@link createPleachMcpServer}. */
 export interface CreatePleachMcpServerOptions {
@@ -40,6 +54,21 @@ export interface CreatePleachMcpServerOptions {
    * @default 2000
    */
   progressIntervalMs?: number;
+  /**
+   * The most characters of a result's text (and, with `structuredOutput`, of its
+   * `structuredContent` as JSON), cut with the head and tail kept as everywhere in pleach. The
+   * tools' own pages (read_file's) are sized by whoever makes the tools: make them with the same
+   * budget (`createCodingAgentTools(client, { maxResultChars })`) so that their hints stay true.
+   * @default 50_000
+   */
+  maxResultChars?: number;
+  /**
+   * List each tool's `outputSchema` and send its output as `structuredContent` beside the text,
+   * for programs that read the JSON. Off by default because the agent CLIs hand their model the
+   * JSON instead of the text when it is there (Claude Code, Codex), or both (Copilot CLI).
+   * @default false
+   */
+  structuredOutput?: boolean;
 }
 
 /** Makes one server per connection (stdio) or per request (HTTP), over the same tools. */
@@ -57,13 +86,22 @@ interface ServedTool {
   wrapped: boolean;
 }
 
+/** How results are shaped: the budget, and whether `structuredContent` is sent. */
+interface ResultShape {
+  maxResultChars: number;
+  structuredOutput: boolean;
+}
+
 /**
  * How a tool is listed. MCP requires `outputSchema` (and so `structuredContent`) to be an object: a
  * tool whose output is an array or a scalar (`search_files`, `list_files`) is advertised as
  * `{ result: <its output> }`, the same wrap the MCP SDK applies for older protocol revisions, so
  * every revision and client sees one shape.
  */
-function describeTool(tool: AnyToolDefinition): { listing: Tool; wrapped: boolean } {
+function describeTool(
+  tool: AnyToolDefinition,
+  { maxResultChars, structuredOutput }: ResultShape,
+): { listing: Tool; wrapped: boolean } {
   const outputSchema = toolOutputJSONSchema(tool);
   const wrapped = outputSchema.type !== "object";
   const { title } = tool.annotations;
@@ -71,9 +109,16 @@ function describeTool(tool: AnyToolDefinition): { listing: Tool; wrapped: boolea
     name: tool.name,
     description: tool.description,
     inputSchema: toolInputJSONSchema(tool) as Tool["inputSchema"],
-    outputSchema: (wrapped ? wrapSchema(outputSchema) : outputSchema) as Tool["outputSchema"],
     annotations: { ...tool.annotations },
+    // Results are already capped to the budget; this keeps Claude Code from spilling one of
+    // them to a file when the budget is above its own default.
+    _meta: { [CLAUDE_CODE_RESULT_SIZE_META_KEY]: maxResultChars },
   };
+  if (structuredOutput) {
+    listing.outputSchema = (
+      wrapped ? wrapSchema(outputSchema) : outputSchema
+    ) as Tool["outputSchema"];
+  }
   if (title !== undefined) listing.title = title;
   return { listing, wrapped };
 }
@@ -88,11 +133,12 @@ function wrapSchema(schema: JSONSchema): JSONSchema {
 }
 
 /**
- * Make an MCP server (the v2 SDK's low-level `Server`) that lists `tools` with their input and
- * output JSON Schemas and annotations, and answers `tools/call` by running the tool: a success
- * returns `structuredContent` (the output as JSON) and, as text, what the runtime shows a model
- * (the tool's `toModelOutput`, capped); a {@link ToolError} or any other failure returns an
- * `isError` result whose text is the model-readable message (code in `_meta`). Input is validated
+ * Make an MCP server (the v2 SDK's low-level `Server`) that lists `tools` with their input JSON
+ * Schemas and annotations, and answers `tools/call` by running the tool: a success returns, as
+ * text, what the runtime shows a model (the tool's `toModelOutput`, capped), and with
+ * `structuredOutput` also `structuredContent` (the output as JSON, bounded; the output schemas
+ * are then listed too); a {@link ToolError} or any other failure returns an `isError` result
+ * whose text is the model-readable message (code in `_meta`). Input is validated
  * by the tool itself, so a model gets pleach's field-by-field `INVALID_INPUT` message. Long calls
  * report their elapsed time (progress notifications, log messages), and `logging/setLevel` is
  * answered.
@@ -114,12 +160,20 @@ export function createPleachMcpServerFactory({
   serverInfo = { name: "pleach", version: "0.1.0" },
   abortSignal,
   progressIntervalMs = 2000,
+  maxResultChars = MODEL_OUTPUT_LIMIT,
+  structuredOutput = false,
 }: CreatePleachMcpServerOptions): PleachMcpServerFactory {
+  if (!Number.isSafeInteger(maxResultChars) || maxResultChars < 1_000) {
+    throw new RangeError(
+      `maxResultChars must be an integer of at least 1000, got ${maxResultChars}`,
+    );
+  }
+  const shape: ResultShape = { maxResultChars, structuredOutput };
   const served = new Map<string, ServedTool>();
   for (const tool of tools) {
     if (served.has(tool.name))
       throw new TypeError(`two tools are named ${JSON.stringify(tool.name)}`);
-    served.set(tool.name, { tool, ...describeTool(tool) });
+    served.set(tool.name, { tool, ...describeTool(tool, shape) });
   }
   const listResult: ListToolsResult = { tools: [...served.values()].map(({ listing }) => listing) };
 
@@ -140,7 +194,7 @@ export function createPleachMcpServerFactory({
       }
       const signals = [handlerContext.mcpReq.signal, ...(abortSignal ? [abortSignal] : [])];
       const report = reportCall({ name, ctx: handlerContext, logging, progressIntervalMs });
-      const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals) });
+      const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals), shape });
       running.add(call);
       try {
         const result = await call;
@@ -212,31 +266,54 @@ function reportCall({
 }
 
 /**
- * Run a tool: `structuredContent` is its output (the JSON for programs), `content` the text the
- * runtime gives a model, rendered and capped by the same `renderToolResult`: the tool's
- * `toModelOutput` (hints such as read_file's "continue at offset N" kept, test failures first),
- * with `isError` from it. A failure is the model-readable message, its code in `_meta`.
+ * Run a tool. `content` is the text the runtime gives a model, rendered and capped by the same
+ * `renderToolResult`: the tool's `toModelOutput` (hints such as read_file's "continue at offset
+ * N" kept, test failures first). With `structuredOutput`, `structuredContent` is the output as
+ * JSON, bounded to the same budget. `isError` says the call failed (a {@link ToolError}, bad
+ * input, a crash; its message is the text, its code in `_meta`), not that the tool reported a
+ * failure it was asked to find: a failing test run or a command that exits non-zero is a call
+ * that did its job, and its text says so first ("exit code 1", "1 failed"). The runtime and the
+ * adapters keep `error` set for those, as the Anthropic and AI SDK wires mean it; MCP clients
+ * show an `isError` result differently (Gemini CLI sends the model the whole result as JSON).
  */
 async function callTool({
   entry: { tool, wrapped },
   args,
   abortSignal,
+  shape: { maxResultChars, structuredOutput },
 }: {
   entry: ServedTool;
   args: unknown;
   abortSignal: AbortSignal;
+  shape: ResultShape;
 }): Promise<CallToolResult> {
   try {
     const output = await tool.execute(args, { abortSignal });
-    const structuredContent = (wrapped ? { result: output } : output) as Record<string, unknown>;
-    const rendered = renderToolResult({ ok: true, result: tool.toModelOutput(output) });
-    return {
+    const rendered = renderToolResult(
+      { ok: true, result: tool.toModelOutput(output) },
+      { maxChars: maxResultChars },
+    );
+    const result: CallToolResult = {
       content: [{ type: "text", text: rendered.output }],
-      structuredContent,
-      isError: rendered.error,
+      isError: false,
     };
+    if (structuredOutput) {
+      const whole = (wrapped ? { result: output } : output) as Record<string, unknown>;
+      const bounded = boundStructuredContent(whole, maxResultChars);
+      // A cut that no longer matches the advertised schema would be refused by the client (a
+      // string with a pattern, a list with a minimum): then the output goes whole.
+      const valid =
+        bounded.cut &&
+        tool.outputSchema.safeParse(wrapped ? bounded.value.result : bounded.value).success;
+      result.structuredContent = valid ? bounded.value : whole;
+      if (valid) result._meta = { [MCP_STRUCTURED_CUT_META_KEY]: true };
+    }
+    return result;
   } catch (error) {
-    const rendered = renderToolResult({ ok: false, error }, { abortSignal });
+    const rendered = renderToolResult(
+      { ok: false, error },
+      { abortSignal, maxChars: maxResultChars },
+    );
     return {
       content: [{ type: "text", text: rendered.output }],
       isError: true,

@@ -100,7 +100,8 @@ describe.each(Object.entries(sdks))("pleach mcp over stdio, %s", (_sdk, connect)
     await git(upstream, "init", "-q", "-b", "main");
     await git(upstream, "add", ".");
     await git(upstream, "commit", "-qm", "upstream");
-    client = await connect(["mcp", "--workspace", root]);
+    // The JSON for programs, beside the text (the model-facing default is the text alone).
+    client = await connect(["mcp", "--workspace", root, "--structured-output"]);
   });
 
   afterAll(async () => {

@@ -84,7 +84,7 @@ describe("a tool registered in one line", () => {
   });
 
   it("is served over MCP", async () => {
-    const server = createPleachMcpServer({ tools: await tools() });
+    const server = createPleachMcpServer({ tools: await tools(), structuredOutput: true });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "test", version: "1.0.0" });

@@ -4,6 +4,7 @@ import {
   createCodingAgentTools,
   showControlCharacters,
 } from "@pleach/coding-agent/tools";
+import { MODEL_OUTPUT_LIMIT } from "@pleach/core";
 import type { LocalSandbox } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
@@ -31,6 +32,8 @@ export const MCP_OPTIONS = {
   ...WORKSPACE_OPTIONS,
   tools: { type: "string" },
   "progress-interval": { type: "string" },
+  "max-result-chars": { type: "string" },
+  "structured-output": { type: "boolean" },
   http: { type: "string" },
   "token-file": { type: "string" },
   ...ALLOW_HOST_OPTION,
@@ -39,7 +42,8 @@ export const MCP_OPTIONS = {
 
 /** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
-    [--progress-interval SECONDS] [--http [HOST:]PORT] [--token-file FILE]
+    [--progress-interval SECONDS] [--max-result-chars N] [--structured-output]
+    [--http [HOST:]PORT] [--token-file FILE]
     [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]...
     [--hide-read PATH]... [--allow-read PATH]...`;
 
@@ -59,6 +63,13 @@ ${domainOptionsHelp(22)}
   --progress-interval SECONDS
                       how often a running call reports its elapsed time to the client
                       (progress notifications, debug log messages; default: 2)
+  --max-result-chars N
+                      the most characters of one result (default: 50000): longer ones keep
+                      their head and tail, and read_file pages shrink to fit with their hint.
+                      Lower it for a client that cuts results shorter itself (Codex)
+  --structured-output also list output schemas and send each result as JSON
+                      (structuredContent, bounded to the same size) for programs; off by
+                      default because agent CLIs then show their model the JSON, not the text
   --http [HOST:]PORT  serve Streamable HTTP on /mcp instead of stdio; HOST defaults to
                       127.0.0.1 (give 0.0.0.0 or another address deliberately)
   --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
@@ -94,6 +105,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   const mode = parseMode({ mode: values.mode, command: "mcp" });
   const only = values.tools === undefined ? undefined : parseToolList(values.tools);
   const progressIntervalMs = parseProgressInterval(values["progress-interval"]);
+  const maxResultChars = parseMaxResultChars(values["max-result-chars"]);
   const listen = values.http === undefined ? undefined : parseListen(values.http);
   const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "mcp" });
   if (listen === undefined && allowedHosts.length > 0) {
@@ -126,12 +138,17 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
   const termination = onTermination();
   const stopping = new AbortController();
-  const tools = createCodingAgentTools(client, only === undefined ? {} : { only });
+  const tools = createCodingAgentTools(client, {
+    maxResultChars,
+    ...(only === undefined ? {} : { only }),
+  });
   const factory = createPleachMcpServerFactory({
     tools,
     serverInfo: { name: "pleach", version: VERSION },
     abortSignal: AbortSignal.any([termination.signal, stopping.signal]),
     progressIntervalMs,
+    maxResultChars,
+    structuredOutput: values["structured-output"] === true,
   });
   const onerror = (error: Error) =>
     io.stderr(`pleach mcp: ${showControlCharacters(error.message, { multiline: true })}\n`);
@@ -206,6 +223,18 @@ function parseProgressInterval(text: string | undefined): number {
     );
   }
   return Math.round(seconds * 1000);
+}
+
+function parseMaxResultChars(text: string | undefined): number {
+  if (text === undefined) return MODEL_OUTPUT_LIMIT;
+  const chars = Number(text);
+  if (!/^\d+$/.test(text.trim()) || chars < 2_000 || chars > 10_000_000) {
+    throw new UsageError(
+      `--max-result-chars takes a number of characters from 2000 to 10000000 (e.g. --max-result-chars 12000), got ${JSON.stringify(text)}`,
+      { command: "mcp" },
+    );
+  }
+  return chars;
 }
 
 function parseListen(text: string): { host: string; port: number } {

@@ -1,4 +1,4 @@
-import type { AnyToolDefinition } from "@pleach/core";
+import { type AnyToolDefinition, MODEL_OUTPUT_LIMIT } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
 import { createApplyDiffTool } from "./apply-diff.js";
 import { createBashTool } from "./bash.js";
@@ -25,7 +25,8 @@ import { createWriteFileTool } from "./write-file.js";
  */
 export interface ToolRegistration<Name extends string = string> {
   readonly name: Name;
-  create(client: SandboxClient): AnyToolDefinition;
+  /** Make the tool; a tool that pages or cuts its own output sizes it to `budget`. */
+  create(client: SandboxClient, budget: ToolBudget): AnyToolDefinition;
   /**
    * Whether the tool works over `client` (the job tools need a client that offers jobs). A tool
    * unavailable over a client is left out unless `only` names it; then it is made, and refuses.
@@ -34,26 +35,46 @@ export interface ToolRegistration<Name extends string = string> {
   available?(client: SandboxClient): boolean;
 }
 
+/** What a tool's own pages and cuts are sized to. */
+export interface ToolBudget {
+  /** The most characters of one result a model sees (see `renderToolResult`). */
+  maxResultChars: number;
+}
+
 /**
  * The fourteen tools, in the order they are offered to a model: the ten that work over any
  * client, then the four job tools, offered where the client keeps jobs. A new tool is one more
  * line.
  */
 const REGISTRY = [
-  { name: "read_file", create: createReadFileTool },
-  { name: "list_files", create: createListFilesTool },
-  { name: "search_files", create: createSearchFilesTool },
-  { name: "edit_file", create: createEditFileTool },
-  { name: "apply_diff", create: createApplyDiffTool },
-  { name: "write_file", create: createWriteFileTool },
-  { name: "bash", create: createBashTool },
-  { name: "run_tests", create: createRunTestsTool },
-  { name: "git_diff", create: createGitDiffTool },
-  { name: "git_clone", create: createGitCloneTool },
-  { name: "job_output", create: createJobOutputTool, available: offersJobs },
-  { name: "job_input", create: createJobInputTool, available: offersJobs },
-  { name: "job_kill", create: createJobKillTool, available: offersJobs },
-  { name: "job_list", create: createJobListTool, available: offersJobs },
+  // A page leaves room for its continuation hint, so the cap never cuts into it.
+  {
+    name: "read_file",
+    create: (client, { maxResultChars }) =>
+      createReadFileTool(client, { maxChars: maxResultChars - 1_000 }),
+  },
+  { name: "list_files", create: (client) => createListFilesTool(client) },
+  { name: "search_files", create: (client) => createSearchFilesTool(client) },
+  { name: "edit_file", create: (client) => createEditFileTool(client) },
+  { name: "apply_diff", create: (client) => createApplyDiffTool(client) },
+  { name: "write_file", create: (client) => createWriteFileTool(client) },
+  {
+    name: "bash",
+    create: (client, { maxResultChars }) =>
+      createBashTool(client, { maxOutputChars: maxResultChars }),
+  },
+  { name: "run_tests", create: (client) => createRunTestsTool(client) },
+  { name: "git_diff", create: (client) => createGitDiffTool(client) },
+  { name: "git_clone", create: (client) => createGitCloneTool(client) },
+  {
+    name: "job_output",
+    create: (client, { maxResultChars }) =>
+      createJobOutputTool(client, { maxOutputBytes: maxResultChars - 1_000 }),
+    available: offersJobs,
+  },
+  { name: "job_input", create: (client) => createJobInputTool(client), available: offersJobs },
+  { name: "job_kill", create: (client) => createJobKillTool(client), available: offersJobs },
+  { name: "job_list", create: (client) => createJobListTool(client), available: offersJobs },
 ] as const satisfies readonly ToolRegistration[];
 
 type NamesOf<Registry extends readonly ToolRegistration[]> = {
@@ -94,6 +115,13 @@ export interface CodingAgentToolsOptions {
    * @default []
    */
   extraTools?: readonly ToolRegistration[];
+  /**
+   * The most characters of one result the model will see: pass the same budget as the runtime's
+   * `maxResultChars` or the MCP server's, so that read_file's pages (and bash's and job_output's
+   * cuts) fit in it with their hints, rather than being cut in the middle by the cap.
+   * @default 50_000
+   */
+  maxResultChars?: number;
 }
 
 /**
@@ -103,7 +131,12 @@ export interface CodingAgentToolsOptions {
  */
 export function createCodingAgentTools(
   client: SandboxClient,
-  { only, fileState, extraTools = [] }: CodingAgentToolsOptions = {},
+  {
+    only,
+    fileState,
+    extraTools = [],
+    maxResultChars = MODEL_OUTPUT_LIMIT,
+  }: CodingAgentToolsOptions = {},
 ): CodingAgentTools {
   const registry = new Map<string, ToolRegistration>();
   for (const registration of [...REGISTRY, ...extraTools]) {
@@ -122,7 +155,7 @@ export function createCodingAgentTools(
         `unknown tool ${JSON.stringify(name)}; known: ${[...registry.keys()].join(", ")}`,
       );
     }
-    const tool = registration.create(client);
+    const tool = registration.create(client, { maxResultChars });
     if (tool.name !== name) {
       throw new TypeError(`the tool registered as ${JSON.stringify(name)} is named ${tool.name}`);
     }

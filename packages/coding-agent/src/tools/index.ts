@@ -16,6 +16,7 @@ export type {
   CodingAgentToolName,
   CodingAgentTools,
   CodingAgentToolsOptions,
+  ToolBudget,
   ToolRegistration,
 } from "./coding-agent-tools.js";
 export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";

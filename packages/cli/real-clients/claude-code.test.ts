@@ -1,0 +1,207 @@
+// What Claude Code, the real CLI, hands its model from `pleach mcp`: Claude Code runs headless
+// (`-p`) against a scripted model on 127.0.0.1 (ANTHROPIC_BASE_URL), with the built `pleach mcp`
+// as its only MCP server; the script calls read_file on a 200 KB file, run_tests failing and
+// passing, list_files recursive and search_files broad, and records each tool_result Claude Code
+// sends back. Each must be pleach's own text, with its hints, not JSON, and not spilled to a file
+// or cut by the client: the same text the runtime renders for the same call.
+//
+// Out of the default run (it installs Claude Code and takes about a minute):
+// `bash scripts/real-clients.sh`. Claude Code comes from the npm registry at a pinned version,
+// its native binary included (an optional dependency, no other download), into a cache folder;
+// PLEACH_CLAUDE_CODE names an installed `claude` instead. PLEACH_LAUNCHER names another pleach
+// (an older build, to measure before and after).
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
+import { createCodingAgentTools } from "@pleach/coding-agent/tools";
+import { makeTempDir } from "@pleach/core/testing";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import {
+  type RecordedResult,
+  type ScriptedCall,
+  startScriptedAnthropic,
+} from "./scripted-anthropic.js";
+
+const run = promisify(execFile);
+const CLAUDE_CODE_VERSION = "2.1.332";
+const launcher =
+  process.env.PLEACH_LAUNCHER ?? path.resolve(import.meta.dirname, "../bin/pleach.js");
+const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+
+/** Claude Code's `claude`, installed once per version into a cache folder; or why it is not. */
+async function claudeCode(): Promise<{ command: string[] } | { skip: string }> {
+  if (process.env.PLEACH_CLAUDE_CODE) return { command: [process.env.PLEACH_CLAUDE_CODE] };
+  const prefix = path.join(
+    os.tmpdir(),
+    "pleach-real-clients",
+    `claude-code-${CLAUDE_CODE_VERSION}`,
+  );
+  const wrapper = path.join(prefix, "node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs");
+  if (!existsSync(wrapper)) {
+    try {
+      await run(
+        "npm",
+        [
+          "install",
+          "--prefix",
+          prefix,
+          "--no-audit",
+          "--no-fund",
+          `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
+        ],
+        { timeout: 300_000 },
+      );
+    } catch (error) {
+      return { skip: `could not install Claude Code from npm: ${(error as Error).message}` };
+    }
+  }
+  return { command: [process.execPath, wrapper] };
+}
+
+const SCRIPT: Array<ScriptedCall & { name: string }> = STEPS.map((step) => ({
+  ...step,
+  tool: `mcp__pleach__${step.name}`,
+}));
+
+/**
+ * The result without the note Claude Code appends to every tool result for its model (the
+ * tokens left), which is the client's own and no cut of pleach's text.
+ */
+function withoutClientNote(text: string): string {
+  return text.replace(
+    /\n<system-reminder>\n<total_tokens>\d+ tokens left<\/total_tokens>\n<\/system-reminder>$/,
+    "",
+  );
+}
+
+describe("Claude Code hands its model pleach's text", () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let cleanupHome: () => Promise<void>;
+  let toolset: Toolset;
+  let results: RecordedResult[] = [];
+  let skip: string | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(launcher))
+      throw new Error(`no pleach at ${launcher}: run \`npx tsc -b\` first`);
+    const claude = await claudeCode();
+    if ("skip" in claude) {
+      skip = claude.skip;
+      return;
+    }
+    ({ dir: root, cleanup } = await makeTempDir("pleach-claude-code-"));
+    await makeWorkspace(root);
+    const sandbox = await createLocalSandbox({ root, mode: "workspace-write" });
+    toolset = createToolset(createCodingAgentTools(sandbox));
+
+    const model = await startScriptedAnthropic(SCRIPT);
+    // Claude Code's home (its settings, its session files) outside the workspace the tools list.
+    const homeDir = await makeTempDir("pleach-claude-code-home-");
+    const home = homeDir.dir;
+    cleanupHome = homeDir.cleanup;
+    const mcpConfig = {
+      mcpServers: {
+        pleach: {
+          command: process.execPath,
+          args: [launcher, "mcp", "--workspace", root, ...extraFlags],
+        },
+      },
+    };
+    try {
+      await run(
+        claude.command[0] ?? "claude",
+        [
+          ...claude.command.slice(1),
+          "-p",
+          "Run the scripted checks.",
+          "--mcp-config",
+          JSON.stringify(mcpConfig),
+          "--strict-mcp-config",
+          "--allowedTools",
+          SCRIPT.map((call) => call.tool).join(","),
+          "--model",
+          "claude-sonnet-4-5",
+          "--output-format",
+          "json",
+        ],
+        {
+          cwd: root,
+          timeout: 240_000,
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
+            ANTHROPIC_BASE_URL: model.url,
+            ANTHROPIC_API_KEY: "sk-ant-scripted",
+            // Only the scripted model: no telemetry, updates or error reports leave the machine.
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+            DISABLE_AUTOUPDATER: "1",
+            DISABLE_TELEMETRY: "1",
+            DISABLE_ERROR_REPORTING: "1",
+            // The MCP tools offered to the model as they are, not behind its tool search.
+            ENABLE_TOOL_SEARCH: "false",
+            // A ten-minute run_tests is a call Claude Code must wait for.
+            MCP_TOOL_TIMEOUT: "600000",
+          },
+        },
+      );
+    } finally {
+      results = model.results;
+      await model.close();
+    }
+    // For measuring (before and after, per case): what the model read, written where asked.
+    const record = process.env.PLEACH_REAL_CLIENTS_RECORD;
+    if (record !== undefined) await writeFile(record, JSON.stringify(results, null, 1));
+  }, 420_000);
+
+  afterAll(async () => {
+    await cleanup?.();
+    await cleanupHome?.();
+  });
+
+  it.each(SCRIPT.map((call, index) => [`${index + 1}. ${call.name}`, index] as const))(
+    "%s: the runtime's text, whole, not JSON",
+    async (_label, index) => {
+      if (skip !== undefined) {
+        console.warn(`skipped: ${skip}`);
+        return;
+      }
+      const call = SCRIPT[index];
+      const recorded = results[index] && {
+        ...results[index],
+        text: withoutClientNote(results[index]?.text ?? ""),
+      };
+      if (call === undefined || recorded === undefined) {
+        throw new Error(`Claude Code sent no result for step ${index + 1}`);
+      }
+      const expected = await toolset.call(call.name, call.input, {
+        cwd: root,
+        sandbox: "workspace-write",
+      });
+      expect(recorded.otherBlocks).toEqual([]);
+      expect(recorded.text.trimStart().startsWith("{")).toBe(false);
+      expect(recorded.text.length).toBeLessThanOrEqual(50_000);
+      expect(withoutTimings(recorded.text)).toBe(withoutTimings(expected.output));
+      // Only a call that failed is an error; failing tests are a result.
+      expect(recorded.isError).toBe(false);
+    },
+  );
+
+  it("kept the hints: read_file's offset, the test counts and failing names", () => {
+    if (skip !== undefined) return;
+    const [read, failing, passing] = results.map((result) => withoutClientNote(result.text));
+    expect(read).toMatch(
+      /\[lines 1-490 of 2000; call read_file again with offset 491 to continue\]$/,
+    );
+    expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+    expect(failing).toContain("failing tests:\n- checks");
+    expect(passing).toMatch(/2 passed/);
+  });
+});

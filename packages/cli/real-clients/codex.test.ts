@@ -1,0 +1,181 @@
+// What Codex, the real CLI, hands its model from `pleach mcp`: `codex exec` runs against a
+// scripted model behind the Responses API on 127.0.0.1 (a `model_providers` entry with its
+// `base_url`), with the built `pleach mcp --max-result-chars 12000` as its MCP server, since
+// Codex keeps about 12,000 characters of a result for a model it does not know and cuts the
+// middle. The script makes the calls of ./fixture.ts and records each function_call_output:
+// it must be pleach's text for that budget, whole, with its hints.
+//
+// Out of the default run: `bash scripts/real-clients.sh`. Codex comes from the npm registry at a
+// pinned version, its native binary included (an optional dependency), into a cache folder;
+// PLEACH_CODEX names an installed `codex` instead.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
+import { createCodingAgentTools } from "@pleach/coding-agent/tools";
+import { makeTempDir } from "@pleach/core/testing";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import type { RecordedResult } from "./scripted-anthropic.js";
+import { startScriptedResponses } from "./scripted-responses.js";
+
+const run = promisify(execFile);
+const CODEX_VERSION = "0.171.0";
+// PLEACH_CODEX_BUDGET=none serves without --max-result-chars (to measure an older pleach).
+const budgetFlag = process.env.PLEACH_CODEX_BUDGET !== "none";
+const BUDGET = budgetFlag ? 12_000 : 50_000;
+const launcher =
+  process.env.PLEACH_LAUNCHER ?? path.resolve(import.meta.dirname, "../bin/pleach.js");
+const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+
+/** Codex's `codex`, installed once per version into a cache folder; or why it is not. */
+async function codex(): Promise<{ command: string[] } | { skip: string }> {
+  if (process.env.PLEACH_CODEX) return { command: [process.env.PLEACH_CODEX] };
+  const prefix = path.join(os.tmpdir(), "pleach-real-clients", `codex-${CODEX_VERSION}`);
+  const bin = path.join(prefix, "node_modules/@openai/codex/bin/codex.js");
+  if (!existsSync(bin)) {
+    try {
+      await run(
+        "npm",
+        [
+          "install",
+          "--prefix",
+          prefix,
+          "--no-audit",
+          "--no-fund",
+          `@openai/codex@${CODEX_VERSION}`,
+        ],
+        { timeout: 300_000 },
+      );
+    } catch (error) {
+      return { skip: `could not install Codex from npm: ${(error as Error).message}` };
+    }
+  }
+  return { command: [process.execPath, bin] };
+}
+
+/** The result without the header Codex puts before every tool result (the call's wall time). */
+function withoutClientHeader(text: string): string {
+  return text.replace(/^Wall time: [\d.]+ seconds\nOutput:/, "");
+}
+
+/** A TOML string. */
+const toml = (text: string) => JSON.stringify(text);
+
+describe("Codex hands its model pleach's text, within its budget", () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let cleanupHome: () => Promise<void>;
+  let toolset: Toolset;
+  let results: RecordedResult[] = [];
+  let skip: string | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(launcher))
+      throw new Error(`no pleach at ${launcher}: run \`npx tsc -b\` first`);
+    const client = await codex();
+    if ("skip" in client) {
+      skip = client.skip;
+      return;
+    }
+    ({ dir: root, cleanup } = await makeTempDir("pleach-codex-"));
+    await makeWorkspace(root);
+    const sandbox = await createLocalSandbox({ root, mode: "workspace-write" });
+    toolset = createToolset(createCodingAgentTools(sandbox, { maxResultChars: BUDGET }), {
+      maxChars: BUDGET,
+    });
+
+    const model = await startScriptedResponses(
+      STEPS.map((step) => ({ tool: step.name, input: step.input })),
+    );
+    const homeDir = await makeTempDir("pleach-codex-home-");
+    cleanupHome = homeDir.cleanup;
+    const args = [launcher, "mcp", "--workspace", root];
+    if (budgetFlag) args.push("--max-result-chars", String(BUDGET));
+    await writeFile(
+      path.join(homeDir.dir, "config.toml"),
+      [
+        `model = "scripted"`,
+        `model_provider = "scripted"`,
+        `approval_policy = "never"`,
+        `[model_providers.scripted]`,
+        `name = "scripted"`,
+        `base_url = ${toml(`${model.url}/v1`)}`,
+        `wire_api = "responses"`,
+        `[mcp_servers.pleach]`,
+        `command = ${toml(process.execPath)}`,
+        `args = [${[...args, ...extraFlags].map(toml).join(", ")}]`,
+        // A ten-minute run_tests; Codex's default is 60 seconds.
+        `tool_timeout_sec = 600`,
+        `default_tools_approval_mode = "approve"`,
+        "",
+      ].join("\n"),
+    );
+    try {
+      const exec = run(
+        client.command[0] ?? "codex",
+        [...client.command.slice(1), "exec", "--skip-git-repo-check", "Run the scripted checks."],
+        {
+          cwd: root,
+          timeout: 120_000,
+          env: {
+            PATH: process.env.PATH,
+            HOME: homeDir.dir,
+            CODEX_HOME: homeDir.dir,
+            OPENAI_API_KEY: "sk-scripted",
+          },
+        },
+      );
+      // `codex exec` reads more of the prompt from stdin until it ends.
+      exec.child.stdin?.end();
+      await exec;
+    } finally {
+      results = [...model.results]
+        .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+        .map((result) => ({ ...result, text: withoutClientHeader(result.text) }));
+      await model.close();
+    }
+    const record = process.env.PLEACH_REAL_CLIENTS_RECORD_CODEX;
+    if (record !== undefined) await writeFile(record, JSON.stringify(results, null, 1));
+  }, 420_000);
+
+  afterAll(async () => {
+    await cleanup?.();
+    await cleanupHome?.();
+  });
+
+  it.each(STEPS.map((step, index) => [`${index + 1}. ${step.name}`, index] as const))(
+    "%s: the runtime's text for the budget, whole, not JSON",
+    async (_label, index) => {
+      if (skip !== undefined) {
+        console.warn(`skipped: ${skip}`);
+        return;
+      }
+      const step = STEPS[index];
+      const recorded = results[index];
+      if (step === undefined || recorded === undefined) {
+        throw new Error(`Codex sent no result for step ${index + 1}`);
+      }
+      const expected = await toolset.call(step.name, step.input, {
+        cwd: root,
+        sandbox: "workspace-write",
+      });
+      expect(recorded.otherBlocks).toEqual([]);
+      expect(recorded.text.trimStart().startsWith("{")).toBe(false);
+      expect(recorded.text.length).toBeLessThanOrEqual(BUDGET);
+      expect(withoutTimings(recorded.text)).toBe(withoutTimings(expected.output));
+    },
+  );
+
+  it("kept the hints: read_file's offset on a page shrunk to the budget", () => {
+    if (skip !== undefined) return;
+    expect(results[0]?.text).toMatch(
+      /\[lines 1-110 of 2000; call read_file again with offset 111 to continue\]$/,
+    );
+    expect(results[1]?.text).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+  });
+});

@@ -1,0 +1,43 @@
+// The workspace and the script both real-client tests drive: a 200 KB file, a failing and a
+// passing test file, a tree whose recursive listing is near the 50,000-character cap.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
+const line = (n: number) => `line ${String(n).padStart(5, "0")} ${"x".repeat(88)}`;
+
+/** The calls, by pleach tool name, in order. */
+export const STEPS: Array<{ name: string; input: Record<string, unknown> }> = [
+  { name: "read_file", input: { path: "big.txt" } },
+  { name: "run_tests", input: { command: "node --test tests/fail.test.mjs" } },
+  { name: "run_tests", input: { command: "node --test tests/pass.test.mjs" } },
+  { name: "list_files", input: { dir: ".", recursive: true } },
+  { name: "search_files", input: { pattern: "line 0" } },
+];
+
+/** Fill `root` with the workspace the steps work on. */
+export async function makeWorkspace(root: string): Promise<void> {
+  await writeFile(
+    path.join(root, "big.txt"),
+    `${Array.from({ length: 2_000 }, (_, index) => line(index + 1)).join("\n")}\n`,
+  );
+  await mkdir(path.join(root, "tests"));
+  const test = (assertion: string) =>
+    `import assert from "node:assert/strict";\nimport { test } from "node:test";\ntest("adds", () => assert.equal(1 + 1, 2));\ntest("checks", () => ${assertion});\n`;
+  await writeFile(path.join(root, "tests/fail.test.mjs"), test("assert.equal(3 - 1, 1)"));
+  await writeFile(path.join(root, "tests/pass.test.mjs"), test("assert.equal(3 - 1, 2)"));
+  for (let dir = 0; dir < 30; dir++) {
+    const folder = path.join(root, "tree", `dir-${String(dir).padStart(2, "0")}`);
+    await mkdir(folder, { recursive: true });
+    for (let file = 0; file < 100; file++) {
+      await writeFile(path.join(folder, `file-${String(file).padStart(3, "0")}.txt`), "x\n");
+    }
+  }
+}
+
+/** Two runs of a test suite differ in their timings only: those are blanked on both sides. */
+export function withoutTimings(output: string): string {
+  return output
+    .replace(/after \d+(\.\d+)? s/g, "after <t> s")
+    .replace(/duration_ms:? [\d.]+/g, "duration_ms <t>");
+}

@@ -1,0 +1,152 @@
+// A scripted model behind the OpenAI Responses API on 127.0.0.1, for driving Codex headless:
+// each response asks for the next tool call of the script, and every function_call_output the
+// CLI sends back is recorded as the text its model would read.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { RecordedResult, ScriptedCall, ScriptedModel } from "./scripted-anthropic.js";
+
+interface InputItem {
+  type?: string;
+  call_id?: string;
+  output?: string | Array<{ type: string; text?: string }>;
+}
+interface OfferedTool {
+  name?: string;
+  type?: string;
+  /** A namespace's tools (Codex offers an MCP server's tools as the namespace `mcp__<server>`). */
+  tools?: OfferedTool[];
+}
+interface ResponsesRequest {
+  tools?: OfferedTool[];
+  input?: InputItem[];
+}
+
+/**
+ * Serve the script on 127.0.0.1; the CLI's base URL is `${url}/v1`. A step's `tool` is the
+ * pleach tool's name: the offered tool whose name ends with it is called, whatever prefix the
+ * CLI gives MCP tools.
+ */
+export async function startScriptedResponses(script: ScriptedCall[]): Promise<ScriptedModel> {
+  const results: RecordedResult[] = [];
+  const state = { sideRequests: 0 };
+  const server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      response.writeHead(500, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: String(error) } }));
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    if (request.method !== "POST" || !url.pathname.endsWith("/responses")) {
+      response.writeHead(404, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "not scripted" } }));
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ResponsesRequest;
+    const offered = (body.tools ?? []).flatMap((tool) =>
+      tool.type === "namespace"
+        ? (tool.tools ?? []).map((inner) => ({ namespace: tool.name, name: inner.name ?? "" }))
+        : [{ namespace: undefined, name: tool.name ?? "" }],
+    );
+    const nameOf = (tool: string) =>
+      offered.find(({ namespace, name }) =>
+        namespace === undefined ? name.endsWith(`__${tool}`) : name === tool,
+      );
+    if (!script.every((call) => nameOf(call.tool) !== undefined)) {
+      state.sideRequests++;
+      return reply(response, { text: "ok" });
+    }
+    const outputs = (body.input ?? []).filter((item) => item.type === "function_call_output");
+    for (const item of outputs) {
+      const index = Number(/^call_script_(\d+)$/.exec(item.call_id ?? "")?.[1]);
+      const call = script[index];
+      if (call === undefined || results.some((result) => result.index === index)) continue;
+      const parts =
+        typeof item.output === "string"
+          ? [{ type: "input_text", text: item.output }]
+          : (item.output ?? []);
+      results.push({
+        ...call,
+        index,
+        text: parts.map((part) => part.text ?? "").join(""),
+        isError: false,
+        otherBlocks: parts
+          .filter((part) => part.type !== "input_text" && part.type !== "output_text")
+          .map((part) => part.type),
+      });
+    }
+    const next = outputs.length;
+    const call = script[next];
+    if (call === undefined) return reply(response, { text: "done" });
+    const { namespace, name } = nameOf(call.tool) ?? { name: call.tool };
+    return reply(response, {
+      call: {
+        call_id: `call_script_${next}`,
+        name,
+        ...(namespace === undefined ? {} : { namespace }),
+        arguments: JSON.stringify(call.input),
+      },
+    });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    results,
+    get sideRequests() {
+      return state.sideRequests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+type Turn =
+  | { text: string }
+  | { call: { call_id: string; name: string; namespace?: string; arguments: string } };
+
+let counter = 0;
+
+function reply(response: ServerResponse, turn: Turn) {
+  const id = `resp_${++counter}`;
+  const item =
+    "text" in turn
+      ? {
+          type: "message",
+          id: `msg_${counter}`,
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: turn.text, annotations: [] }],
+        }
+      : { type: "function_call", id: `fc_${counter}`, status: "completed", ...turn.call };
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const send = (data: { type: string } & Record<string, unknown>) =>
+    response.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  send({ type: "response.created", response: { id, object: "response", status: "in_progress" } });
+  send({ type: "response.output_item.added", output_index: 0, item });
+  send({ type: "response.output_item.done", output_index: 0, item });
+  send({
+    type: "response.completed",
+    response: {
+      id,
+      object: "response",
+      status: "completed",
+      output: [item],
+      usage: {
+        input_tokens: 100,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 10,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 110,
+      },
+    },
+  });
+  response.end();
+}
