@@ -1,8 +1,8 @@
 // A scripted model behind the Anthropic Messages API on 127.0.0.1, for driving a real agent CLI
 // (Claude Code) headless: each response asks for the next tool call of the script, and every
 // tool_result the CLI sends back is recorded as the text its model would read.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
 
 /** One step of the script: a tool to call (its name as the CLI offers it) and its input. */
 export interface ScriptedCall {
@@ -47,20 +47,11 @@ interface MessagesRequest {
 
 /** Serve the script on 127.0.0.1 (a port of its own); the CLI's base URL is `url`. */
 export async function startScriptedAnthropic(script: ScriptedCall[]): Promise<ScriptedModel> {
-  const results: RecordedResult[] = [];
-  const state = { sideRequests: 0 };
-  const server = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
-      response.writeHead(500, { "content-type": "application/json" });
-      response.end(JSON.stringify({ type: "error", error: { message: String(error) } }));
-    });
-  });
+  const state = { results: [] as RecordedResult[], sideRequests: 0 };
+  const { results } = state;
 
-  async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    if (request.method !== "POST" || !url.pathname.endsWith("/messages")) {
+  function handle({ method, url, body: parsed }: ScriptedRequest, response: ServerResponse) {
+    if (method !== "POST" || !url.pathname.endsWith("/messages")) {
       // count_tokens and anything else: a small answer that ends the side path.
       response.writeHead(url.pathname.endsWith("/count_tokens") ? 200 : 404, {
         "content-type": "application/json",
@@ -68,7 +59,7 @@ export async function startScriptedAnthropic(script: ScriptedCall[]): Promise<Sc
       response.end(JSON.stringify({ input_tokens: 100 }));
       return;
     }
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as MessagesRequest;
+    const body = parsed as MessagesRequest;
     const offered = new Set((body.tools ?? []).map((tool) => tool.name));
     if (!script.every((call) => offered.has(call.tool))) {
       state.sideRequests++;
@@ -104,20 +95,7 @@ export async function startScriptedAnthropic(script: ScriptedCall[]): Promise<Sc
     });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    results,
-    get sideRequests() {
-      return state.sideRequests;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return serveScripted(handle, state, (message) => ({ type: "error", error: { message } }));
 }
 
 type Turn =

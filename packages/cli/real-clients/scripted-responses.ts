@@ -1,9 +1,9 @@
 // A scripted model behind the OpenAI Responses API on 127.0.0.1, for driving Codex headless:
 // each response asks for the next tool call of the script, and every function_call_output the
 // CLI sends back is recorded as the text its model would read.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import type { RecordedResult, ScriptedCall, ScriptedModel } from "./scripted-anthropic.js";
+import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
 
 interface InputItem {
   type?: string;
@@ -27,25 +27,16 @@ interface ResponsesRequest {
  * CLI gives MCP tools.
  */
 export async function startScriptedResponses(script: ScriptedCall[]): Promise<ScriptedModel> {
-  const results: RecordedResult[] = [];
-  const state = { sideRequests: 0 };
-  const server = createServer((request, response) => {
-    void handle(request, response).catch((error: unknown) => {
-      response.writeHead(500, { "content-type": "application/json" });
-      response.end(JSON.stringify({ error: { message: String(error) } }));
-    });
-  });
+  const state = { results: [] as RecordedResult[], sideRequests: 0 };
+  const { results } = state;
 
-  async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    if (request.method !== "POST" || !url.pathname.endsWith("/responses")) {
+  function handle({ method, url, body: parsed }: ScriptedRequest, response: ServerResponse) {
+    if (method !== "POST" || !url.pathname.endsWith("/responses")) {
       response.writeHead(404, { "content-type": "application/json" });
       response.end(JSON.stringify({ error: { message: "not scripted" } }));
       return;
     }
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ResponsesRequest;
+    const body = parsed as ResponsesRequest;
     const offered = (body.tools ?? []).flatMap((tool) =>
       tool.type === "namespace"
         ? (tool.tools ?? []).map((inner) => ({ namespace: tool.name, name: inner.name ?? "" }))
@@ -92,20 +83,7 @@ export async function startScriptedResponses(script: ScriptedCall[]): Promise<Sc
     });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    results,
-    get sideRequests() {
-      return state.sideRequests;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return serveScripted(handle, state, (message) => ({ error: { message } }));
 }
 
 type Turn =
