@@ -166,13 +166,10 @@ describe("Claude Code hands its model pleach's text", () => {
     await cleanupHome?.();
   });
 
-  it.each(SCRIPT.map((call, index) => [`${index + 1}. ${call.name}`, index] as const))(
+  it.for(SCRIPT.map((call, index) => [`${index + 1}. ${call.name}`, index] as const))(
     "%s: the runtime's text, whole, not JSON",
-    async (_label, index) => {
-      if (skip !== undefined) {
-        console.warn(`skipped: ${skip}`);
-        return;
-      }
+    async ([, index], context) => {
+      if (skip !== undefined) context.skip(skip);
       const call = SCRIPT[index];
       const recorded = results[index] && {
         ...results[index],
@@ -194,8 +191,8 @@ describe("Claude Code hands its model pleach's text", () => {
     },
   );
 
-  it("kept the hints: read_file's offset, the test counts and failing names", () => {
-    if (skip !== undefined) return;
+  it("kept the hints: read_file's offset, the test counts and failing names", (context) => {
+    if (skip !== undefined) context.skip(skip);
     const [read, failing, passing] = results.map((result) => withoutClientNote(result.text));
     expect(read).toMatch(
       /\[lines 1-490 of 2000; call read_file again with offset 491 to continue\]$/,

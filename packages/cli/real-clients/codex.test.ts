@@ -148,13 +148,10 @@ describe("Codex hands its model pleach's text, within its budget", () => {
     await cleanupHome?.();
   });
 
-  it.each(STEPS.map((step, index) => [`${index + 1}. ${step.name}`, index] as const))(
+  it.for(STEPS.map((step, index) => [`${index + 1}. ${step.name}`, index] as const))(
     "%s: the runtime's text for the budget, whole, not JSON",
-    async (_label, index) => {
-      if (skip !== undefined) {
-        console.warn(`skipped: ${skip}`);
-        return;
-      }
+    async ([, index], context) => {
+      if (skip !== undefined) context.skip(skip);
       const step = STEPS[index];
       const recorded = results[index];
       if (step === undefined || recorded === undefined) {
@@ -171,8 +168,8 @@ describe("Codex hands its model pleach's text, within its budget", () => {
     },
   );
 
-  it("kept the hints: read_file's offset on a page shrunk to the budget", () => {
-    if (skip !== undefined) return;
+  it("kept the hints: read_file's offset on a page shrunk to the budget", (context) => {
+    if (skip !== undefined) context.skip(skip);
     expect(results[0]?.text).toMatch(
       /\[lines 1-110 of 2000; call read_file again with offset 111 to continue\]$/,
     );
