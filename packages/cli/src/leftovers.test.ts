@@ -13,7 +13,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { hostCommandLines, hostState, makeTempDir } from "@pleach/core/testing";
+import { forceRemove, hostCommandLines, hostState, makeTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { servedUrl } from "./test-support/served-url.js";
@@ -281,7 +281,7 @@ describe.skipIf(noBubblewrap !== undefined)(
       // The user removes the placeholder left behind and makes a folder of their own there,
       // empty and read-only like it (some time later: file times are coarse).
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await rm(envrc, { recursive: true });
+      await forceRemove(envrc);
       await mkdir(envrc, { mode: 0o555 });
       const user = await hostState([envrc]);
 

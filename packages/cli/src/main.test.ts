@@ -39,6 +39,19 @@ describe("pleach call", () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ content: "hi there\n", bytes: 9 });
   });
 
+  it("exits once it has printed, also after a write that starts the syntax check's worker", async () => {
+    // The worker thread is the process's own: it must never keep `pleach call` from exiting.
+    const root = await workspace();
+    const started = promisify(execFile)(
+      process.execPath,
+      [launcher, "call", "write_file", '{"path":"b.json","content":"{}\\n"}', "--workspace", root],
+      { timeout: 20_000 },
+    );
+    const { stdout } = await started;
+    expect(JSON.parse(stdout)).toMatchObject({ bytesWritten: 3, path: "b.json" });
+    expect(started.child.exitCode).toBe(0);
+  });
+
   it("reads the input from stdin and honours --workspace", async () => {
     const root = await workspace();
     const result = await run(["call", "write_file", "--workspace", root], {

@@ -229,6 +229,8 @@ export async function createLocalSandbox({
     ...(session === undefined || !sessionCanRun ? {} : { jobs: session.jobs }),
     close: async () => {
       await session?.close();
+      // A warm sandbox of our own wrapper holds its placeholders until it idles out.
+      if (givenWrapper === undefined) await commandWrapper.close?.();
       // A placeholder left idle for the next command would keep the folder from being removed
       // (see `PLACEHOLDER_KEEPER`): there is no next command.
       removeIdlePlaceholders({ under: rootReal });

@@ -108,16 +108,22 @@ export async function instanceWorkspace(
     const repoRoot = path.join(session.client.root, "repo");
     // The harness checks out as itself: the sandbox never lets a command write a .git folder.
     await git(["checkout", "--quiet", "--detach", instance.base_commit], { cwd: repoRoot });
+    const client = await createLocalSandbox({
+      root: repoRoot,
+      mode: "workspace-write",
+      network,
+      ...reads,
+    });
     return {
       agentProvider: createLocalSandboxProvider({ root: repoRoot, mode, network, ...reads }),
-      client: await createLocalSandbox({
-        root: repoRoot,
-        mode: "workspace-write",
-        network,
-        ...reads,
-      }),
+      client,
       testPrelude: "",
-      release: () => session.release(),
+      // The harness's client first: closing it takes its placeholders out of the clone (as root
+      // they are immutable), so that the session's release can remove the folder.
+      release: async () => {
+        await client.close();
+        await session.release();
+      },
     };
   } catch (error) {
     await session.release();

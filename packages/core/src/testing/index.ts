@@ -16,4 +16,4 @@ export { createMemoryProvider } from "./memory-provider.js";
 export type { ContractCapabilities, ContractClientFactory } from "./sandbox-contract.js";
 export { describeSandboxClientContract } from "./sandbox-contract.js";
 export type { TempDirOptions } from "./temp-dir.js";
-export { cleanUpAfter, makeTempDir, useTempDir } from "./temp-dir.js";
+export { cleanUpAfter, forceRemove, makeTempDir, useTempDir } from "./temp-dir.js";

@@ -9,24 +9,25 @@ export async function makeTempDir(
   prefix = "pleach-test-",
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
-  return { dir, cleanup: () => removeTree(dir) };
+  return { dir, cleanup: () => forceRemove(dir) };
 }
 
 /**
- * Remove `dir` and all in it, also a sandbox's placeholder still standing there (mode 555 with a
- * folder inside, and immutable for root) when the test ended while it lingered.
+ * Remove `target` and all in it, also a sandbox's placeholder standing there (mode 555 with a
+ * folder inside, and immutable for root), as a user who removes one by hand would: clear the
+ * immutable flag, make it writable, remove it.
  */
-async function removeTree(dir: string): Promise<void> {
+export async function forceRemove(target: string): Promise<void> {
   try {
-    await rm(dir, { recursive: true, force: true });
+    await rm(target, { recursive: true, force: true });
   } catch {
     for (const [file, args] of [
-      ["/usr/bin/chattr", ["-R", "-f", "-i", dir]],
-      ["/bin/chmod", ["-R", "u+w", dir]],
+      ["/usr/bin/chattr", ["-R", "-f", "-i", target]],
+      ["/bin/chmod", ["-R", "u+w", target]],
     ] as const) {
       spawnSync(file, args, { stdio: "ignore" });
     }
-    await rm(dir, { recursive: true, force: true });
+    await rm(target, { recursive: true, force: true });
   }
 }
 
@@ -53,7 +54,7 @@ export async function useTempDir(options: string | TempDirOptions = {}): Promise
   const { prefix = "pleach-test-", parent = os.tmpdir() } =
     typeof options === "string" ? { prefix: options } : options;
   const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
-  onTestFinished(() => removeTree(dir));
+  onTestFinished(() => forceRemove(dir));
   return dir;
 }
 

@@ -3,11 +3,10 @@ import { statSync, utimesSync } from "node:fs";
 import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import { hostState, useTempDir } from "@pleach/core/testing";
+import { forceRemove, hostState, useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
 import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
-import { forceRemove } from "./test-support/force-remove.js";
 
 let root: string;
 beforeEach(async () => {

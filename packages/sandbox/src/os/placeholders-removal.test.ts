@@ -2,10 +2,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { useTempDir } from "@pleach/core/testing";
+import { forceRemove, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
-import { forceRemove } from "./test-support/force-remove.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();

@@ -2,11 +2,10 @@ import { execFileSync } from "node:child_process";
 import { lstat, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
-import { useTempDir } from "@pleach/core/testing";
+import { forceRemove, useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { type CommandWrapper, createCommandWrapper, sessionServerSupported } from "./index.js";
-import { forceRemove } from "./test-support/force-remove.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const attackSkip = await attackSuiteSkipReason();

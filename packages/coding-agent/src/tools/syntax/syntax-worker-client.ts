@@ -104,8 +104,6 @@ function spawn(): Worker {
     execArgv,
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
   });
-  // An idle worker never keeps the process up.
-  started.unref();
   started.on("message", (answer: SyntaxWorkerAnswer) => {
     if (started !== worker) return;
     if (answer.kind === "ready") {
@@ -120,6 +118,9 @@ function spawn(): Worker {
   started.on("exit", (code) => {
     if (started === worker) fail(`the parser's worker ended (exit code ${code})`);
   });
+  // An idle worker never keeps the process up. After the listeners: adding a "message" listener
+  // refs the worker's port again, and `pleach call` then never exited.
+  started.unref();
   return started;
 }
 

@@ -3,10 +3,9 @@ import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
-import { hostState } from "@pleach/core/testing";
+import { forceRemove, hostState } from "@pleach/core/testing";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
 import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
-import { forceRemove } from "./force-remove.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
 /** A workspace to attack, and the host paths around it that must not change. */
