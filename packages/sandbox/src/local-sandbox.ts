@@ -228,7 +228,11 @@ export async function createLocalSandbox({
     // Jobs only where a session sandbox can run: elsewhere the tools refuse, saying why.
     ...(session === undefined || !sessionCanRun ? {} : { jobs: session.jobs }),
     close: async () => {
+      // What the session's jobs made since the last look is made inert once they are ended, so
+      // nothing of theirs outlives the session live (no command comes after to carry a note).
+      const jobsRan = mode === "workspace-write" && (await jobsMayHaveRun());
       await session?.close();
+      if (jobsRan) await commandWrapper.repositoriesMadeSince?.(rootReal, gitEntriesSeen ?? []);
       // A warm sandbox of our own wrapper holds its placeholders until it idles out.
       if (givenWrapper === undefined) await commandWrapper.close?.();
       // A placeholder left idle for the next command would keep the folder from being removed

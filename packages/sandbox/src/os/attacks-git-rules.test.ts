@@ -239,5 +239,28 @@ describe.skipIf(skipReason !== undefined)(
         await fixture.cleanup();
       }
     });
+
+    it("is made inert when the session closes, with no host-side call after it", async () => {
+      const fixture = await createAttackFixture();
+      const client = await createLocalSandbox({ root: fixture.root, session: true });
+      const marker = path.join(fixture.outside, "ran");
+      try {
+        const jobs = client.jobs;
+        if (jobs === undefined) throw new Error("this host runs no session jobs");
+        await client.exec("true");
+        const job = await jobs.start(
+          `sleep 0.2; git init -q vendor/late && git -C vendor/late config core.fsmonitor '${payload(marker)}' && echo made; sleep 300`,
+        );
+        expect((await jobs.output(job.jobId, { until: "made", waitMs: 20_000 })).output).toBe(
+          "made\n",
+        );
+        await client.close();
+        hostGit(path.join(fixture.root, "vendor", "late"), "status");
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        await client.close();
+        await fixture.cleanup();
+      }
+    });
   },
 );

@@ -42,6 +42,21 @@ describe("keptConfig", () => {
     `);
   });
 
+  it("drops a remote URL that has git run a remote helper (transport::address)", () => {
+    const made = [
+      '[remote "ok"]',
+      "\turl = /srv/repos/x.git",
+      '[remote "ext"]',
+      "\turl = ext::sh -c touch% /tmp/ran",
+      '[remote "fd"]',
+      "\turl = fd::17",
+    ].join("\n");
+    const kept = keptConfig(made);
+    expect(kept).toContain('url = "/srv/repos/x.git"');
+    expect(kept).not.toContain("ext::");
+    expect(kept).not.toContain("fd::");
+  });
+
   it("cannot be made to write a key of its own through quotes, escapes or continued lines", () => {
     const made = [
       '[remote "a\\"]\n[core]"]',

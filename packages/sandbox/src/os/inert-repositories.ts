@@ -256,6 +256,15 @@ function kept(entry: GitConfigEntry): boolean {
   const hasControl = (text: string) =>
     [...text].some((character) => character < " " || character === "\u007f");
   if (hasControl(entry.value) || hasControl(entry.subsection ?? "")) return false;
+  // `<transport>::<address>` always has git run a remote helper program (`ext::sh -c ...` runs
+  // the command itself): such a URL is never kept.
+  if (
+    entry.section === "remote" &&
+    entry.key === "url" &&
+    /^[A-Za-z][\w+.-]*::/.test(entry.value)
+  ) {
+    return false;
+  }
   return rule.keys.includes(entry.key);
 }
 
