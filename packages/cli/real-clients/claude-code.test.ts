@@ -13,7 +13,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
@@ -21,7 +20,14 @@ import { createCodingAgentTools } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import {
+  extraFlags,
+  installedClient,
+  launcher,
+  makeWorkspace,
+  STEPS,
+  withoutTimings,
+} from "./fixture.js";
 import {
   type RecordedResult,
   type ScriptedCall,
@@ -30,39 +36,15 @@ import {
 
 const run = promisify(execFile);
 const CLAUDE_CODE_VERSION = "2.1.332";
-const launcher =
-  process.env.PLEACH_LAUNCHER ?? path.resolve(import.meta.dirname, "../bin/pleach.js");
-const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
-
 /** Claude Code's `claude`, installed once per version into a cache folder; or why it is not. */
-async function claudeCode(): Promise<{ command: string[] } | { skip: string }> {
-  if (process.env.PLEACH_CLAUDE_CODE) return { command: [process.env.PLEACH_CLAUDE_CODE] };
-  const prefix = path.join(
-    os.tmpdir(),
-    "pleach-real-clients",
-    `claude-code-${CLAUDE_CODE_VERSION}`,
-  );
-  const wrapper = path.join(prefix, "node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs");
-  if (!existsSync(wrapper)) {
-    try {
-      await run(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          prefix,
-          "--no-audit",
-          "--no-fund",
-          `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
-        ],
-        { timeout: 300_000 },
-      );
-    } catch (error) {
-      return { skip: `could not install Claude Code from npm: ${(error as Error).message}` };
-    }
-  }
-  return { command: [process.execPath, wrapper] };
-}
+const claudeCode = () =>
+  installedClient({
+    name: "Claude Code",
+    packageName: "@anthropic-ai/claude-code",
+    version: CLAUDE_CODE_VERSION,
+    entry: "cli-wrapper.cjs",
+    override: process.env.PLEACH_CLAUDE_CODE,
+  });
 
 const SCRIPT: Array<ScriptedCall & { name: string }> = STEPS.map((step) => ({
   ...step,

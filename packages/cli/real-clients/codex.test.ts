@@ -11,7 +11,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
@@ -19,7 +18,14 @@ import { createCodingAgentTools } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import {
+  extraFlags,
+  installedClient,
+  launcher,
+  makeWorkspace,
+  STEPS,
+  withoutTimings,
+} from "./fixture.js";
 import type { RecordedResult } from "./scripted-anthropic.js";
 import { startScriptedResponses } from "./scripted-responses.js";
 
@@ -28,35 +34,15 @@ const CODEX_VERSION = "0.171.0";
 // PLEACH_CODEX_BUDGET=none serves without --max-result-chars (to measure an older pleach).
 const budgetFlag = process.env.PLEACH_CODEX_BUDGET !== "none";
 const BUDGET = budgetFlag ? 12_000 : 50_000;
-const launcher =
-  process.env.PLEACH_LAUNCHER ?? path.resolve(import.meta.dirname, "../bin/pleach.js");
-const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
-
 /** Codex's `codex`, installed once per version into a cache folder; or why it is not. */
-async function codex(): Promise<{ command: string[] } | { skip: string }> {
-  if (process.env.PLEACH_CODEX) return { command: [process.env.PLEACH_CODEX] };
-  const prefix = path.join(os.tmpdir(), "pleach-real-clients", `codex-${CODEX_VERSION}`);
-  const bin = path.join(prefix, "node_modules/@openai/codex/bin/codex.js");
-  if (!existsSync(bin)) {
-    try {
-      await run(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          prefix,
-          "--no-audit",
-          "--no-fund",
-          `@openai/codex@${CODEX_VERSION}`,
-        ],
-        { timeout: 300_000 },
-      );
-    } catch (error) {
-      return { skip: `could not install Codex from npm: ${(error as Error).message}` };
-    }
-  }
-  return { command: [process.execPath, bin] };
-}
+const codex = () =>
+  installedClient({
+    name: "Codex",
+    packageName: "@openai/codex",
+    version: CODEX_VERSION,
+    entry: "bin/codex.js",
+    override: process.env.PLEACH_CODEX,
+  });
 
 /** The result without the header Codex puts before every tool result (the call's wall time). */
 function withoutClientHeader(text: string): string {

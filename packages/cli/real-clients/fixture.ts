@@ -1,7 +1,55 @@
 // The workspace and the script both real-client tests drive: a 200 KB file, a failing and a
 // passing test file, a tree whose recursive listing is near the 50,000-character cap.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
+
+/** The `pleach` both tests serve over MCP: the built bin, or another build for a before-run. */
+export const launcher =
+  process.env.PLEACH_LAUNCHER ?? path.resolve(import.meta.dirname, "../bin/pleach.js");
+/** More flags for `pleach mcp` (`PLEACH_MCP_FLAGS`, space-separated). */
+export const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "")
+  .split(" ")
+  .filter((flag) => flag !== "");
+
+/**
+ * An agent CLI from npm, installed once per version into a cache folder (`scripts/real-clients.sh`
+ * installs the same before entering its network namespace), run by this Node through its
+ * `entry`; or why it cannot be had. `override` is a command to use instead.
+ */
+export async function installedClient({
+  name,
+  packageName,
+  version,
+  entry,
+  override,
+}: {
+  name: string;
+  packageName: string;
+  version: string;
+  entry: string;
+  override: string | undefined;
+}): Promise<{ command: string[] } | { skip: string }> {
+  if (override) return { command: [override] };
+  const folder = `${packageName.split("/").at(-1)}-${version}`;
+  const prefix = path.join(os.tmpdir(), "pleach-real-clients", folder);
+  const script = path.join(prefix, "node_modules", packageName, entry);
+  if (!existsSync(script)) {
+    try {
+      await promisify(execFile)(
+        "npm",
+        ["install", "--prefix", prefix, "--no-audit", "--no-fund", `${packageName}@${version}`],
+        { timeout: 300_000 },
+      );
+    } catch (error) {
+      return { skip: `could not install ${name} from npm: ${(error as Error).message}` };
+    }
+  }
+  return { command: [process.execPath, script] };
+}
 
 /** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
 const line = (n: number) => `line ${String(n).padStart(5, "0")} ${"x".repeat(88)}`;
