@@ -4,14 +4,13 @@ import { isInside } from "../paths.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { pathState } from "./path-state.js";
 import {
-  createPlaceholder,
+  createPlaceholders,
   type Identity,
   identityKey,
   identityOf,
   mayBePlaceholder,
   removePlaceholders,
   sameIdentity,
-  setImmutable,
 } from "./placeholder-folder.js";
 import {
   otherRegistries,
@@ -151,16 +150,13 @@ export function acquirePlaceholders(
       // Recorded before the folders exist: a kill between the two leaves a record, not a stray.
       record();
       try {
-        const made = toMake.filter((index) =>
-          createPlaceholder((seen[index] as ProtectedPath).path, since),
+        const identities = createPlaceholders(
+          toMake.map((index) => (seen[index] as ProtectedPath).path),
+          since,
         );
-        setImmutable(
-          made.map((index) => (seen[index] as ProtectedPath).path),
-          true,
-        );
-        for (const index of toMake) {
+        for (const [position, index] of toMake.entries()) {
           const protectedPath = seen[index] as ProtectedPath;
-          const identity = made.includes(index) ? identityOf(protectedPath.path) : undefined;
+          const identity = identities[position];
           if (identity === undefined) {
             // Something appeared meanwhile: the host made it, so it is protected as what it is.
             // (Vanished again: "other" makes the mount fail, closed.)
