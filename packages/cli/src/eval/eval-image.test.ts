@@ -10,11 +10,10 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promi
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../test-support/run-cli.js";
-import { testRewritingModel } from "../test-support/test-rewriting-model.js";
+import { expectRewritingJobUnresolved } from "../test-support/test-rewriting-model.js";
 import { git } from "./git.js";
 import { readInstances } from "./instances.js";
 import { buildMiniDataset, sandboxVisibleTempParent } from "./mini-dataset.js";
-import { evaluateInstance } from "./run-instance.js";
 import type { SwebenchRunReport } from "./swebench-report.js";
 import { imageFor } from "./workspaces.js";
 
@@ -159,32 +158,8 @@ describe.skipIf(skip !== undefined)("pleach eval --image", () => {
   }, 600_000);
 
   it("ends the agent's background jobs before grading: a job rewriting the tests resolves nothing", async () => {
-    const instance = (await readInstances(instancesFile)).find(({ instance_id }) =>
-      instance_id.endsWith("clamp-upper-bound"),
-    );
-    if (instance === undefined) throw new Error("the mini dataset has no clamp-upper-bound");
-    const { report, details } = await evaluateInstance({
-      instance,
-      makeModel: () =>
-        testRewritingModel({
-          file: "test/clamp-upper.test.js",
-          name: "clamp lowers values above the range",
-        }),
-      maxSteps: 4,
-      testCommand: undefined,
-      abortSignal: new AbortController().signal,
-      mode: "workspace-write",
-      network: false,
-      reads: { hideReads: [], allowReads: [] },
+    await expectRewritingJobUnresolved(await readInstances(instancesFile), {
       image: { template: TEMPLATE, runtimeImage: SANDBOX_IMAGE },
-    });
-    // The job ran during the agent's turn, and not after it: the test patch's test ran as written.
-    expect(details.changedFiles).toContain("job-alive");
-    expect(details.testOutput).not.toContain("rewritten by the agent's job");
-    expect(report).toMatchObject({
-      status: "unresolved",
-      resolved: false,
-      FAIL_TO_PASS: { failed: ["clamp lowers values above the range"] },
     });
   }, 300_000);
 
