@@ -11,6 +11,7 @@ import { expect } from "vitest";
 import { filesystemAttacks } from "../os/test-support/filesystem-attacks.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { gitAttacks } from "../os/test-support/git-attacks.js";
+import { gitRuleAttacks } from "../os/test-support/git-rule-attacks.js";
 import { networkAttacks } from "../os/test-support/network-attacks.js";
 import { processAttacks } from "../os/test-support/process-attacks.js";
 import type { AttackTest } from "../os/test-support/suite.js";
@@ -59,6 +60,7 @@ for (const variant of variants) {
   for (const [title, cases, skip] of [
     ["file system attacks", filesystemAttacks, SKIPS.filesystem],
     ["git attacks", gitAttacks, SKIPS.git],
+    ["git repositories by git's own rules", gitRuleAttacks, {}],
     ["network and socket attacks", networkAttacks, SKIPS.network],
     ["process and environment attacks", processAttacks, SKIPS.process],
   ] as const) {

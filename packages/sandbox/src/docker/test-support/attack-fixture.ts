@@ -71,6 +71,7 @@ export function describeDockerAttacks(
     let root = "";
     const sessions = new Map<string, Promise<HttpSandboxSession>>();
     const fixture = {} as DockerAttackFixture;
+    const clients: HttpSandboxSession[] = [];
 
     /** Give what the host made in the workspace to the containers' user (theirs stays as it is). */
     const handOver = () => {
@@ -135,6 +136,17 @@ export function describeDockerAttacks(
           handOver();
           return sessionFor(mode, false);
         },
+        async client() {
+          // A session of its own, released when the case ends (its sandbox holds placeholders).
+          handOver();
+          const session = await createDockerSandboxProvider({
+            image: IMAGE,
+            mode: "workspace-write",
+            ...(user === undefined ? {} : { user }),
+          }).acquire({ workspace: root });
+          clients.push(session);
+          return session.client;
+        },
         async state(extraPaths: readonly string[] = []) {
           handOver();
           return hostState([root, outside, hostTemporary, ...extraPaths]);
@@ -174,6 +186,8 @@ export function describeDockerAttacks(
           return { exitCode, stdout, stderr };
         },
         async cleanup() {
+          for (const session of clients.splice(0)) await session.release();
+          await placeholdersGone(root);
           await rm(outside, { recursive: true, force: true });
           await rm(hostTemporary, { recursive: true, force: true });
         },

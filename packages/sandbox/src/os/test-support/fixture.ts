@@ -3,7 +3,9 @@ import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
+import type { ExecResult } from "@pleach/core/sandbox";
 import { forceRemove, hostState } from "@pleach/core/testing";
+import { createLocalSandbox, type LocalSandbox } from "../../local-sandbox.js";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
 import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
@@ -23,7 +25,15 @@ export interface AttackFixture {
    * its cached host facts) unless `hostEnvironment` asks for another one.
    */
   run(command: string, options?: SandboxRunOptions): Promise<RunResult>;
+  /** A client of the workspace's sandbox, as a user has one: commands and the file route. */
+  client(): Promise<AttackClient>;
   cleanup(): Promise<void>;
+}
+
+/** What the cases ask of a sandbox client: a command, and a write through the file route. */
+export interface AttackClient {
+  exec(command: string): Promise<ExecResult>;
+  writeFile(file: string, content: string): Promise<unknown>;
 }
 
 /** Options of {@link AttackFixture.run}. */
@@ -133,6 +143,7 @@ export async function createAttackFixture({
   // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
   const wrapperOptions = warm ? { placeholderIdleMs: WARM_IDLE_MS } : {};
   const wrapper = createCommandWrapper(wrapperOptions);
+  const clients: LocalSandbox[] = [];
   return {
     root,
     outside,
@@ -169,7 +180,14 @@ export async function createAttackFixture({
         await runner.close?.();
       }
     },
+    async client() {
+      // A wrapper of its own: it looks at the host afresh, whatever the fixture's runs cached.
+      const client = await createLocalSandbox({ root, commandWrapper: createCommandWrapper() });
+      clients.push(client);
+      return client;
+    },
     async cleanup() {
+      for (const client of clients.splice(0)) await client.close();
       // A placeholder a command still held when the case ended resists a plain rm.
       for (const folder of [root, outside, hostTemporary]) await forceRemove(folder);
     },
