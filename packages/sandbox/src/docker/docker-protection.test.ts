@@ -3,7 +3,7 @@
 // engine, for a provider as root (the container as the workspace's owner, root) and with a
 // non-root provider user (`user: "1000:1000"`, the workspace theirs); as another user, for that
 // user. Skips, saying why, where no engine answers.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import {
   chmod,
@@ -211,6 +211,42 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         runOwnersTools(fixture.root);
         expect(existsSync(marker)).toBe(false);
       }, 60_000);
+
+      it("a session job cannot write .envrc or .vscode/tasks.json when the host user removes the placeholders", async () => {
+        const fixture = await makeFixture(variant);
+        fixtures.push(fixture);
+        const provider = createDockerSandboxProvider(providerOptions(variant, fixture));
+        const session = await provider.acquire({ workspace: fixture.root });
+        sessions.push(session);
+        const jobs = session.client.jobs;
+        if (jobs === undefined) throw new Error("the Docker backend's server runs no jobs");
+        const job = await jobs.start(
+          "echo up; while :; do echo pwned > .envrc; mkdir -p .vscode; echo '{}' > .vscode/tasks.json; done 2>/dev/null",
+        );
+        await jobs.output(job.jobId, { waitMs: 20_000, until: "up" });
+        expect((await lstat(path.join(fixture.root, ".envrc"))).isDirectory()).toBe(true);
+        // The host user's clean-up, as root or as the owner: git's, then a plain rm of the rest.
+        execFileSync("git", [...GIT, "clean", "-fdq"], { cwd: fixture.root, stdio: "ignore" });
+        for (const name of await readdir(fixture.root)) {
+          if (name === ".git" || name === "app.txt" || name === ".pleach-output") continue;
+          spawnSync("rm", ["-rf", "--", path.join(fixture.root, name)], { stdio: "ignore" });
+        }
+        // The container's session notices its mount points gone and stops the job.
+        await expect
+          .poll(async () => (await jobs.list())[0]?.state, { timeout: 5_000 })
+          .not.toBe("running");
+        const fileAt = async (name: string) =>
+          (await lstat(path.join(fixture.root, name)).catch(() => undefined))?.isFile() === true;
+        // The job loops all along: a write that got through shows within this bounded look.
+        for (let look = 0; look < 60; look += 1) {
+          expect(await fileAt(".envrc")).toBe(false);
+          expect(await fileAt(".vscode/tasks.json")).toBe(false);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await session.release();
+        expect(await fileAt(".envrc")).toBe(false);
+        expect(await fileAt(".vscode/tasks.json")).toBe(false);
+      }, 120_000);
 
       it("a command cannot read the token (no environ, no file) nor touch the socket folder, which is 0700", async () => {
         const fixture = await makeFixture(variant);
