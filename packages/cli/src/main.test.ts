@@ -296,9 +296,12 @@ describe("progress on stderr", () => {
 });
 
 describe("help", () => {
-  it("lists every option each command parses, in its help, its usage, pleach help and the README", async () => {
+  it("lists every option each command parses, in its help, its usage, pleach help and docs/cli.md", async () => {
     const overview = (await run(["help"])).stdout;
-    const readme = await readFile(path.resolve(import.meta.dirname, "../../../README.md"), "utf8");
+    const readme = await readFile(
+      path.resolve(import.meta.dirname, "../../../docs/cli.md"),
+      "utf8",
+    );
     for (const [name, { usage, help, options }] of Object.entries(COMMANDS)) {
       const flags = Object.keys(options).map((option) => `--${option}`);
       // The Options section: one line per option, starting with it.
