@@ -109,7 +109,7 @@ export function readOptionsHelp(column: number): string {
       "hide PATH (a file or folder) from sandboxed commands too; repeatable",
     ),
     line("--allow-read PATH", "let sandboxed commands read PATH, out of their view by default (a"),
-    `${" ".repeat(column)}file of a home, ~/.npmrc, say), read-only; repeatable. The README`,
+    `${" ".repeat(column)}file of a home, ~/.npmrc, say), read-only; repeatable. docs/sandbox.md`,
     `${" ".repeat(column)}says what commands see`,
   ].join("\n");
 }

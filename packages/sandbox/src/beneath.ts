@@ -37,7 +37,7 @@ export { workspaceRoot } from "./workspace-root.js";
  *
  * Elsewhere (macOS) there is no `/proc`: the same walk runs on full paths with `O_NOFOLLOW` on
  * each component, which refuses a symlink met at each step but leaves a window between a step
- * and the next (see the README's sandbox section).
+ * and the next (see docs/sandbox.md).
  */
 
 /** A folder of the workspace passed on the way: its identity, judged by the protection policy. */

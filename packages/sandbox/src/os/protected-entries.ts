@@ -189,7 +189,7 @@ const INHERITED_VARIABLES = new Set([
  * Variables every command gets, in every mode, so that nothing waits for a person who is not
  * there: a prompt or an editor would hold the command until its timeout, and a pager is useless
  * to a reader of the output. The caller's `env` overrides each; the host's own values do not
- * (a user's `EDITOR=vim` would hang an agent's `git commit`). Each says why; the README lists them.
+ * (a user's `EDITOR=vim` would hang an agent's `git commit`). Each says why; docs/sandbox.md lists them.
  */
 export const NON_INTERACTIVE_ENVIRONMENT: Readonly<Record<string, { value: string; why: string }>> =
   {
