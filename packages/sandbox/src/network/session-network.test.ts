@@ -130,7 +130,7 @@ describe.skipIf(skipReason !== undefined)(
       }
     }, 60_000);
 
-    it("gives a failed foreground command of the session the proxy's refusal in its notes", async () => {
+    it("runs a foreground network command in the session sandbox, with the proxy's refusal in its notes", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({
         root,
@@ -138,13 +138,16 @@ describe.skipIf(skipReason !== undefined)(
         session: true,
       });
       try {
-        const failed = await client.exec(`(${tunnel("evil.example:443")}) && exit 1`);
+        const failed = await client.exec(
+          `echo kept > /tmp/note; (${tunnel("evil.example:443")}) && exit 1`,
+        );
         expect(failed.exitCode).toBe(1);
         expect(failed.sandboxNotes).toEqual([
           "pleach's sandbox refused a connection to evil.example:443: not in the allowed domains (none). To allow it, start pleach with --allow-domain evil.example (or allowDomains).",
         ]);
         // One refused later is that command's, not the first one's again.
-        const next = await client.exec("exit 1");
+        const next = await client.exec("cat /tmp/note; exit 1");
+        expect(next.stdout).toBe("kept\n");
         expect(next.sandboxNotes).toBeUndefined();
       } finally {
         await client.close();
