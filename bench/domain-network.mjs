@@ -2,7 +2,9 @@
 // (in a warm sandbox, as back-to-back calls run, and in a sandbox of its own), against the same
 // with `network: { allowDomains }` (always a sandbox of its own, plus its proxy on the host and the
 // Perl forwarder started in the sandbox before the command), and with `network: true`, which under
-// bubblewrap takes the same path allowing every name. Interleaved runs in one process, medians.
+// bubblewrap takes the same path allowing every name; and both again in a session (`session: true`,
+// as `pleach mcp` runs), whose commands run in its session sandbox through the proxy and forwarder
+// it holds for its life. Interleaved runs in one process, medians.
 // Needs the build (npx tsc -b) and a working /usr/bin/bwrap.
 //
 //   node bench/domain-network.mjs [runs]
@@ -35,6 +37,17 @@ const rows = {
     network: { allowDomains: ["registry.npmjs.org"] },
   }),
   "whole network": await sandbox.createLocalSandbox({ root, network: true }),
+  "network off, session": await sandbox.createLocalSandbox({ root, session: true }),
+  "domain list, session": await sandbox.createLocalSandbox({
+    root,
+    network: { allowDomains: ["registry.npmjs.org"] },
+    session: true,
+  }),
+  "whole network, session": await sandbox.createLocalSandbox({
+    root,
+    network: true,
+    session: true,
+  }),
 };
 const times = Object.fromEntries(Object.keys(rows).map((name) => [name, []]));
 for (let run = 0; run < runs + 3; run += 1) {
@@ -47,6 +60,7 @@ for (let run = 0; run < runs + 3; run += 1) {
     if (run >= 3) times[name].push(elapsed);
   }
 }
+for (const client of Object.values(rows)) await client.close();
 await rm(root, { recursive: true, force: true });
 
 const median = (values) => {

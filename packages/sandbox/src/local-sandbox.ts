@@ -83,11 +83,12 @@ export interface LocalSandboxOptions {
   commandWrapper?: CommandWrapper;
   /**
    * Make the client a session: all its commands run in one sandbox kept for the client's life
-   * (sharing its loopback network and private `/tmp`), which also holds background jobs (`jobs`)
-   * and the whole output of long results (`fullOutput`, under `.pleach-output/`). `close()` ends it
-   * and all in it; so does the death of this process. Needs bubblewrap in `read-only` or
-   * `workspace-write` mode, `/usr/bin/perl`, and no domain list; elsewhere commands run as without
-   * it and jobs refuse with `UNSUPPORTED`. `true` takes the defaults of {@link LocalSessionOptions}.
+   * (sharing its loopback network and private `/tmp`, and with `network` one domain proxy on the
+   * host), which also holds background jobs (`jobs`) and the whole output of long results
+   * (`fullOutput`, under `.pleach-output/`). `close()` ends it and all in it, their connections
+   * too; so does the death of this process. Needs bubblewrap in `read-only` or `workspace-write`
+   * mode and `/usr/bin/perl`; elsewhere commands run as without it and jobs refuse with
+   * `UNSUPPORTED`. `true` takes the defaults of {@link LocalSessionOptions}.
    * @default false
    */
   session?: boolean | LocalSessionOptions;
@@ -209,8 +210,6 @@ export async function createLocalSandbox({
   const sessionCanRun =
     mode !== "danger-full-access" &&
     commandWrapper.backend === "bubblewrap" &&
-    // A proxy is a command's own (`true` under bubblewrap too), so a session sandbox has none.
-    networkAccess === false &&
     sessionServerSupported();
   const session =
     sessionOption === false
@@ -307,6 +306,7 @@ export async function createLocalSandbox({
           onOutput,
         };
         const chosen = await session?.sandboxFor(invocation.session);
+        const refusalMark = chosen?.sandbox?.refusalCount ?? 0;
         const inSession =
           chosen?.sandbox === undefined || invocation.session === undefined
             ? undefined
@@ -325,7 +325,12 @@ export async function createLocalSandbox({
         // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
         // file, ...), and, for a failed command, what the domain proxy refused it.
         const policy = invocation.failurePolicy;
-        const refused = result.exitCode === 0 ? [] : refusalNotes(invocation.proxyLog ?? []);
+        const refused =
+          result.exitCode !== 0
+            ? inSession === undefined
+              ? refusalNotes(invocation.proxyLog ?? [])
+              : (chosen?.sandbox?.refusalsSince(refusalMark) ?? [])
+            : [];
         const notes =
           policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);

@@ -30,6 +30,8 @@ export interface DomainProxyOptions {
    * @default 256
    */
   maxConnections?: number;
+  /** Told each refusal's line as it is made (a session's proxy outlives its log's bound). */
+  onRefusal?: (line: string) => void;
 }
 
 /** A running proxy: what it was asked, and how to stop it. */
@@ -125,6 +127,7 @@ export async function startDomainProxy({
   lookup = systemLookup,
   lookupLimits = {},
   maxConnections = 256,
+  onRefusal,
 }: DomainProxyOptions): Promise<DomainProxy> {
   const lookups = createProxyLookups({ lookup, ...lookupLimits });
   const log: ProxyRequest[] = [];
@@ -150,6 +153,7 @@ export async function startDomainProxy({
     const decision = decideDomain(rules, record.host, record.port);
     if (!decision.allowed) {
       record.refusal = refusalLine(record, rules, decision);
+      onRefusal?.(record.refusal);
       reply(403, record.refusal);
       return undefined;
     }
@@ -180,6 +184,7 @@ export async function startDomainProxy({
         address: first,
         kind: specialAddressKind(first) as string,
       });
+      onRefusal?.(record.refusal);
       reply(403, record.refusal);
       return undefined;
     }

@@ -74,6 +74,22 @@ export function forwardingShell(shell: readonly string[], perlPath = PERL_PATH):
   ];
 }
 
+/**
+ * The forwarder as a session sandbox's server runs it, beside the session's commands for as long
+ * as the sandbox lives (see `SessionSandbox`): a command for `/bin/bash -c` and its whole
+ * environment, which carries the program so that no quoting is needed. It prints `ready` once it
+ * listens, as in {@link forwardingShell}.
+ */
+export function sessionForwarder(perlPath = PERL_PATH): {
+  command: string;
+  env: Record<string, string>;
+} {
+  return {
+    command: `exec "$PLEACH_PERL" -e "$PLEACH_FORWARDER" ${SANDBOX_PROXY_PORT} ${SANDBOX_PROXY_FOLDER}/${PROXY_SOCKET_NAME}`,
+    env: { PATH: "/usr/bin:/bin", PLEACH_PERL: perlPath, PLEACH_FORWARDER: FORWARDER },
+  };
+}
+
 /** The variables that name the proxy: curl, pip, Python, Go and Ruby read the first ones, npm its own. */
 const PROXY_VARIABLES = [
   "HTTP_PROXY",

@@ -40,8 +40,9 @@ export interface CommandInvocation {
   /**
    * Asked for with `session`: what a session sandbox for this command is built from, the key it
    * must match to run the command (the sandbox's argv and the identity of every protected path),
-   * and the command as such a sandbox runs it. Absent where a session sandbox cannot run it (not
-   * bubblewrap, a domain list, no trusted Perl).
+   * and the command as such a sandbox runs it (with a domain policy, the rules of the proxy the
+   * sandbox holds for the session). Absent where a session sandbox cannot run it (not bubblewrap,
+   * no trusted Perl).
    */
   session?: SessionInvocation;
   /**

@@ -1,6 +1,7 @@
 import { ToolError } from "@pleach/core";
 import { startCommandProxy } from "../network/command-proxy.js";
-import { everyDomain } from "../network/domain-rules.js";
+import { type DomainRules, everyDomain } from "../network/domain-rules.js";
+import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
@@ -107,10 +108,16 @@ export function createCommandWrapper({
       // D-Bus, container shims) and its loopback services, which no mount can hide.
       const rules = network === true && chosen === "bubblewrap" ? everyDomain() : network;
       if (typeof rules !== "object") return confined({ ...request, network: rules });
-      // A domain policy: a proxy of the command's own, stopped once its process group is gone.
+      // A domain policy: a proxy of the command's own, stopped once its process group is gone. A
+      // session's command runs through the proxy its session sandbox holds; its own is there for
+      // when it runs apart (its sandbox cannot start, or the jobs hold one of other rules).
       const proxy = await startCommandProxy(rules, chosen);
       try {
-        const invocation = await confined({ ...request, network: proxy.network });
+        const invocation = await confined({
+          ...request,
+          network: proxy.network,
+          ...(session && chosen === "bubblewrap" ? { sessionRules: rules } : {}),
+        });
         const release = async () => {
           await invocation.release?.();
           await proxy.close();
@@ -151,11 +158,14 @@ export function createCommandWrapper({
     probe,
     session,
     repositoriesSince,
+    sessionRules,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
     backend: SandboxPolicy["backend"];
     probe: Extract<BackendProbe, { available: true }>;
+    /** The rules of the proxy a session sandbox holds for the session, with a domain policy. */
+    sessionRules?: DomainRules;
   }): Promise<CommandInvocation> {
     const protect = mode === "workspace-write";
     const hostFacts = await gatherHostFacts({
@@ -197,13 +207,20 @@ export function createCommandWrapper({
           ...(facts.readView === undefined ? {} : { readView: facts.readView }),
         },
       };
-      // A domain policy's proxy and its log are the command's own, so it never runs warm.
+      // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
+      // session it runs in the session sandbox, through the proxy held for the session.
       const reusable =
-        backend === "bubblewrap" && typeof network !== "object" && sessionServerSupported();
+        backend === "bubblewrap" &&
+        (typeof network !== "object" || (session && sessionRules !== undefined)) &&
+        sessionServerSupported();
       if (!reusable || (!session && !warmEnabled)) {
         return afterwards(lease === undefined ? wrapped : { ...wrapped, release: lease.release });
       }
-      const sandboxArgs = bubblewrapSandboxArguments({ policy, hostFacts: facts });
+      // The session sandbox binds the folder of its own proxy (see `SessionSandbox`).
+      const sandboxArgs = bubblewrapSandboxArguments({
+        policy: sessionRules === undefined ? policy : { ...policy, network: false },
+        hostFacts: facts,
+      });
       const inWorkspace = new Set([root]);
       for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
       // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
@@ -213,8 +230,11 @@ export function createCommandWrapper({
         JSON.stringify(["identities", root, [...inWorkspace]]),
         () => pathIdentities(root, inWorkspace),
       );
-      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env])}\n${identities}`;
-      const commandEnv = { ...wrapped.env, ...requestedEnvironment(policy.env) };
+      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env, sessionRules ?? null])}\n${identities}`;
+      const commandEnv = {
+        ...wrapped.env,
+        ...requestedEnvironment(policy.env, policyProxyEnvironment(network)),
+      };
       const spec = {
         file: wrapped.file,
         sandboxArgs,
@@ -222,6 +242,7 @@ export function createCommandWrapper({
         inputs: (wrapped.inputs ?? []).slice(0, 1),
         protectedPaths: facts.protectedPaths,
         placeholderIdleMs,
+        ...(sessionRules === undefined ? {} : { network: sessionRules }),
       };
       if (session) {
         return afterwards({

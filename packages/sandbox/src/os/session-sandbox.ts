@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type net from "node:net";
+import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
+import type { DomainRules } from "../network/domain-rules.js";
+import { SANDBOX_PROXY_FOLDER, sessionForwarder } from "../network/proxy-forwarder.js";
 import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
 import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
@@ -27,9 +30,14 @@ import {
  * decides), and dies with the host process (`--die-with-parent`, the pid namespace going with its
  * pid 1), taking every process of the session and its private folders (`/tmp`, the kept outputs'
  * memory-backed folder) with it.
+ *
+ * With network rules it holds a domain proxy on the host for its life, and a forwarder inside
+ * beside the commands (as a one-off sandbox's, but started once), so that its commands and jobs
+ * reach the network through the proxy under those rules; both end with the sandbox, cutting every
+ * connection of its processes.
  */
 
-/** How long the server has to start. */
+/** How long the server (and the proxy's forwarder) has to start. */
 const START_TIMEOUT_MS = 5_000;
 /** How long the server has to empty the private folders. */
 const CLEAN_TIMEOUT_MS = 5_000;
@@ -64,7 +72,15 @@ export interface SessionSandboxSpec {
   cleanFolders?: readonly string[];
   /** Destroy it once it has run no process for this long (a warm sandbox); absent: never. */
   idleMs?: number;
+  /**
+   * The rules of the domain proxy its commands reach the network through (`sandboxArgs` then
+   * name no proxy folder: the sandbox binds that of its own proxy); absent: no network.
+   */
+  network?: DomainRules;
 }
+
+/** Refusal lines of the proxy a session sandbox keeps for its commands' notes, the newest. */
+const KEPT_REFUSALS = 100;
 
 /** What a process of the session hears of itself. */
 export interface SessionProcessEvents {
@@ -134,6 +150,12 @@ export class SessionSandbox {
   #cleaning = false;
   #onCleaned: (() => void) | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
+  #proxy: CommandProxy | undefined;
+  /** The proxy's forwarder: a process of the sandbox that is none of its commands. */
+  #forwarder: { id: string; entry: ProcessEntry } | undefined;
+  /** The proxy's newest refusal lines, and how many it made in all. */
+  readonly #refusals: string[] = [];
+  #refusalCount = 0;
   /** Settles once the server is ready (true) or failed to start (false). */
   readonly ready: Promise<boolean>;
 
@@ -177,12 +199,44 @@ export class SessionSandbox {
     return this.#mountPoints?.changed();
   }
 
+  /** How many refusals its proxy made so far: a mark for {@link refusalsSince}. */
+  get refusalCount(): number {
+    return this.#refusalCount;
+  }
+
+  /**
+   * The refusal lines its proxy made since `mark` ({@link refusalCount} then), each once: those of
+   * a command and of the jobs that ran meanwhile, which share the proxy.
+   */
+  refusalsSince(mark: number): string[] {
+    const count = Math.min(this.#refusalCount - mark, this.#refusals.length);
+    return count <= 0 ? [] : [...new Set(this.#refusals.slice(-count))];
+  }
+
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#keptMounted ? this.spec.kept?.path : undefined;
   }
 
   async #start(): Promise<boolean> {
+    const rules = this.spec.network;
+    if (rules !== undefined) {
+      const proxy = await startCommandProxy(rules, "bubblewrap", {
+        onRefusal: (line) => {
+          this.#refusalCount += 1;
+          this.#refusals.push(line);
+          if (this.#refusals.length > KEPT_REFUSALS) this.#refusals.shift();
+        },
+      });
+      this.#proxy = proxy;
+      if (this.#dead) {
+        await proxy.close();
+        return false;
+      }
+    }
+    const proxyFolder = this.#proxy?.network.socketFolder;
+    const proxyArgs =
+      proxyFolder === undefined ? [] : ["--ro-bind", proxyFolder, SANDBOX_PROXY_FOLDER];
     const kept = this.spec.kept;
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
     if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
@@ -205,6 +259,7 @@ export class SessionSandbox {
       this.spec.file,
       [
         ...this.spec.sandboxArgs,
+        ...proxyArgs,
         ...keptArgs,
         ...sessionServerArguments({
           statusFd,
@@ -235,18 +290,44 @@ export class SessionSandbox {
     child.once("exit", gone);
     child.once("error", gone);
     status?.once("close", gone);
-    const ok = await new Promise<boolean>((resolve) => {
+    const ok = (await this.#whenReady()) && (this.#proxy === undefined || (await this.#forward()));
+    this.#onReady = undefined;
+    if (!ok) throw new Error("the session sandbox did not start");
+    this.#init = childOf(child.pid);
+    this.#armIdleTimer();
+    return !this.#dead;
+  }
+
+  /** Settles with whether {@link #onReady} was called with true in time. */
+  #whenReady(): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), START_TIMEOUT_MS);
       this.#onReady = (ready) => {
         clearTimeout(timer);
         resolve(ready);
       };
     });
-    this.#onReady = undefined;
-    if (!ok) throw new Error("the session sandbox did not start");
-    this.#init = childOf(child.pid);
-    this.#armIdleTimer();
-    return !this.#dead;
+  }
+
+  /** Start the proxy's forwarder in the sandbox: whether it listens. */
+  #forward(): Promise<boolean> {
+    const ready = this.#whenReady();
+    let said = "";
+    const forwarder = sessionForwarder();
+    this.#forwarder = this.#launch(
+      { cwd: "/", command: forwarder.command, env: forwarder.env, stdin: false, pty: false },
+      {
+        onData: (stream, data) => {
+          if (stream !== "stdout") return;
+          said += data.toString("utf8");
+          if (said.includes("\n")) this.#onReady?.(said === "ready\n");
+        },
+        onExit: () => this.#onReady?.(false),
+        onGone: () => this.#onReady?.(false),
+      },
+      0,
+    );
+    return ready;
   }
 
   #answer(answer: ServerAnswer): void {
@@ -258,7 +339,9 @@ export class SessionSandbox {
       this.#onCleaned?.();
       return;
     }
-    const entry = this.#processes.get(answer.id);
+    const entry =
+      this.#processes.get(answer.id) ??
+      (answer.id === this.#forwarder?.id ? this.#forwarder.entry : undefined);
     if (entry === undefined) return;
     const { events } = entry;
     switch (answer.kind) {
@@ -311,6 +394,13 @@ export class SessionSandbox {
 
   /** A process is over: its processes gone and its output read (or the sandbox gone). */
   #end(id: string): void {
+    if (id === this.#forwarder?.id) {
+      // The network of its commands is gone with it; what they ask the proxy fails.
+      const { entry } = this.#forwarder;
+      this.#forwarder = undefined;
+      entry.events.onGone();
+      return;
+    }
     const entry = this.#processes.get(id);
     if (entry === undefined) return;
     clearTimeout(entry.drainTimer);
@@ -387,19 +477,8 @@ export class SessionSandbox {
       return undefined;
     }
     clearTimeout(this.#idleTimer);
-    this.#nextId += 1;
-    const id = String(this.#nextId);
-    const entry: ProcessEntry = {
-      events,
-      closed: false,
-      gone: false,
-      exited: false,
-      drainMs,
-      queuedInput: 0,
-      reap: () => this.#send(plainRequest("reap", id)),
-    };
+    const { id, entry } = this.#launch(request, events, drainMs);
     this.#processes.set(id, entry);
-    this.#send(runRequest({ ...request, id }));
     return {
       id,
       input: (bytes) => {
@@ -414,6 +493,27 @@ export class SessionSandbox {
       signal: (name) => this.#send(plainRequest("signal", id, name)),
       reap: () => this.#send(plainRequest("reap", id)),
     };
+  }
+
+  /** Ask the server to start `request`: its id, and the entry its answers go to. */
+  #launch(
+    request: Omit<SessionRunRequest, "id">,
+    events: SessionProcessEvents,
+    drainMs: number,
+  ): { id: string; entry: ProcessEntry } {
+    this.#nextId += 1;
+    const id = String(this.#nextId);
+    const entry: ProcessEntry = {
+      events,
+      closed: false,
+      gone: false,
+      exited: false,
+      drainMs,
+      queuedInput: 0,
+      reap: () => this.#send(plainRequest("reap", id)),
+    };
+    this.#send(runRequest({ ...request, id }));
+    return { id, entry };
   }
 
   /** Delete a kept output. */
@@ -441,6 +541,8 @@ export class SessionSandbox {
         // Already gone.
       }
     }
+    // Every connection of its processes ends here, whatever the sandbox takes to go.
+    const proxyClosed = this.#proxy?.close();
     const lease = this.#lease;
     const init = this.#init;
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
@@ -454,9 +556,11 @@ export class SessionSandbox {
     )
       .then(() => (init === undefined ? true : processGone(init)))
       .then(async (gone) => {
+        await proxyClosed;
         if (gone) await lease?.release();
       });
     for (const id of [...this.#processes.keys()]) this.#end(id);
+    if (this.#forwarder !== undefined) this.#end(this.#forwarder.id);
     this.onGone(this);
     return this.#gone;
   }

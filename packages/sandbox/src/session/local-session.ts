@@ -315,7 +315,7 @@ function jobsUnavailable(noSessionSandbox: boolean): ToolError {
   return new ToolError(
     "UNSUPPORTED",
     noSessionSandbox
-      ? "background jobs need a session sandbox, which this host cannot run here (it needs bubblewrap in read-only or workspace-write mode, /usr/bin/perl, and the network off: neither --network nor a domain list); run the command in the foreground"
+      ? "background jobs need a session sandbox, which this host cannot run here (it needs bubblewrap in read-only or workspace-write mode, /usr/bin/perl); run the command in the foreground"
       : "this command is too long to run as a job (over 128 KiB); put it in a script file and run that",
   );
 }

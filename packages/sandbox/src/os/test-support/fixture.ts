@@ -66,6 +66,13 @@ export interface AttackFixtureOptions {
    * @default false
    */
   warm?: boolean;
+  /**
+   * Run each command as a background job of a session of its own (`createLocalSandbox` with
+   * `session`), waiting for it to end: its output is stdout and stderr together, and it takes no
+   * stdin.
+   * @default false
+   */
+  jobs?: boolean;
 }
 
 /** Warm sandboxes stay up across a whole test; each run's `close` stops them. */
@@ -105,6 +112,43 @@ async function runWarm(
   }
 }
 
+/** Run `request` as the one job of a session of its own, to its end. */
+async function runAsJob(
+  runner: CommandWrapper,
+  {
+    command,
+    root,
+    cwd,
+    mode,
+    env,
+    network,
+  }: Omit<InvocationRequest, "network"> & { network: NetworkOption },
+): Promise<RunResult> {
+  const client = await createLocalSandbox({
+    root,
+    mode,
+    network,
+    commandWrapper: runner,
+    session: true,
+  });
+  try {
+    if (client.jobs === undefined) throw new Error("this host runs no session sandbox");
+    const job = await client.jobs.start(command, { cwd, env });
+    let stdout = "";
+    let since = 0;
+    for (;;) {
+      const read = await client.jobs.output(job.jobId, { since, waitMs: 20_000 });
+      stdout += read.output;
+      since = read.next;
+      if (read.job.state !== "running" && read.output === "") {
+        return { exitCode: read.job.exitCode ?? -1, stdout, stderr: "" };
+      }
+    }
+  } finally {
+    await client.close();
+  }
+}
+
 /**
  * Fill the fixture's folders (each existing and empty): a secret outside, a note in the host's
  * `/tmp`, and in the workspace a repository, a nested repository, an editor folder and a link to
@@ -134,6 +178,7 @@ export async function populateAttackFolders({
 /** A fresh workspace with a repository, a nested repository, an editor folder and an escaping link. */
 export async function createAttackFixture({
   warm = false,
+  jobs = false,
 }: AttackFixtureOptions = {}): Promise<AttackFixture> {
   const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
   const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
@@ -169,6 +214,10 @@ export async function createAttackFixture({
       try {
         const access = parseNetworkOption(network);
         const request = { command, root, cwd: cwd ?? root, mode, env, network: access };
+        if (jobs) {
+          if (stdin !== undefined) throw new Error("a job of the attack fixture takes no stdin");
+          return await runAsJob(runner, { ...request, network });
+        }
         // The whole network goes through a proxy of the command's own, as a domain list does.
         if (warm && chosen === undefined && stdin === undefined && access === false)
           return await runWarm(runner, request);

@@ -31,7 +31,8 @@ export type AttackCases = (fixture: AttackFixture, it: AttackTest) => void;
 
 /**
  * Declare an attack suite twice: once with a sandbox of its own per command, once with every
- * command in a warm sandbox (after another command ran in it), unless `warmToo` is false. Each case gets a fresh fixture;
+ * command in a warm sandbox (after another command ran in it), unless `warmToo` is false; with
+ * `jobsToo`, a third time with every command a background job of a session. Each case gets a fresh fixture;
  * where the suites cannot run, both are skipped with `skipReason` in their names.
  */
 export function describeAttacks(
@@ -40,19 +41,27 @@ export function describeAttacks(
   cases: AttackCases,
   {
     warmToo = true,
+    jobsToo = false,
   }: {
     /** Declare the warm suite too; not for cases that never run warm (a domain list's). @default true */
     warmToo?: boolean;
+    /** Declare a suite running each command as a background job of a session too. @default false */
+    jobsToo?: boolean;
   } = {},
 ): void {
-  for (const warm of warmToo ? [false, true] : [false]) {
-    const where = warm ? ", in a warm sandbox" : "";
+  const variants = [
+    { warm: false, jobs: false },
+    ...(warmToo ? [{ warm: true, jobs: false }] : []),
+    ...(jobsToo ? [{ warm: false, jobs: true }] : []),
+  ];
+  for (const { warm, jobs } of variants) {
+    const where = warm ? ", in a warm sandbox" : jobs ? ", as background jobs of a session" : "";
     const skipped = skipReason === undefined ? "" : ` (skipped: ${skipReason})`;
     describe.skipIf(skipReason !== undefined)(`${title} ${runningAs()}${where}${skipped}`, () => {
       // The cases hold this object; each case's fixture is copied into it.
       const fixture = {} as AttackFixture;
       beforeEach(async () => {
-        Object.assign(fixture, await createAttackFixture({ warm }));
+        Object.assign(fixture, await createAttackFixture({ warm, jobs }));
       });
       afterEach(async () => {
         await fixture.cleanup();
