@@ -72,11 +72,11 @@ export function closingShell(run: readonly string[], keepFd?: number): string[] 
 }
 
 /** The size of the sandbox's `/tmp` (memory-backed): builds and test runs write there. */
-export const TEMPORARY_BYTES = 1024 * 1024 * 1024;
+const TEMPORARY_BYTES = 1024 * 1024 * 1024;
 /** The size of its `/dev/shm`, as Docker's default: POSIX shared memory and semaphores. */
-export const SHARED_MEMORY_BYTES = 64 * 1024 * 1024;
+const SHARED_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The size of its `/run` (and `/var/run`): sockets and pid files. */
-export const RUN_BYTES = 16 * 1024 * 1024;
+const RUN_BYTES = 16 * 1024 * 1024;
 
 /**
  * The part of {@link bubblewrapArguments} that builds the sandbox (namespaces and mounts), without
