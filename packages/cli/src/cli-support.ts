@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
@@ -331,12 +331,27 @@ export async function readBearerToken({
 }: ReadBearerTokenOptions): Promise<string> {
   let token = io.env?.[environmentVariable];
   if (tokenFile !== undefined) {
+    let links: number;
     try {
-      token = await readFile(tokenFile, "utf8");
+      const file = await open(tokenFile, "r");
+      try {
+        links = (await file.stat()).nlink;
+        token = await file.readFile("utf8");
+      } finally {
+        await file.close();
+      }
     } catch (error) {
       throw new UsageError(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`, {
         command,
       });
+    }
+    // Sandboxed commands are kept from the token file by its path: another name of the same file
+    // (a hard link) could be in a folder they read.
+    if (links > 1) {
+      throw new UsageError(
+        `--token-file ${tokenFile} has ${links} hard links, and sandboxed commands could read the token through another of them: give the token a file of its own (cp ${tokenFile} NEW && rm ${tokenFile})`,
+        { command },
+      );
     }
   }
   token = token?.trim();

@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { link, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { makeTempDir } from "@pleach/core/testing";
 import { createHttpStreamSandboxProvider } from "@pleach/sandbox";
@@ -46,6 +46,25 @@ describe("pleach sandbox serve", () => {
       stop.abort();
       expect(await running).toBe(0);
       expect(io.err.join("")).toMatch(/shutting down/);
+    } finally {
+      await folder.cleanup();
+    }
+  });
+
+  it("refuses a token file with another hard link, which commands could read", async () => {
+    const folder = await makeTempDir("pleach-cli-sandbox-");
+    try {
+      await writeFile(path.join(folder.dir, "token"), "cli-token-0123456789abcdef\n");
+      // A second name of the same file, which the mask of the token path does not cover.
+      await link(path.join(folder.dir, "token"), path.join(folder.dir, "token-link"));
+      const io = captureIo(folder.dir);
+      await expect(
+        sandboxCommand({
+          args: ["serve", "--root", "boxes", "--listen", "127.0.0.1:0", "--token-file", "token"],
+          io,
+          stopSignal: AbortSignal.abort(),
+        }),
+      ).rejects.toThrow(/has 2 hard links/);
     } finally {
       await folder.cleanup();
     }

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
 import { createCommandWrapper, createSandboxServer } from "@pleach/sandbox";
@@ -165,7 +166,8 @@ export async function sandboxCommand({
             .map((scheme) => scheme.trim())
             .filter((scheme) => scheme !== ""),
         }),
-    hiddenFiles: tokenFile === undefined ? [] : [tokenFile],
+    // Masked as given and at its real path: a link on the way leads commands there too.
+    hiddenFiles: tokenFile === undefined ? [] : [...new Set([tokenFile, realpathSync(tokenFile)])],
     // Its commands never run in warm sandboxes (each gets masks of its own), so none is started.
     commandWrapper: createCommandWrapper({ warmSandbox: false, ...parseReadFlags(values, io) }),
     onError: (error) =>

@@ -71,6 +71,13 @@ export function closingShell(run: readonly string[], keepFd?: number): string[] 
   return ["-c", script, "pleach-close-fds", ...run];
 }
 
+/** The size of the sandbox's `/tmp` (memory-backed): builds and test runs write there. */
+const TEMPORARY_BYTES = 1024 * 1024 * 1024;
+/** The size of its `/dev/shm`, as Docker's default: POSIX shared memory and semaphores. */
+const SHARED_MEMORY_BYTES = 64 * 1024 * 1024;
+/** The size of its `/run` (and `/var/run`): sockets and pid files. */
+const RUN_BYTES = 16 * 1024 * 1024;
+
 /**
  * The part of {@link bubblewrapArguments} that builds the sandbox (namespaces and mounts), without
  * the command, its folder and its variables: what a warm sandbox is started from.
@@ -113,7 +120,16 @@ export function bubblewrapSandboxArguments({
     "--ro-bind",
     "/",
     "/",
+    // The memory file systems get sizes of their own (the kernel's default is half the memory
+    // each): what a command, or a session across its commands, can hold there. /dev itself is
+    // read-only, so nothing but its devices and /dev/shm takes bytes there.
     "--dev",
+    "/dev",
+    "--size",
+    String(SHARED_MEMORY_BYTES),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
     "/dev",
     "--proc",
     "/proc",
@@ -133,11 +149,15 @@ export function bubblewrapSandboxArguments({
     "--ro-bind-try",
     "/dev/null",
     "/proc/key-users",
+    "--size",
+    String(TEMPORARY_BYTES),
     "--tmpfs",
     "/tmp",
+    "--size",
+    String(RUN_BYTES),
     "--tmpfs",
     "/run",
-    ...(hostFacts.varRunIsDirectory ? ["--tmpfs", "/var/run"] : []),
+    ...(hostFacts.varRunIsDirectory ? ["--size", String(RUN_BYTES), "--tmpfs", "/var/run"] : []),
   ];
   for (const kept of hostFacts.runPathsToKeep) args.push("--ro-bind", kept, kept);
   if (typeof policy.network === "object") {

@@ -6,6 +6,7 @@ import {
   lstatSync,
   openSync,
   readSync,
+  realpathSync,
   renameSync,
   writeSync,
 } from "node:fs";
@@ -80,9 +81,12 @@ export function makeNewRepositoriesInert({
   const workspace = workspaceRoot(root, root);
   const shown = (target: string) => path.relative(root, target) || ".";
   const notes: string[] = [];
-  // A new `.git` file naming a repository that was there before leaves that one alone.
+  // A new `.git` file naming a repository that was there before leaves that one alone, however a
+  // path of the command's spells it (through a link of the workspace too).
   const done = new Set(
-    [path.join(root, ".git"), ...before].flatMap((entry) => gitDirectoriesOf(entry, shown).folders),
+    [path.join(root, ".git"), ...before]
+      .flatMap((entry) => gitDirectoriesOf(entry, shown).folders)
+      .flatMap((folder) => [folder, realOr(folder)]),
   );
   for (const entry of made) {
     const moved: string[] = [];
@@ -95,11 +99,14 @@ export function makeNewRepositoriesInert({
     const steps: [string | undefined, "config" | "head"][] = insideGit
       ? [[gitdir, "config"], ...common.map((folder) => [folder, "config"] as [string, "config"])]
       : [[gitdir, "head"]];
-    for (const [folder, how] of steps) {
-      if (folder === undefined || !isInside(root, folder) || isInsideAny(protectedSet, folder)) {
-        continue;
-      }
-      if (done.has(folder)) continue;
+    for (const [spelled, how] of steps) {
+      if (spelled === undefined) continue;
+      // Judged by where it leads now: a link of the command's (`commondir` naming `link/.git`
+      // with `link -> .`) must not lead to a repository that is not its own. `neutralise` then
+      // refuses a path that became a link since.
+      const folder = realOr(spelled);
+      if (!isInside(root, folder) || isInsideAny(protectedSet, folder)) continue;
+      if (done.has(folder) || done.has(spelled)) continue;
       done.add(folder);
       try {
         moved.push(...neutralise(workspace, path.relative(root, folder), how));
@@ -130,9 +137,15 @@ function neutralise(
 ): string[] {
   // A name that is not there: `locate` then holds the git directory itself (a final name that is a
   // link would be followed to another folder).
-  const located = locate(workspace, path.join(relative, `.pleach-${randomUUID()}`));
+  const probe = path.join(relative, `.pleach-${randomUUID()}`);
+  const located = locate(workspace, probe);
   try {
     if (located.missing.length !== 1) return [];
+    // A folder on the way became a link since its real path was taken (a job of the session
+    // swapped it): the folder held may be another repository, the user's own. Not touched.
+    if (located.relative !== probe) {
+      throw new Error("a folder on its path was replaced by a link while pleach looked at it");
+    }
     const folder = located.parent;
     const name = (entry: string) => path.join(relative, entry);
     const moved: string[] = [];
@@ -161,6 +174,15 @@ function neutralise(
     return moved;
   } finally {
     located.close();
+  }
+}
+
+/** The real path of `target` as it is now (never a remembered one), or `target` if it has none. */
+function realOr(target: string): string {
+  try {
+    return realpathSync.native(target);
+  } catch {
+    return target;
   }
 }
 

@@ -75,12 +75,17 @@ describe("wrapCommand with bubblewrap", () => {
       --unshare-net
       --ro-bind / /
       --dev /dev
+      --size 67108864
+      --tmpfs /dev/shm
+      --remount-ro /dev
       --proc /proc
       --ro-bind /proc/sys /proc/sys
       --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
       --ro-bind-try /dev/null /proc/keys
       --ro-bind-try /dev/null /proc/key-users
+      --size 1073741824
       --tmpfs /tmp
+      --size 16777216
       --tmpfs /run
       --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
       --ro-bind /dev/null /etc/shadow
@@ -141,13 +146,19 @@ describe("wrapCommand with bubblewrap", () => {
       --unshare-net
       --ro-bind / /
       --dev /dev
+      --size 67108864
+      --tmpfs /dev/shm
+      --remount-ro /dev
       --proc /proc
       --ro-bind /proc/sys /proc/sys
       --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger
       --ro-bind-try /dev/null /proc/keys
       --ro-bind-try /dev/null /proc/key-users
+      --size 1073741824
       --tmpfs /tmp
+      --size 16777216
       --tmpfs /run
+      --size 16777216
       --tmpfs /var/run
       --ro-bind /run/systemd/resolve/stub-resolv.conf /run/systemd/resolve/stub-resolv.conf
       --ro-bind /dev/null /etc/shadow

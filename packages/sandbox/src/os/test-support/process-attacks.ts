@@ -179,6 +179,20 @@ export const processAttacks: AttackCases = (fixture, it) => {
     expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED", "BLOCKED"]);
   });
 
+  it("cannot fill the sandbox's memory file systems past their own sizes", async () => {
+    // 80 MB is past /run's 16 MiB and /dev/shm's 64 MiB; /tmp's 1 GiB is read from its mount.
+    const { stdout } = await fixture.run(
+      "for d in /run /dev/shm /dev; do head -c 80000000 /dev/zero 2>&1 >$d/fill | sed 's/.*: //' | tr -d '\\n'; echo \" $d\"; rm -f $d/fill; done; " +
+        "grep ' /tmp tmpfs ' /proc/mounts | tail -n 1 | grep -o 'size=[0-9]*k'",
+    );
+    expect(stdout.trim().split("\n")).toEqual([
+      "No space left on device /run",
+      "No space left on device /dev/shm",
+      "Read-only file system /dev",
+      "size=1048576k",
+    ]);
+  });
+
   it("holds no capabilities", async () => {
     const { stdout } = await fixture.run("grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status");
     expect(
