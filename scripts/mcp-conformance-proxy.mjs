@@ -37,9 +37,9 @@ const FIXTURE_CALLS = {
   test_tool_with_progress: { name: "bash", arguments: { command: "sleep 1" } },
   // A long call: at least three log messages once the client set the level to debug.
   test_tool_with_logging: { name: "bash", arguments: { command: "sleep 1" } },
-  // MCP 2026-07-28: a call that logs at debug (its start, a tick), sent without a log level: no log
-  // message at all. Short, as the suite waits half a second for the answer.
-  test_logging_tool: { name: "bash", arguments: { command: "sleep 0.25" } },
+  // MCP 2026-07-28: a call that logs at debug (its start and end), sent without a log level: no
+  // log message at all. Quick, as the suite waits only half a second for the answer.
+  test_logging_tool: { name: "read_file", arguments: { path: "hello.txt" } },
 };
 
 const { values, positionals } = parseArgs({

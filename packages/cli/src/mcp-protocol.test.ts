@@ -31,7 +31,7 @@ const cut = defineTool({
     output: `head…tail\n${NOTE.replace(".pleach-output/cmd-4.log", path)}`,
     fullOutput: { path, bytes: 213_455 },
   }),
-  toModelOutput: (output) => ({ output: output.output }),
+  toModelOutput: (output) => ({ output: output.output, error: false }),
 });
 
 const slow = defineTool({
