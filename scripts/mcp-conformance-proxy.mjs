@@ -37,6 +37,9 @@ const FIXTURE_CALLS = {
   test_tool_with_progress: { name: "bash", arguments: { command: "sleep 1" } },
   // A long call: at least three log messages once the client set the level to debug.
   test_tool_with_logging: { name: "bash", arguments: { command: "sleep 1" } },
+  // MCP 2026-07-28: a call that logs at debug (its start and end), sent without a log level: no
+  // log message at all. Quick, as the suite waits only half a second for the answer.
+  test_logging_tool: { name: "read_file", arguments: { path: "hello.txt" } },
 };
 
 const { values, positionals } = parseArgs({
@@ -59,6 +62,17 @@ function renameFixtureCall(message) {
   if (message?.method !== "tools/call") return message;
   const call = FIXTURE_CALLS[message.params?.name];
   return call === undefined ? message : { ...message, params: { ...message.params, ...call } };
+}
+
+/** The fixture tool a single `tools/call` body calls, if it calls one. */
+function fixtureNameOf(text) {
+  try {
+    const message = JSON.parse(text);
+    const name = message?.method === "tools/call" ? message.params?.name : undefined;
+    return Object.hasOwn(FIXTURE_CALLS, name ?? "") ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function rewriteBody(text) {
@@ -107,12 +121,14 @@ async function forwardHttp({ target: targetUrl, "token-file": tokenFile }) {
     }
     headers.authorization = `Bearer ${token}`;
     let body = await readBody(request);
+    const fixture = request.method === "POST" ? fixtureNameOf(body) : undefined;
     const rewritten = request.method === "POST" ? rewriteBody(body) : undefined;
     if (rewritten !== undefined) body = JSON.stringify(rewritten);
     // MCP 2026-07-28 repeats a call's tool name in the Mcp-Name header, which the server checks
-    // against the body: a renamed fixture call carries its new name there too.
-    if (headers["mcp-name"] !== undefined && rewritten?.method === "tools/call") {
-      headers["mcp-name"] = rewritten.params.name;
+    // against the body: a renamed fixture call carries its new name there too, but only when the
+    // header named that fixture, so that a mismatch the suite sends on purpose still reaches pleach.
+    if (fixture !== undefined && headers["mcp-name"]?.trim() === fixture) {
+      headers["mcp-name"] = FIXTURE_CALLS[fixture].name;
     }
     if (body !== "" || headers["content-length"] !== undefined) {
       headers["content-length"] = String(Buffer.byteLength(body));
@@ -149,6 +165,12 @@ async function bridgeStdio([command, ...args]) {
     const sessionId = request.headers["mcp-session-id"];
     let session = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (session === undefined) {
+      // MCP 2026-07-28 has no session: a request without one that does not initialize goes to the
+      // one child that serves them all, as a host's single `pleach mcp` process would.
+      if (sessionId === undefined && body !== undefined && !isInitializeRequest(body)) {
+        await serveStateless(response, body);
+        return;
+      }
       if (sessionId !== undefined || !isInitializeRequest(body)) {
         response.writeHead(sessionId === undefined ? 400 : 404, {
           "content-type": "application/json",
@@ -166,10 +188,130 @@ async function bridgeStdio([command, ...args]) {
     }
     await session.handleRequest(request, response, body);
   };
+  let stateless;
   handle.close = async () => {
     await Promise.all([...sessions.values()].map((session) => session.close()));
+    await stateless?.close();
   };
   return handle;
+
+  /**
+   * The stateless side (MCP 2026-07-28). Over stdio a host opens a connection with
+   * server/discover, which decides its era, then sends its requests on it; so each server/discover
+   * of the suite (that claims a version) opens a new child (its answer is the suite's), which then takes the requests that
+   * follow, and the previous child goes once its last request is answered. Requests before any
+   * discover get a child the bridge opens itself. Each request goes under an id of the bridge's
+   * own; its answer comes back as JSON, or as an event stream once a notification for it comes
+   * first (by its progress token, else the latest open request). A notification gets 202.
+   */
+  async function serveStateless(response, message) {
+    if (Array.isArray(message) || message === null || typeof message !== "object") {
+      response.writeHead(400, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32600, message: "one JSON-RPC message per request" },
+        }),
+      );
+      return;
+    }
+    // A discover that claims no protocol version cannot open a 2026-07-28 connection: the current
+    // one answers it (with the error the revision asks for).
+    const opens =
+      message.method === "server/discover" &&
+      message.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== undefined;
+    if (opens || stateless === undefined) {
+      const previous = stateless;
+      const opening = opens ? { message, response } : undefined;
+      stateless = await openStateless(opening);
+      previous?.retire();
+      if (opening !== undefined) return;
+    }
+    await stateless.send(response, message);
+  }
+
+  async function openStateless(opening) {
+    const child = new StdioClientTransport({ command, args, stderr: "inherit" });
+    const open = new Map();
+    let next = 0;
+    let retired = false;
+    const closeIfDone = () => {
+      if (retired && open.size === 0) void child.close();
+    };
+    child.onmessage = (message) => {
+      let exchange;
+      if ("id" in message && !("method" in message)) exchange = open.get(message.id);
+      else if (message.method === "notifications/progress") {
+        const token = message.params?.progressToken;
+        exchange = [...open.values()].find((entry) => entry.progressToken === token);
+      } else if ("method" in message && !("id" in message)) exchange = [...open.values()].at(-1);
+      if (exchange === undefined) return;
+      const { response, id } = exchange;
+      if ("method" in message) {
+        if (!response.headersSent) {
+          response.writeHead(200, {
+            "content-type": "text/event-stream",
+            "cache-control": "no-cache",
+          });
+        }
+        response.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+        return;
+      }
+      open.delete(message.id);
+      const answer = JSON.stringify({ ...message, id });
+      if (response.headersSent) response.end(`event: message\ndata: ${answer}\n\n`);
+      else {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(answer);
+      }
+      closeIfDone();
+    };
+    const send = async (response, message) => {
+      if (!("id" in message)) {
+        await child.send(message);
+        response.writeHead(202).end();
+        return;
+      }
+      const bridgeId = `bridge-${next++}`;
+      const progressToken = message.params?._meta?.progressToken;
+      open.set(bridgeId, { response, id: message.id, progressToken });
+      response.on("close", () => {
+        open.delete(bridgeId);
+        closeIfDone();
+      });
+      await child.send({ ...message, id: bridgeId });
+    };
+    await child.start();
+    if (opening !== undefined) await send(opening.response, opening.message);
+    else {
+      // The bridge's own opening, so that the suite's first request is served as 2026-07-28.
+      await new Promise((resolve, reject) => {
+        const sink = { headersSent: false, writeHead() {}, write() {}, end: resolve, on() {} };
+        const discover = {
+          jsonrpc: "2.0",
+          id: "bridge-discover",
+          method: "server/discover",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientInfo": { name: "conformance-bridge", version: "1" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        };
+        send(sink, discover).catch(reject);
+      });
+    }
+    return {
+      send,
+      retire() {
+        retired = true;
+        closeIfDone();
+      },
+      close: () => child.close(),
+    };
+  }
 
   async function openSession() {
     const child = new StdioClientTransport({ command, args, stderr: "inherit" });

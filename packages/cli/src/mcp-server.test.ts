@@ -7,6 +7,7 @@ import {
   createPleachMcpServer,
   MCP_ERROR_CODE_META_KEY,
   MCP_STRUCTURED_CUT_META_KEY,
+  PLEACH_ICON,
 } from "./mcp-server.js";
 
 const run = defineTool({
@@ -59,6 +60,7 @@ describe("createPleachMcpServer", () => {
         description: "Pretend to run a command.",
         annotations: { title: "Run", destructiveHint: true },
         inputSchema: expect.objectContaining({ required: ["exitCode"] }),
+        icons: [PLEACH_ICON],
         _meta: { "anthropic/maxResultSizeChars": 50_000 },
       },
     ]);

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type {
   CallToolResult,
   ListToolsResult,
+  ServerCapabilities,
   ServerContext,
   Tool,
 } from "@modelcontextprotocol/server";
@@ -14,6 +15,7 @@ import {
   toolInputJSONSchema,
   toolOutputJSONSchema,
 } from "@pleach/core";
+import { createKeptOutputResources, type KeptOutputReader } from "./mcp-kept-output.js";
 import { createMcpLogging, type McpLogging } from "./mcp-logging.js";
 import { boundStructuredContent } from "./mcp-structured.js";
 import { startTicker } from "./progress.js";
@@ -32,6 +34,29 @@ export const MCP_STRUCTURED_CUT_META_KEY = "pleach/structuredContentCut";
  * model whole up to that many characters, instead of spilling it to a file past its own limit.
  */
 const CLAUDE_CODE_RESULT_SIZE_META_KEY = "anthropic/maxResultSizeChars";
+
+/**
+ * What the server tells a client's model about itself when it connects (`instructions`): short,
+ * because clients put it in the model's context beside every tool description.
+ */
+export const PLEACH_MCP_INSTRUCTIONS =
+  "pleach's tools read, search and change the files of one workspace and run commands there in a sandbox. " +
+  "Every result is bounded (50,000 characters by default): a longer one keeps its head and tail and says what it left out. " +
+  "read_file pages a long file: its result ends with the offset to call it again with. " +
+  "A command's cut output is kept whole under .pleach-output/ (the result names the file, and links it as a resource): read it with read_file offset/limit or search it with search_files. " +
+  "Run work that may outlast the client's tool timeout as a background job (bash background: true, then job_output).";
+
+/**
+ * The icon every tool and the server list: pleach's mark, small enough to travel in each listing
+ * as a data URI (MCP icons may be `data:` URIs, so no client has to fetch anything).
+ */
+export const PLEACH_ICON = {
+  src: `data:image/svg+xml;base64,${Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2f6f4f"/><path d="M4 12V4h4.5a2.5 2.5 0 0 1 0 5H4" fill="none" stroke="#fff" stroke-width="1.6"/></svg>',
+  ).toString("base64")}`,
+  mimeType: "image/svg+xml",
+  sizes: ["any"],
+};
 
 /** Options of {@link createPleachMcpServer}. */
 export interface CreatePleachMcpServerOptions {
@@ -69,6 +94,23 @@ export interface CreatePleachMcpServerOptions {
    * @default false
    */
   structuredOutput?: boolean;
+  /**
+   * The `instructions` the server gives clients for their model.
+   * @default PLEACH_MCP_INSTRUCTIONS
+   */
+  instructions?: string;
+  /**
+   * Reads a kept full output (`.pleach-output/NAME`, as a tool's result names it) the way
+   * read_file reads it: one bounded page, with its hint. When given, a result whose output was
+   * kept whole also carries a `resource_link` to it, and `resources/read` answers for the link.
+   */
+  readKeptOutput?: KeptOutputReader;
+  /**
+   * Where a server-side failure of a call (a crash, not a tool's own refusal) is written, one line
+   * each: stderr in `pleach mcp`. MCP 2026-07-28 deprecates log notifications for this; they are
+   * still sent to a client that asked for them.
+   */
+  logError?: (line: string) => void;
 }
 
 /** Makes one server per connection (stdio) or per request (HTTP), over the same tools. */
@@ -110,6 +152,7 @@ function describeTool(
     description: tool.description,
     inputSchema: toolInputJSONSchema(tool) as Tool["inputSchema"],
     annotations: { ...tool.annotations },
+    icons: [PLEACH_ICON],
     // Results are already capped to the budget; this keeps Claude Code from spilling one of
     // them to a file when the budget is above its own default.
     _meta: { [CLAUDE_CODE_RESULT_SIZE_META_KEY]: maxResultChars },
@@ -162,6 +205,9 @@ export function createPleachMcpServerFactory({
   progressIntervalMs = 2000,
   maxResultChars = MODEL_OUTPUT_LIMIT,
   structuredOutput = false,
+  instructions = PLEACH_MCP_INSTRUCTIONS,
+  readKeptOutput,
+  logError,
 }: CreatePleachMcpServerOptions): PleachMcpServerFactory {
   if (!Number.isSafeInteger(maxResultChars) || maxResultChars < 1_000) {
     throw new RangeError(
@@ -179,9 +225,16 @@ export function createPleachMcpServerFactory({
 
   const running = new Set<Promise<unknown>>();
   const logging = createMcpLogging();
+  const kept = readKeptOutput === undefined ? undefined : createKeptOutputResources(readKeptOutput);
+  const capabilities: ServerCapabilities = { tools: {}, logging: {} };
+  if (kept !== undefined) capabilities.resources = {};
   const factory = () => {
-    const server = new Server(serverInfo, { capabilities: { tools: {}, logging: {} } });
+    const server = new Server(
+      { ...serverInfo, icons: [PLEACH_ICON] },
+      { capabilities, instructions },
+    );
     logging.handleSetLevel(server);
+    kept?.handle(server, () => abortSignal);
     server.setRequestHandler("tools/list", () => listResult);
     server.setRequestHandler("tools/call", async (request, handlerContext) => {
       const { name, arguments: args = {} } = request.params;
@@ -193,12 +246,19 @@ export function createPleachMcpServerFactory({
         );
       }
       const signals = [handlerContext.mcpReq.signal, ...(abortSignal ? [abortSignal] : [])];
-      const report = reportCall({ name, ctx: handlerContext, logging, progressIntervalMs });
+      const report = reportCall({
+        name,
+        ctx: handlerContext,
+        logging,
+        progressIntervalMs,
+        ...(logError === undefined ? {} : { logError }),
+      });
       const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals), shape });
       running.add(call);
       try {
-        const result = await call;
+        const { result, output } = await call;
         report.finished(result);
+        kept?.link(result, output);
         return server.projectCallToolResult(result, entry.listing.outputSchema);
       } finally {
         report.stop();
@@ -224,11 +284,13 @@ function reportCall({
   ctx,
   logging,
   progressIntervalMs,
+  logError,
 }: {
   name: string;
   ctx: ServerContext;
   logging: McpLogging;
   progressIntervalMs: number;
+  logError?: (line: string) => void;
 }): { finished(result: CallToolResult): void; stop(): void } {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   let lastProgress = 0;
@@ -256,7 +318,9 @@ function reportCall({
       const code = result._meta?.[MCP_ERROR_CODE_META_KEY];
       if (code === "INTERNAL") {
         const [block] = result.content;
-        logging.log(ctx, "error", `${name} failed: ${block?.type === "text" ? block.text : code}`);
+        const line = `${name} failed: ${block?.type === "text" ? block.text : code}`;
+        logError?.(line);
+        logging.log(ctx, "error", line);
       }
       const outcome = result.isError ? `failed${code === undefined ? "" : ` (${code})`}` : "done";
       logging.log(ctx, "debug", `${name} ${outcome} in ${seconds}s`);
@@ -286,7 +350,7 @@ async function callTool({
   args: unknown;
   abortSignal: AbortSignal;
   shape: ResultShape;
-}): Promise<CallToolResult> {
+}): Promise<{ result: CallToolResult; output?: unknown }> {
   try {
     const output = await tool.execute(args, { abortSignal });
     const rendered = renderToolResult(
@@ -308,16 +372,18 @@ async function callTool({
       result.structuredContent = valid ? bounded.value : whole;
       if (valid) result._meta = { [MCP_STRUCTURED_CUT_META_KEY]: true };
     }
-    return result;
+    return { result, output };
   } catch (error) {
     const rendered = renderToolResult(
       { ok: false, error },
       { abortSignal, maxChars: maxResultChars },
     );
     return {
-      content: [{ type: "text", text: rendered.output }],
-      isError: true,
-      _meta: { [MCP_ERROR_CODE_META_KEY]: rendered.code ?? "INTERNAL" },
+      result: {
+        content: [{ type: "text", text: rendered.output }],
+        isError: true,
+        _meta: { [MCP_ERROR_CODE_META_KEY]: rendered.code ?? "INTERNAL" },
+      },
     };
   }
 }

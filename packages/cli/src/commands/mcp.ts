@@ -4,7 +4,7 @@ import {
   createCodingAgentTools,
   showControlCharacters,
 } from "@pleach/coding-agent/tools";
-import { MODEL_OUTPUT_LIMIT } from "@pleach/core";
+import { MODEL_OUTPUT_LIMIT, renderToolResult } from "@pleach/core";
 import type { LocalSandbox } from "@pleach/sandbox";
 import { ALLOW_HOST_OPTION, allowHostHelp, parseAllowHosts } from "../allow-host.js";
 import {
@@ -142,8 +142,27 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     maxResultChars,
     ...(only === undefined ? {} : { only }),
   });
+  // Kept full outputs are linked as resources and read as read_file reads them (one bounded page),
+  // whichever tools are served.
+  const [keptReader] = createCodingAgentTools(client, { maxResultChars, only: ["read_file"] });
   const factory = createPleachMcpServerFactory({
     tools,
+    ...(keptReader === undefined
+      ? {}
+      : {
+          readKeptOutput: async (path: string, abortSignal: AbortSignal) =>
+            renderToolResult(
+              {
+                ok: true,
+                result: keptReader.toModelOutput(
+                  await keptReader.execute({ path }, { abortSignal }),
+                ),
+              },
+              { maxChars: maxResultChars },
+            ).output,
+        }),
+    logError: (line) =>
+      io.stderr(`pleach mcp: ${showControlCharacters(line, { multiline: true })}\n`),
     serverInfo: { name: "pleach", version: VERSION },
     abortSignal: AbortSignal.any([termination.signal, stopping.signal]),
     progressIntervalMs,
