@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The real-client suite (Claude Code, Codex, Gemini CLI, Copilot CLI): agent CLIs installed from
-# npm at pinned versions (into a cache folder), each driven headless against a scripted model on 127.0.0.1 with the built `pleach mcp` as its
-# MCP server, asserting that what the CLI hands its model is pleach's text. Needs the build
+# npm at pinned versions (into a cache folder), each driven headless against a scripted model on
+# 127.0.0.1 with the built `pleach mcp` as its MCP server (configured as docs/mcp-clients.md
+# gives it), asserting that what the CLI hands its model is pleach's text. Needs the build
 # (`npx tsc -b`). As root, the tests run in a network namespace of their own with only loopback
 # up, so no client can reach anything but the scripted model; otherwise they run as they are.
 set -euo pipefail
