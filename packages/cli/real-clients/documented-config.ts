@@ -7,7 +7,7 @@ import { parse as parseToml } from "smol-toml";
 import { launcher } from "./fixture.js";
 
 /** docs/mcp-clients.md, from the repository's root. */
-export const DOC_PATH = path.resolve(import.meta.dirname, "../../../docs/mcp-clients.md");
+const DOC_PATH = path.resolve(import.meta.dirname, "../../../docs/mcp-clients.md");
 
 /** A fenced code block of the doc: the `## ` section it stands in, its language and its text. */
 export interface DocBlock {
@@ -49,7 +49,7 @@ export function documentedConfig(client: string, lang: "json" | "toml"): Record<
 }
 
 /** The documented workspace placeholder. */
-export const WORKSPACE_PLACEHOLDER = "/path/to/repo";
+const WORKSPACE_PLACEHOLDER = "/path/to/repo";
 
 /**
  * A documented server entry run from this checkout: `npx -y @pleach/cli` becomes this Node and
