@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The real-client suite (Claude Code, Codex): agent CLIs installed from npm at pinned versions (into a cache folder),
-# each driven headless against a scripted model on 127.0.0.1 with the built `pleach mcp` as its
-# MCP server, asserting that what the CLI hands its model is pleach's text. Needs the build
+# The real-client suite (Claude Code, Codex, Gemini CLI, Copilot CLI): agent CLIs installed from
+# npm at pinned versions (into a cache folder), each driven headless against a scripted model on
+# 127.0.0.1 with the built `pleach mcp` as its MCP server (configured as docs/mcp-clients.md
+# gives it), asserting that what the CLI hands its model is pleach's text. Needs the build
 # (`npx tsc -b`). As root, the tests run in a network namespace of their own with only loopback
 # up, so no client can reach anything but the scripted model; otherwise they run as they are.
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 cache="${TMPDIR:-/tmp}/pleach-real-clients"
 # Installed before the namespace is entered: the registry is the one network use. The versions
-# match the tests' own (CLAUDE_CODE_VERSION, CODEX_VERSION).
+# match the tests' own (CLAUDE_CODE_VERSION, CODEX_VERSION, GEMINI_VERSION, COPILOT_VERSION).
 install() {
   local prefix="$cache/$1" package="$2" entry="$3"
   if [ ! -e "$prefix/node_modules/$entry" ]; then
@@ -18,6 +19,9 @@ install() {
 }
 install claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332 @anthropic-ai/claude-code/cli-wrapper.cjs
 install codex-0.171.0 @openai/codex@0.171.0 @openai/codex/bin/codex.js
+install gemini-cli-0.61.0 @google/gemini-cli@0.61.0 @google/gemini-cli/bundle/gemini.js
+# Copilot CLI is a native binary (an optional dependency), so this Node runs its loader as it is.
+install copilot-1.0.102 @github/copilot@1.0.102 @github/copilot/npm-loader.js
 run=(npx vitest run --config packages/cli/real-clients/vitest.config.ts "$@")
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null; then
   exec unshare --net -- bash -c 'ip link set lo up && exec "$@"' bash "${run[@]}"

@@ -20,6 +20,7 @@ import { createCodingAgentTools } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentedConfig, localServer } from "./documented-config.js";
 import {
   extraFlags,
   installedClient,
@@ -88,13 +89,13 @@ describe("Claude Code hands its model pleach's text", () => {
     const homeDir = await makeTempDir("pleach-claude-code-home-");
     const home = homeDir.dir;
     cleanupHome = homeDir.cleanup;
+    // The server as docs/mcp-clients.md gives it, run from this checkout.
+    const documented = documentedConfig("Claude Code", "json") as {
+      mcpServers: { pleach: { command: string; args: string[] } };
+    };
+    const server = localServer(documented.mcpServers.pleach, root);
     const mcpConfig = {
-      mcpServers: {
-        pleach: {
-          command: process.execPath,
-          args: [launcher, "mcp", "--workspace", root, ...extraFlags],
-        },
-      },
+      mcpServers: { pleach: { ...server, args: [...server.args, ...extraFlags] } },
     };
     try {
       await run(

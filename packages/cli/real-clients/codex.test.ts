@@ -1,9 +1,10 @@
 // What Codex, the real CLI, hands its model from `pleach mcp`: `codex exec` runs against a
 // scripted model behind the Responses API on 127.0.0.1 (a `model_providers` entry with its
-// `base_url`), with the built `pleach mcp --max-result-chars 12000` as its MCP server, since
-// Codex keeps about 12,000 characters of a result for a model it does not know and cuts the
-// middle. The script makes the calls of ./fixture.ts and records each function_call_output:
-// it must be pleach's text for that budget, whole, with its hints.
+// `base_url`), with the built `pleach mcp` configured exactly as docs/mcp-clients.md gives it
+// (`--max-result-chars 12000`, since Codex keeps about 12,000 characters of a result for a model
+// it does not know and cuts the middle; `tool_timeout_sec`; the approval mode). The script makes
+// the calls of ./fixture.ts and records each function_call_output: it must be pleach's text for
+// that budget, whole, with its hints.
 //
 // Out of the default run: `bash scripts/real-clients.sh`. Codex comes from the npm registry at a
 // pinned version, its native binary included (an optional dependency), into a cache folder;
@@ -18,6 +19,7 @@ import { createCodingAgentTools } from "@pleach/coding-agent/tools";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentedConfig, localServer } from "./documented-config.js";
 import {
   extraFlags,
   installedClient,
@@ -33,7 +35,16 @@ const run = promisify(execFile);
 const CODEX_VERSION = "0.171.0";
 // PLEACH_CODEX_BUDGET=none serves without --max-result-chars (to measure an older pleach).
 const budgetFlag = process.env.PLEACH_CODEX_BUDGET !== "none";
-const BUDGET = budgetFlag ? 12_000 : 50_000;
+/** The documented server entry, as `~/.codex/config.toml` gives it. */
+const DOCUMENTED = (
+  documentedConfig("Codex", "toml") as {
+    mcp_servers: {
+      pleach: { command: string; args: string[] } & Record<string, unknown>;
+    };
+  }
+).mcp_servers.pleach;
+const documentedBudget = Number(DOCUMENTED.args[DOCUMENTED.args.indexOf("--max-result-chars") + 1]);
+const BUDGET = budgetFlag ? documentedBudget : 50_000;
 /** Codex's `codex`, installed once per version into a cache folder; or why it is not. */
 const codex = () =>
   installedClient({
@@ -80,8 +91,12 @@ describe("Codex hands its model pleach's text, within its budget", () => {
     );
     const homeDir = await makeTempDir("pleach-codex-home-");
     cleanupHome = homeDir.cleanup;
-    const args = [launcher, "mcp", "--workspace", root];
-    if (budgetFlag) args.push("--max-result-chars", String(BUDGET));
+    const { command, args } = localServer(DOCUMENTED, root);
+    if (!budgetFlag) args.splice(args.indexOf("--max-result-chars"), 2);
+    // The documented settings besides the command line (the timeout, the approval mode).
+    const settings = Object.entries(DOCUMENTED)
+      .filter(([key]) => key !== "command" && key !== "args")
+      .map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
     await writeFile(
       path.join(homeDir.dir, "config.toml"),
       [
@@ -93,11 +108,9 @@ describe("Codex hands its model pleach's text, within its budget", () => {
         `base_url = ${toml(`${model.url}/v1`)}`,
         `wire_api = "responses"`,
         `[mcp_servers.pleach]`,
-        `command = ${toml(process.execPath)}`,
+        `command = ${toml(command)}`,
         `args = [${[...args, ...extraFlags].map(toml).join(", ")}]`,
-        // A ten-minute run_tests; Codex's default is 60 seconds.
-        `tool_timeout_sec = 600`,
-        `default_tools_approval_mode = "approve"`,
+        ...settings,
         "",
       ].join("\n"),
     );

@@ -1,6 +1,6 @@
-// A scripted model behind the OpenAI Responses API on 127.0.0.1, for driving Codex headless:
-// each response asks for the next tool call of the script, and every function_call_output the
-// CLI sends back is recorded as the text its model would read.
+// A scripted model behind the OpenAI Responses API on 127.0.0.1, for driving Codex and Copilot
+// CLI headless: each response asks for the next tool call of the script, and every
+// function_call_output the CLI sends back is recorded as the text its model would read.
 import type { ServerResponse } from "node:http";
 import type { RecordedResult, ScriptedCall, ScriptedModel } from "./scripted-anthropic.js";
 import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
@@ -44,7 +44,10 @@ export async function startScriptedResponses(script: ScriptedCall[]): Promise<Sc
     );
     const nameOf = (tool: string) =>
       offered.find(({ namespace, name }) =>
-        namespace === undefined ? name.endsWith(`__${tool}`) : name === tool,
+        // Codex offers `mcp__pleach__read_file` (or a namespace), Copilot CLI `pleach-read_file`.
+        namespace === undefined
+          ? name.endsWith(`__${tool}`) || name === `pleach-${tool}`
+          : name === tool,
       );
     if (!script.every((call) => nameOf(call.tool) !== undefined)) {
       state.sideRequests++;

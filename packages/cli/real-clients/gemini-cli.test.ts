@@ -1,0 +1,174 @@
+// What Gemini CLI, the real CLI, hands its model from `pleach mcp`: `gemini -p` runs against a
+// scripted model behind the Gemini API on 127.0.0.1 (GOOGLE_GEMINI_BASE_URL), with the built
+// `pleach mcp` configured in its settings.json exactly as docs/mcp-clients.md gives it
+// (`--max-result-chars 40000`, since Gemini CLI spills a result past 40,000 characters to a file
+// and shows its model a cut; `timeout` in ms; `trust: true` for headless approval). The script
+// makes the calls of ./fixture.ts and records each functionResponse: it must be pleach's text for
+// that budget, whole, with its hints; the failing test run included, which is no error.
+//
+// Out of the default run: `bash scripts/real-clients.sh`. Gemini CLI comes from the npm registry
+// at a pinned version into a cache folder; PLEACH_GEMINI names an installed `gemini` instead.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
+import { createCodingAgentTools } from "@pleach/coding-agent/tools";
+import { makeTempDir } from "@pleach/core/testing";
+import { createLocalSandbox } from "@pleach/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { documentedConfig, localServer } from "./documented-config.js";
+import { installedClient, launcher, makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import type { RecordedResult } from "./scripted-anthropic.js";
+import { startScriptedGemini } from "./scripted-gemini.js";
+
+const run = promisify(execFile);
+const GEMINI_VERSION = "0.61.0";
+/** Gemini CLI's `gemini`, installed once per version into a cache folder; or why it is not. */
+const gemini = () =>
+  installedClient({
+    name: "Gemini CLI",
+    packageName: "@google/gemini-cli",
+    version: GEMINI_VERSION,
+    entry: "bundle/gemini.js",
+    override: process.env.PLEACH_GEMINI,
+  });
+
+/** Gemini CLI spills a tool result longer than this to a file and shows its model a cut. */
+const GEMINI_SPILL_CHARS = 40_000;
+
+/**
+ * The result without the tags Gemini CLI wraps every MCP result in for its model (it counts
+ * them toward its spill threshold), which are the client's own and no cut of pleach's text.
+ */
+function withoutClientWrapper(text: string): string {
+  return text.replace(/^<untrusted_context>\n([\s\S]*)\n<\/untrusted_context>$/, "$1");
+}
+
+interface GeminiServer {
+  command: string;
+  args: string[];
+  timeout: number;
+  trust: boolean;
+}
+
+describe("Gemini CLI hands its model pleach's text, within its budget", () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let cleanupHome: () => Promise<void>;
+  let toolset: Toolset;
+  let budget: number;
+  let results: RecordedResult[] = [];
+  let skip: string | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(launcher))
+      throw new Error(`no pleach at ${launcher}: run \`npx tsc -b\` first`);
+    const client = await gemini();
+    if ("skip" in client) {
+      skip = client.skip;
+      return;
+    }
+    ({ dir: root, cleanup } = await makeTempDir("pleach-gemini-"));
+    await makeWorkspace(root);
+    const documented = documentedConfig("Gemini CLI", "json") as {
+      mcpServers: { pleach: GeminiServer };
+    };
+    const server = {
+      ...documented.mcpServers.pleach,
+      ...localServer(documented.mcpServers.pleach, root),
+    };
+    budget = Number(server.args[server.args.indexOf("--max-result-chars") + 1]);
+    const sandbox = await createLocalSandbox({ root, mode: "workspace-write" });
+    toolset = createToolset(createCodingAgentTools(sandbox, { maxResultChars: budget }), {
+      maxChars: budget,
+    });
+
+    const model = await startScriptedGemini(
+      STEPS.map((step) => ({ tool: step.name, input: step.input })),
+    );
+    const homeDir = await makeTempDir("pleach-gemini-home-");
+    cleanupHome = homeDir.cleanup;
+    await mkdir(path.join(homeDir.dir, ".gemini"));
+    await writeFile(
+      path.join(homeDir.dir, ".gemini", "settings.json"),
+      JSON.stringify({
+        ...documented,
+        mcpServers: { pleach: server },
+        // Only the scripted model: no usage statistics or update checks leave the machine.
+        privacy: { usageStatisticsEnabled: false },
+        general: { disableAutoUpdate: true, disableUpdateNag: true },
+        // An API key (the scripted one) at the base URL below, not a Google login.
+        security: { auth: { selectedType: "gemini-api-key" } },
+      }),
+    );
+    try {
+      await run(
+        client.command[0] ?? "gemini",
+        [
+          ...client.command.slice(1),
+          "-p",
+          "Run the scripted checks.",
+          "-m",
+          "gemini-2.5-pro",
+          "--skip-trust",
+        ],
+        {
+          cwd: root,
+          timeout: 240_000,
+          env: {
+            PATH: process.env.PATH,
+            HOME: homeDir.dir,
+            GOOGLE_GEMINI_BASE_URL: model.url,
+            GEMINI_API_KEY: "scripted",
+            GEMINI_CLI_NO_RELAUNCH: "true",
+          },
+        },
+      );
+    } finally {
+      results = [...model.results].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+      await model.close();
+    }
+    const record = process.env.PLEACH_REAL_CLIENTS_RECORD_GEMINI;
+    if (record !== undefined) await writeFile(record, JSON.stringify(results, null, 1));
+  }, 420_000);
+
+  afterAll(async () => {
+    await cleanup?.();
+    await cleanupHome?.();
+  });
+
+  it.for(STEPS.map((step, index) => [`${index + 1}. ${step.name}`, index] as const))(
+    "%s: the runtime's text for the budget, whole, not JSON",
+    async ([, index], context) => {
+      if (skip !== undefined) context.skip(skip);
+      const step = STEPS[index];
+      const recorded = results[index];
+      if (step === undefined || recorded === undefined) {
+        throw new Error(`Gemini CLI sent no result for step ${index + 1}`);
+      }
+      const expected = await toolset.call(step.name, step.input, {
+        cwd: root,
+        sandbox: "workspace-write",
+      });
+      const text = withoutClientWrapper(recorded.text);
+      expect(recorded.otherBlocks).toEqual([]);
+      expect(text.trimStart().startsWith("{")).toBe(false);
+      expect(recorded.text).not.toMatch(/^Output too large/);
+      expect(recorded.text.length).toBeLessThanOrEqual(GEMINI_SPILL_CHARS);
+      expect(text.length).toBeLessThanOrEqual(budget);
+      expect(withoutTimings(text)).toBe(withoutTimings(expected.output));
+      expect(recorded.isError).toBe(false);
+    },
+  );
+
+  it("kept the hints: read_file's offset, the test counts and failing names", (context) => {
+    if (skip !== undefined) context.skip(skip);
+    const [read, failing, passing] = results.map((result) => withoutClientWrapper(result.text));
+    expect(read).toMatch(/call read_file again with offset \d+ to continue\]$/);
+    expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+    expect(failing).toContain("failing tests:\n- checks");
+    expect(passing).toMatch(/2 passed/);
+  });
+});
