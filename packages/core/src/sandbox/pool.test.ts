@@ -1,6 +1,7 @@
-import { isSandboxUnavailable } from "@pleach/core/sandbox";
-import { createMemoryProvider } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
+import { createMemoryProvider } from "../testing/index.js";
+import type { SandboxProvider } from "./contract.js";
+import { isSandboxUnavailable } from "./index.js";
 import { createPooledSandboxProvider } from "./pool.js";
 
 const settle = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -114,6 +115,15 @@ describe("createPooledSandboxProvider", () => {
     expect(adapter.alive.size).toBe(1);
     await pool.close();
     expect(adapter.alive.size).toBe(0);
+  });
+
+  it("refuses an adapter of another version of the contract, or of none", () => {
+    const acquire = createMemoryProvider().acquire;
+    const old = { specificationVersion: "v0", acquire } as unknown as SandboxProvider;
+    expect(() => createPooledSandboxProvider({ adapter: old })).toThrow(/contract "v0", not "v1"/);
+    const bare = { acquire } as unknown as SandboxProvider;
+    expect(() => createPooledSandboxProvider({ adapter: bare })).toThrow(/of no version/);
+    expect(() => createPooledSandboxProvider({ adapter: createMemoryProvider() })).not.toThrow();
   });
 
   it("refuses bad bounds", () => {

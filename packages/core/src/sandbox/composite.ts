@@ -1,4 +1,4 @@
-import { isToolError, ToolError } from "@pleach/core";
+import { isToolError, ToolError } from "../errors.js";
 import type {
   ExecOptions,
   ExecResult,
@@ -6,13 +6,11 @@ import type {
   SandboxClient,
   SandboxProvider,
   SandboxSession,
-} from "@pleach/core/sandbox";
-import {
-  isSandboxUnavailable,
-  sandboxJobsOf,
-  sandboxUnavailableError,
-  wrapJobs,
-} from "@pleach/core/sandbox";
+} from "./contract.js";
+import { SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
+import { sandboxJobsOf, wrapJobs } from "./jobs.js";
+import { checkSandboxProvider } from "./provider-version.js";
+import { isSandboxUnavailable, sandboxUnavailableError } from "./unavailable.js";
 
 /** One provider of a composite. */
 export interface SandboxCompositeMember {
@@ -85,6 +83,7 @@ export function createSandboxComposite({
   if (members.length === 0) {
     throw new ToolError("INVALID_INPUT", "a sandbox composite needs at least one member");
   }
+  for (const { name, provider } of members) checkSandboxProvider(provider, `member ${name}`);
   const states: MemberState[] = members.map(({ name, provider, priority = 0 }) => ({
     name,
     priority,
@@ -154,6 +153,7 @@ export function createSandboxComposite({
   };
 
   return {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     async acquire({ abortSignal } = {}) {
       const failures: string[] = [];
       let lastError: unknown;

@@ -1,9 +1,25 @@
-import { isSandboxUnavailable } from "@pleach/core/sandbox";
-import { createMemoryProvider } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
+import { createMemoryProvider } from "../testing/index.js";
 import { createSandboxComposite } from "./composite.js";
+import type { SandboxProvider } from "./contract.js";
+import { isSandboxUnavailable } from "./index.js";
 
 describe("createSandboxComposite", () => {
+  it("refuses a member of another version of the contract", () => {
+    const old = {
+      ...createMemoryProvider(),
+      specificationVersion: "v2",
+    } as unknown as SandboxProvider;
+    expect(() =>
+      createSandboxComposite({
+        members: [
+          { name: "new", provider: createMemoryProvider() },
+          { name: "old", provider: old },
+        ],
+      }),
+    ).toThrow(/member old implements sandbox contract "v2", not "v1"/);
+  });
+
   it("spreads sessions over members of equal priority", async () => {
     const a = createMemoryProvider("a");
     const b = createMemoryProvider("b");

@@ -1,4 +1,4 @@
-import { ToolError } from "@pleach/core";
+import { ToolError } from "../errors.js";
 import type {
   ExecOptions,
   ExecResult,
@@ -6,8 +6,11 @@ import type {
   SandboxClient,
   SandboxProvider,
   SandboxSession,
-} from "@pleach/core/sandbox";
-import { isSandboxUnavailable, sandboxJobsOf, wrapJobs } from "@pleach/core/sandbox";
+} from "./contract.js";
+import { SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
+import { sandboxJobsOf, wrapJobs } from "./jobs.js";
+import { checkSandboxProvider } from "./provider-version.js";
+import { isSandboxUnavailable } from "./unavailable.js";
 
 /** Options of {@link createPooledSandboxProvider}. */
 export interface PooledSandboxProviderOptions {
@@ -99,6 +102,7 @@ export function createPooledSandboxProvider({
   healthCheck = defaultHealthCheck,
   onError = () => {},
 }: PooledSandboxProviderOptions): PooledSandboxProvider {
+  checkSandboxProvider(adapter, "the pool's adapter");
   if (!Number.isInteger(min) || !Number.isInteger(max) || min < 0 || max < 1 || min > max) {
     throw new ToolError(
       "INVALID_INPUT",
@@ -242,6 +246,7 @@ export function createPooledSandboxProvider({
   };
 
   const provider: PooledSandboxProvider = {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     async acquire({ abortSignal } = {}) {
       ensureSweeper();
       for (;;) {

@@ -1,7 +1,8 @@
-import type { JobInfo, SandboxJobs, SandboxProvider } from "@pleach/core/sandbox";
-import { sandboxJobsOf, sandboxUnavailableError } from "@pleach/core/sandbox";
 import { describe, expect, it } from "vitest";
 import { createSandboxComposite } from "./composite.js";
+import { SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
+import type { JobInfo, SandboxJobs, SandboxProvider } from "./index.js";
+import { sandboxJobsOf, sandboxUnavailableError } from "./index.js";
 import { createPooledSandboxProvider } from "./pool.js";
 
 // A pool's and a composite's clients offer the jobs of the client they wrap, and only then.
@@ -43,6 +44,7 @@ function provider(withJobs: boolean, failing = false): SandboxProvider & { calls
     },
   };
   return {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     calls,
     async acquire() {
       const refuse = async (): Promise<never> => {
