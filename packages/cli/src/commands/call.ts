@@ -65,9 +65,9 @@ Example:
 `;
 
 /** `pleach call <tool> ['<json>']`: run one tool and print its result; resolves to the exit code. */
-export async function callCommand(input: ToolCommandInput): Promise<number> {
-  const { io, extraTools = [] } = input;
-  const parsed = parseCommandLineOrHelp(input, "call", CALL_OPTIONS, CALL_HELP);
+export async function callCommand(command: ToolCommandInput): Promise<number> {
+  const { io, extraTools = [] } = command;
+  const parsed = parseCommandLineOrHelp(command, "call", CALL_OPTIONS, CALL_HELP);
   if (parsed === undefined) return 0;
   const { values, positionals } = parsed;
   const [toolName, inputText, ...extra] = positionals;
