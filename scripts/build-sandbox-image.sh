@@ -38,7 +38,8 @@ fi
 inputs="$(
   cd "$repo"
   {
-    find packages/core/dist packages/coding-agent/dist packages/sandbox/dist -type f ! -name '*.tsbuildinfo' -print0 |
+    { find packages/core/dist packages/coding-agent/dist packages/sandbox/dist -type f ! -name '*.tsbuildinfo' -print0
+      find packages/sandbox/src -name '*.pl' -type f -print0; } |
       sort -z | xargs -0 sha256sum
     sha256sum scripts/sandbox-serve.mjs scripts/build-sandbox-image.sh scripts/portable-launcher.c
     node --version
@@ -139,6 +140,8 @@ for package in core coding-agent sandbox; do
   cp "$repo/packages/$package/package.json" "$modules/@pleach/$package/"
   cp -R "$repo/packages/$package/dist" "$modules/@pleach/$package/dist"
 done
+# The Perl programs the sandbox package reads from its src/ (see its perl-program.ts).
+(cd "$repo/packages/sandbox" && find src -name '*.pl' -type f -exec cp --parents {} "$modules/@pleach/sandbox/" \;)
 cp -R "$repo/node_modules/zod" "$modules/zod"
 cp "$repo/scripts/sandbox-serve.mjs" "$rootfs/opt/pleach/sandbox-serve.mjs"
 

@@ -4,7 +4,7 @@
 // Each runner gets a tiny project in a temporary directory with tests whose outcomes we choose
 // (some pass, one fails, one is skipped), so the expected counts and failing names are known
 // without trusting the parser under test. The raw stdout and stderr of each run are written to
-// packages/coding-agent/src/tools/fixtures/generated/<runner>-<variant>.txt (git-ignored) with a
+// packages/coding-agent/src/tools/test-output/fixtures/generated/<runner>-<variant>.txt (git-ignored) with a
 // manifest.json of what each file must parse to. A runner that is not installed is skipped, and
 // the manifest says why so the tests can report it instead of passing silently.
 //
@@ -30,7 +30,7 @@ const scriptPath = fileURLToPath(import.meta.url);
 const repositoryRoot = path.resolve(path.dirname(scriptPath), "..");
 const outputDirectory = path.join(
   repositoryRoot,
-  "packages/coding-agent/src/tools/fixtures/generated",
+  "packages/coding-agent/src/tools/test-output/fixtures/generated",
 );
 const cacheRoot = path.join(repositoryRoot, "node_modules/.cache/pleach-runner-fixtures");
 const manifestPath = path.join(outputDirectory, "manifest.json");

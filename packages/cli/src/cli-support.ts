@@ -41,6 +41,15 @@ export interface CommandInput {
   io: CliIo;
 }
 
+/** What a command that offers the tools takes (`pleach call`, `pleach tools`). */
+export interface ToolCommandInput extends CommandInput {
+  /**
+   * Tools besides the fourteen (see `createCodingAgentTools`); the command line offers none.
+   * @default []
+   */
+  extraTools?: readonly ToolRegistration[];
+}
+
 /** The version `pleach --version` prints and the MCP server reports. */
 export const VERSION = "0.1.0";
 
@@ -88,6 +97,28 @@ export function parseCommandLine<Options extends NonNullable<ParseArgsConfig["op
   } catch (error) {
     throw new UsageError((error as Error).message, { command });
   }
+}
+
+/**
+ * {@link parseCommandLine}, and `help` printed for `--help`: `undefined` then, for the command to
+ * end with exit code 0.
+ */
+export function parseCommandLineOrHelp<
+  Options extends NonNullable<ParseArgsConfig["options"]> & {
+    help: { type: "boolean"; short: "h" };
+  },
+>(
+  { args, io }: CommandInput,
+  command: string,
+  options: Options,
+  help: string,
+): ReturnType<typeof parseArgs<CommandLineConfig<Options>>> | undefined {
+  const parsed = parseCommandLine({ args, options, command });
+  if ((parsed.values as { help?: boolean }).help) {
+    io.stdout(help);
+    return undefined;
+  }
+  return parsed;
 }
 
 /** The options of every command that runs commands: paths hidden from them, or given back. */

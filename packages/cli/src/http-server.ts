@@ -13,7 +13,7 @@ import {
   drainUnreadBody,
   HttpError,
   readRequestBody,
-} from "@pleach/sandbox";
+} from "@pleach/sandbox/internal/http";
 
 /** Options of {@link startMcpHttpServer}. */
 export interface StartMcpHttpServerOptions {

@@ -28,6 +28,8 @@ async function manifest(name: string): Promise<Manifest> {
 
 describe("the packed packages", { timeout: 300_000 }, () => {
   let app: string;
+  /** The files of each packed package, by package name. */
+  const packedFiles = new Map<string, string[]>();
   const cleanups: Array<() => Promise<void>> = [];
 
   beforeAll(async () => {
@@ -47,9 +49,17 @@ describe("the packed packages", { timeout: 300_000 }, () => {
       ["pack", "--workspaces", "--json", "--pack-destination", tarballs.dir],
       { cwd: repo },
     );
-    const packed = (JSON.parse(stdout) as Array<{ filename: string }>).map((entry) =>
-      path.join(tarballs.dir, entry.filename),
-    );
+    const entries = JSON.parse(stdout) as Array<{
+      name: string;
+      filename: string;
+      files: Array<{ path: string }>;
+    }>;
+    for (const entry of entries)
+      packedFiles.set(
+        entry.name,
+        entry.files.map((file) => file.path),
+      );
+    const packed = entries.map((entry) => path.join(tarballs.dir, entry.filename));
     expect(packed).toHaveLength(packages.length);
     const core = await manifest("core");
     const peerSpecs = peers.map((peer) => `${peer}@${core.devDependencies?.[peer]}`);
@@ -115,6 +125,37 @@ describe("the packed packages", { timeout: 300_000 }, () => {
         "@pleach/core/testing",
       ]),
     );
+  });
+
+  it("ships the sandbox's Perl programs, which its code reads from src/", () => {
+    expect(packedFiles.get("@pleach/sandbox")).toEqual(
+      expect.arrayContaining(["src/os/session-server.pl", "src/network/proxy-forwarder.pl"]),
+    );
+  });
+
+  it("keeps the HTTP plumbing out of @pleach/sandbox's main entry, in its internal subpath", async () => {
+    const plumbing = [
+      "readRequestBody",
+      "drainUnreadBody",
+      "createConnectionLimits",
+      "createRequestGuard",
+      "createRequestOriginCheck",
+      "HttpError",
+    ];
+    const script = `
+      const main = await import("@pleach/sandbox");
+      const internal = await import("@pleach/sandbox/internal/http");
+      const names = ${JSON.stringify(plumbing)};
+      process.stdout.write(JSON.stringify({
+        main: names.filter((name) => name in main),
+        internal: names.filter((name) => typeof internal[name] === "function"),
+        pooled: typeof (await import("@pleach/core/sandbox")).createPooledSandboxProvider,
+      }));
+    `;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: app,
+    });
+    expect(JSON.parse(stdout)).toEqual({ main: [], internal: plumbing, pooled: "function" });
   });
 
   it("lets an outside vendor prove its client with the published contract suite", async () => {

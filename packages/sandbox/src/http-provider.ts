@@ -13,6 +13,7 @@ import {
   checkFileContent,
   type FileEncoding,
   fileEncodingOf,
+  SANDBOX_SPECIFICATION_VERSION,
 } from "@pleach/core/sandbox";
 import { readExecStream } from "./http-exec-stream.js";
 import { createHttpJobs, type HttpSandboxJobs } from "./http-jobs.js";
@@ -233,6 +234,7 @@ export function createHttpStreamSandboxProvider({
   };
 
   return {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     async acquire({ abortSignal, template: chosen = template } = {}) {
       const created = await callJson<CreateSandboxResponse>("/sandboxes", {
         body: { template: chosen },

@@ -49,13 +49,6 @@ export {
   probeSandboxBackend,
 } from "./os/index.js";
 export type { ProtectedEntry } from "./os/protected-entries.js";
-export type {
-  ConnectionLimits,
-  ConnectionLimitsOptions,
-  ConnectionRefusal,
-} from "./server/connection-limits.js";
-export { createConnectionLimits } from "./server/connection-limits.js";
-export { HttpError } from "./server/http-errors.js";
 export type { SandboxServer, SandboxServerOptions } from "./server/options.js";
 export type {
   CreateSandboxRequest,
@@ -65,18 +58,5 @@ export type {
   SandboxTemplate,
   WireError,
 } from "./server/protocol.js";
-export type { ReadRequestBodyOptions } from "./server/read-body.js";
-export { drainUnreadBody, readRequestBody } from "./server/read-body.js";
-export type {
-  RequestGuard,
-  RequestGuardOptions,
-  RequestRefusal,
-} from "./server/request-guard.js";
-export { createRequestGuard } from "./server/request-guard.js";
-export type {
-  RequestOriginCheck,
-  RequestOriginCheckOptions,
-  RequestOriginRefusal,
-} from "./server/request-origin.js";
-export { createRequestOriginCheck, parseAllowedHost } from "./server/request-origin.js";
+export { parseAllowedHost } from "./server/request-origin.js";
 export { createSandboxServer } from "./server/sandbox-server.js";

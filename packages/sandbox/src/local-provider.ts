@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
 import type { SandboxProvider, SandboxSession } from "@pleach/core/sandbox";
+import { SANDBOX_SPECIFICATION_VERSION } from "@pleach/core/sandbox";
 import {
   createLocalSandbox,
   type LocalSandbox,
@@ -60,6 +61,7 @@ export function createLocalSandboxProvider({
   ...sandboxOptions
 }: LocalSandboxProviderOptions = {}): LocalSandboxProvider {
   return {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     async acquire({ abortSignal } = {}) {
       abortSignal?.throwIfAborted();
       const fresh = root === undefined;

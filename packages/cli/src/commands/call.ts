@@ -2,20 +2,19 @@ import {
   CODING_AGENT_TOOL_NAMES,
   createCodingAgentTools,
   showControlCharacters,
-  type ToolRegistration,
 } from "@pleach/coding-agent/tools";
 import { isToolError, renderToolResult } from "@pleach/core";
 import {
   type CliIo,
-  type CommandInput,
   domainOptionsHelp,
   openWorkspace,
-  parseCommandLine,
+  parseCommandLineOrHelp,
   parseMode,
   parseNetworkFlags,
   parseReadFlags,
   parseToolName,
   readOptionsHelp,
+  type ToolCommandInput,
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
@@ -66,26 +65,11 @@ Example:
 `;
 
 /** `pleach call <tool> ['<json>']`: run one tool and print its result; resolves to the exit code. */
-export async function callCommand({
-  args,
-  io,
-  extraTools = [],
-}: CommandInput & {
-  /**
-   * Tools callable besides the fourteen (see `createCodingAgentTools`); the command line offers none.
-   * @default []
-   */
-  extraTools?: readonly ToolRegistration[];
-}): Promise<number> {
-  const { values, positionals } = parseCommandLine({
-    args,
-    command: "call",
-    options: CALL_OPTIONS,
-  });
-  if (values.help) {
-    io.stdout(CALL_HELP);
-    return 0;
-  }
+export async function callCommand(command: ToolCommandInput): Promise<number> {
+  const { io, extraTools = [] } = command;
+  const parsed = parseCommandLineOrHelp(command, "call", CALL_OPTIONS, CALL_HELP);
+  if (parsed === undefined) return 0;
+  const { values, positionals } = parsed;
   const [toolName, inputText, ...extra] = positionals;
   if (toolName === undefined) {
     throw new UsageError("call needs a tool name: pleach call <tool> '<json>'", {

@@ -1,6 +1,10 @@
-import type { ToolRegistration } from "@pleach/coding-agent/tools";
 import { toolInputJSONSchema } from "@pleach/core";
-import { type CommandInput, detachedTools, parseCommandLine, UsageError } from "../cli-support.js";
+import {
+  detachedTools,
+  parseCommandLineOrHelp,
+  type ToolCommandInput,
+  UsageError,
+} from "../cli-support.js";
 
 /** The options `pleach tools` takes. */
 export const TOOLS_OPTIONS = {
@@ -22,26 +26,11 @@ Options:
 `;
 
 /** `pleach tools`: list the tools with their input schemas; resolves to the exit code. */
-export async function toolsCommand({
-  args,
-  io,
-  extraTools = [],
-}: CommandInput & {
-  /**
-   * Tools listed after the fourteen (see `createCodingAgentTools`); the command line offers none.
-   * @default []
-   */
-  extraTools?: readonly ToolRegistration[];
-}): Promise<number> {
-  const { values, positionals } = parseCommandLine({
-    args,
-    command: "tools",
-    options: TOOLS_OPTIONS,
-  });
-  if (values.help) {
-    io.stdout(TOOLS_HELP);
-    return 0;
-  }
+export async function toolsCommand(input: ToolCommandInput): Promise<number> {
+  const { io, extraTools = [] } = input;
+  const parsed = parseCommandLineOrHelp(input, "tools", TOOLS_OPTIONS, TOOLS_HELP);
+  if (parsed === undefined) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length > 0) {
     throw new UsageError(`tools takes no arguments, got ${positionals.join(" ")}`, {
       command: "tools",

@@ -1,4 +1,5 @@
 import type { SandboxProvider, SandboxSession } from "@pleach/core/sandbox";
+import { SANDBOX_SPECIFICATION_VERSION } from "@pleach/core/sandbox";
 
 /**
  * `provider` as the agent gets it, keeping each session it hands out, and `endAll`, which releases
@@ -13,6 +14,7 @@ export function agentSessions(provider: SandboxProvider): {
   const sessions: SandboxSession[] = [];
   return {
     provider: {
+      specificationVersion: SANDBOX_SPECIFICATION_VERSION,
       async acquire(options) {
         const session = await provider.acquire(options);
         sessions.push(session);

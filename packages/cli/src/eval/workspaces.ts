@@ -2,6 +2,7 @@ import path from "node:path";
 import { createGitCloneTool, shellQuote } from "@pleach/coding-agent/tools";
 import type { SandboxMode } from "@pleach/core";
 import type { SandboxClient, SandboxProvider } from "@pleach/core/sandbox";
+import { SANDBOX_SPECIFICATION_VERSION } from "@pleach/core/sandbox";
 import {
   createDockerSandboxProvider,
   createLocalSandbox,
@@ -161,7 +162,10 @@ async function imageWorkspace(
     // One container, two sandboxes over /testbed: the agent's, whose release ends every process
     // it started, and the harness's (this one), which applies the test patch and runs the tests.
     return {
-      agentProvider: { acquire: (options) => session.acquireSibling(options) },
+      agentProvider: {
+        specificationVersion: SANDBOX_SPECIFICATION_VERSION,
+        acquire: (options) => session.acquireSibling(options),
+      },
       client: session.client,
       testPrelude: IMAGE_TEST_PRELUDE,
       release: () => session.release(),

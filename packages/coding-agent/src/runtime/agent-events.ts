@@ -1,5 +1,5 @@
 import type { SandboxClient } from "../sandbox/index.js";
-import type { FileState } from "../tools/file-state.js";
+import type { FileState } from "../tools/shared/file-state.js";
 import type { ModelMessage, ModelUsage } from "./model.js";
 
 /** What a session's tools are made from. */

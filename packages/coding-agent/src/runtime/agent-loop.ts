@@ -1,6 +1,6 @@
 import { type AnyToolDefinition, toolInputJSONSchema } from "@pleach/core";
 import type { SandboxProvider } from "../sandbox/index.js";
-import { createFileState } from "../tools/file-state.js";
+import { createFileState } from "../tools/shared/file-state.js";
 import type {
   AgentEvent,
   AgentResult,

@@ -3,6 +3,7 @@ import path from "node:path";
 import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
+import type { SandboxProvider } from "../sandbox/index.js";
 import { type AgentEvent, createCodingAgentRuntime } from "./agent-runtime.js";
 import type { ModelMessage, ModelRequest } from "./model.js";
 import { createScriptedModel } from "./models/scripted.js";
@@ -28,6 +29,16 @@ function lastToolMessage(request: ModelRequest): Extract<ModelMessage, { role: "
 }
 
 describe("createCodingAgentRuntime", () => {
+  it("refuses a sandbox provider of no contract version", () => {
+    const bare = { acquire: createLocalSandboxProvider().acquire } as unknown as SandboxProvider;
+    expect(() =>
+      createCodingAgentRuntime({
+        sandboxProvider: bare,
+        model: createScriptedModel({ steps: [] }),
+      }),
+    ).toThrow(/sandboxProvider implements sandbox contract of no version/);
+  });
+
   it("runs tool calls, feeds results back as delimited data, and stops on a final answer", async () => {
     const root = await workspace({ "a.txt": "hello world\n" });
     const model = createScriptedModel({

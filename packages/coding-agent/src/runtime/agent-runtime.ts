@@ -1,5 +1,5 @@
 import { type AnyToolDefinition, MODEL_OUTPUT_LIMIT } from "@pleach/core";
-import type { SandboxProvider } from "../sandbox/index.js";
+import { checkSandboxProvider, type SandboxProvider } from "../sandbox/index.js";
 import { createCodingAgentTools } from "../tools/coding-agent-tools.js";
 import type {
   AgentEvent,
@@ -125,6 +125,7 @@ export function createCodingAgentRuntime({
   maxToolCallInputBytes = 256 * 1024,
   maxStepInputBytes = 1024 * 1024,
 }: CodingAgentRuntimeOptions): CodingAgentRuntime {
+  checkSandboxProvider(sandboxProvider, "sandboxProvider");
   return {
     run({ task, abortSignal }) {
       const queue = createEventQueue<AgentEvent>();

@@ -1,6 +1,6 @@
 import type { AnyToolDefinition } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
-import { currentFileHash, type FileState, normalizeFilePath } from "../tools/file-state.js";
+import { currentFileHash, type FileState, normalizeFilePath } from "../tools/shared/file-state.js";
 import type { ModelMessage } from "./model.js";
 
 /** A call that reads files, as its tool declares them (`files.reads` and `files.readKey`). */

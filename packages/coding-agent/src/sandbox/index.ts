@@ -9,32 +9,30 @@ export type {
   JobStartOptions,
   JobState,
   KeptOutput,
+  PooledSandboxProvider,
+  PooledSandboxProviderOptions,
+  PooledSandboxSession,
+  PoolStats,
   ReadFileOptions,
   SandboxClient,
+  SandboxComposite,
+  SandboxCompositeMember,
+  SandboxCompositeMemberHealth,
+  SandboxCompositeOptions,
+  SandboxCompositeSession,
   SandboxJobs,
   SandboxMode,
   SandboxProvider,
   SandboxSession,
 } from "@pleach/core/sandbox";
 export {
+  checkSandboxProvider,
+  createPooledSandboxProvider,
+  createSandboxComposite,
   isSandboxUnavailable,
   jobsUnsupportedError,
+  SANDBOX_SPECIFICATION_VERSION,
   sandboxJobsOf,
   sandboxUnavailableError,
   wrapJobs,
 } from "@pleach/core/sandbox";
-export type {
-  SandboxComposite,
-  SandboxCompositeMember,
-  SandboxCompositeMemberHealth,
-  SandboxCompositeOptions,
-  SandboxCompositeSession,
-} from "./composite.js";
-export { createSandboxComposite } from "./composite.js";
-export type {
-  PooledSandboxProvider,
-  PooledSandboxProviderOptions,
-  PooledSandboxSession,
-  PoolStats,
-} from "./pool.js";
-export { createPooledSandboxProvider } from "./pool.js";

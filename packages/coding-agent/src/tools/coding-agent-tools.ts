@@ -1,21 +1,21 @@
 import { type AnyToolDefinition, MODEL_OUTPUT_LIMIT } from "@pleach/core";
 import type { SandboxClient } from "../sandbox/index.js";
-import { createApplyDiffTool } from "./apply-diff.js";
-import { createBashTool } from "./bash.js";
-import { createEditFileTool } from "./edit-file.js";
-import { type FileState, withFileState } from "./file-state.js";
-import { createGitCloneTool } from "./git-clone.js";
-import { createGitDiffTool } from "./git-diff.js";
-import { offersJobs } from "./job-calls.js";
-import { createJobInputTool } from "./job-input.js";
-import { createJobKillTool } from "./job-kill.js";
-import { createJobListTool } from "./job-list.js";
-import { createJobOutputTool } from "./job-output.js";
-import { createListFilesTool } from "./list-files.js";
-import { createReadFileTool } from "./read-file.js";
-import { createRunTestsTool } from "./run-tests.js";
-import { createSearchFilesTool } from "./search-files.js";
-import { createWriteFileTool } from "./write-file.js";
+import { createApplyDiffTool } from "./apply-diff/tool.js";
+import { createBashTool } from "./bash/tool.js";
+import { createEditFileTool } from "./edit-file/tool.js";
+import { createGitCloneTool } from "./git-clone/tool.js";
+import { createGitDiffTool } from "./git-diff/tool.js";
+import { offersJobs } from "./jobs/calls.js";
+import { createJobInputTool } from "./jobs/input.js";
+import { createJobKillTool } from "./jobs/kill.js";
+import { createJobListTool } from "./jobs/list.js";
+import { createJobOutputTool } from "./jobs/output.js";
+import { createListFilesTool } from "./list-files/tool.js";
+import { createReadFileTool } from "./read-file/tool.js";
+import { createRunTestsTool } from "./run-tests/tool.js";
+import { createSearchFilesTool } from "./search-files/tool.js";
+import { type FileState, withFileState } from "./shared/file-state.js";
+import { createWriteFileTool } from "./write-file/tool.js";
 
 /**
  * One line of a tool registry: the tool's name (known before any client exists, for command

@@ -3,15 +3,17 @@ export type {
   ApplyDiffInput,
   ApplyDiffOutput,
   ApplyDiffToolOptions,
-} from "./apply-diff.js";
+} from "./apply-diff/tool.js";
 export {
   APPLY_DIFF_PATCH_FILE,
   applyDiffInputSchema,
   applyDiffOutputSchema,
   createApplyDiffTool,
-} from "./apply-diff.js";
-export type { BashInput, BashOutput, BashToolOptions } from "./bash.js";
-export { bashInputSchema, bashOutputSchema, createBashTool } from "./bash.js";
+} from "./apply-diff/tool.js";
+export type { BashInput, BashOutput } from "./bash/schema.js";
+export { bashInputSchema, bashOutputSchema } from "./bash/schema.js";
+export type { BashToolOptions } from "./bash/tool.js";
+export { createBashTool } from "./bash/tool.js";
 export type {
   CodingAgentToolName,
   CodingAgentTools,
@@ -20,61 +22,69 @@ export type {
   ToolRegistration,
 } from "./coding-agent-tools.js";
 export { CODING_AGENT_TOOL_NAMES, createCodingAgentTools } from "./coding-agent-tools.js";
-export { showControlCharacters } from "./control-characters.js";
 export type { ApplyFilePatchOptions, ApplyFilePatchResult, HunkReport } from "./diff/apply.js";
 export { applyFilePatch } from "./diff/apply.js";
 export type { TolerantMatch } from "./diff/locate-text.js";
 export { locateTolerantly } from "./diff/locate-text.js";
 export type { FilePatch } from "./diff/parse.js";
 export { parseUnifiedDiff } from "./diff/parse.js";
-export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file.js";
-export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file.js";
-export type { FileRecord, FileState, WithFileStateOptions } from "./file-state.js";
-export { createFileState, diffFileNames, withFileState } from "./file-state.js";
-export type { GitCloneInput, GitCloneOutput, GitCloneToolOptions } from "./git-clone.js";
-export { createGitCloneTool, gitCloneInputSchema, gitCloneOutputSchema } from "./git-clone.js";
-export type { GitDiffInput, GitDiffOutput, GitDiffToolOptions } from "./git-diff.js";
+export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file/tool.js";
+export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file/tool.js";
+export type { GitCloneInput, GitCloneOutput, GitCloneToolOptions } from "./git-clone/tool.js";
+export { createGitCloneTool, gitCloneInputSchema, gitCloneOutputSchema } from "./git-clone/tool.js";
+export type { GitDiffInput, GitDiffOutput, GitDiffToolOptions } from "./git-diff/tool.js";
 export {
   createGitDiffTool,
   gitDiffInputSchema,
   gitDiffOutputSchema,
   parseNumstat,
-} from "./git-diff.js";
-export type { JobInputInput, JobInputOutput } from "./job-input.js";
-export { createJobInputTool, jobInputInputSchema, jobInputOutputSchema } from "./job-input.js";
-export type { JobKillInput, JobKillOutput } from "./job-kill.js";
-export { createJobKillTool, jobKillInputSchema, jobKillOutputSchema } from "./job-kill.js";
-export type { JobListInput, JobListOutput } from "./job-list.js";
-export { createJobListTool, jobListInputSchema, jobListOutputSchema } from "./job-list.js";
-export type { JobOutputInput, JobOutputOutput, JobOutputToolOptions } from "./job-output.js";
+} from "./git-diff/tool.js";
+export type { JobInputInput, JobInputOutput } from "./jobs/input.js";
+export { createJobInputTool, jobInputInputSchema, jobInputOutputSchema } from "./jobs/input.js";
+export type { JobKillInput, JobKillOutput } from "./jobs/kill.js";
+export { createJobKillTool, jobKillInputSchema, jobKillOutputSchema } from "./jobs/kill.js";
+export type { JobListInput, JobListOutput } from "./jobs/list.js";
+export { createJobListTool, jobListInputSchema, jobListOutputSchema } from "./jobs/list.js";
+export type { JobOutputInput, JobOutputOutput, JobOutputToolOptions } from "./jobs/output.js";
 export {
   createJobOutputTool,
   jobOutputInputSchema,
   jobOutputOutputSchema,
-} from "./job-output.js";
-export type { ListFilesInput, ListFilesOutput, ListFilesToolOptions } from "./list-files.js";
-export { createListFilesTool, listFilesInputSchema, listFilesOutputSchema } from "./list-files.js";
+} from "./jobs/output.js";
+export type { ListFilesInput, ListFilesOutput, ListFilesToolOptions } from "./list-files/tool.js";
+export {
+  createListFilesTool,
+  listFilesInputSchema,
+  listFilesOutputSchema,
+} from "./list-files/tool.js";
+export type { ReadFileInput, ReadFileOutput, ReadFileToolOptions } from "./read-file/tool.js";
+export { createReadFileTool, readFileInputSchema, readFileOutputSchema } from "./read-file/tool.js";
+export type { RunTestsInput, RunTestsOutput, RunTestsToolOptions } from "./run-tests/tool.js";
+export { createRunTestsTool, runTestsInputSchema, runTestsOutputSchema } from "./run-tests/tool.js";
+export type {
+  SearchFilesInput,
+  SearchFilesOutput,
+  SearchFilesToolOptions,
+} from "./search-files/tool.js";
+export {
+  createSearchFilesTool,
+  searchFilesInputSchema,
+  searchFilesOutputSchema,
+} from "./search-files/tool.js";
+export { showControlCharacters } from "./shared/control-characters.js";
+export type { FileRecord, FileState, WithFileStateOptions } from "./shared/file-state.js";
+export { createFileState, diffFileNames, withFileState } from "./shared/file-state.js";
+export { shellJoin, shellQuote } from "./shared/shell-quote.js";
 export type {
   TestOutputReading,
   TestRunnerCounts,
   TestStatus,
   TestVerdict,
-} from "./parse-test-output.js";
-export { latestStatuses, parseTestRunnerOutput, readTestOutput } from "./parse-test-output.js";
-export type { ReadFileInput, ReadFileOutput, ReadFileToolOptions } from "./read-file.js";
-export { createReadFileTool, readFileInputSchema, readFileOutputSchema } from "./read-file.js";
-export type { RunTestsInput, RunTestsOutput, RunTestsToolOptions } from "./run-tests.js";
-export { createRunTestsTool, runTestsInputSchema, runTestsOutputSchema } from "./run-tests.js";
-export type {
-  SearchFilesInput,
-  SearchFilesOutput,
-  SearchFilesToolOptions,
-} from "./search-files.js";
+} from "./test-output/parse.js";
+export { latestStatuses, parseTestRunnerOutput, readTestOutput } from "./test-output/parse.js";
+export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file/tool.js";
 export {
-  createSearchFilesTool,
-  searchFilesInputSchema,
-  searchFilesOutputSchema,
-} from "./search-files.js";
-export { shellJoin, shellQuote } from "./shell-quote.js";
-export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file.js";
-export { createWriteFileTool, writeFileInputSchema, writeFileOutputSchema } from "./write-file.js";
+  createWriteFileTool,
+  writeFileInputSchema,
+  writeFileOutputSchema,
+} from "./write-file/tool.js";

@@ -100,7 +100,15 @@ export interface SandboxSession {
   release(): Promise<void>;
 }
 
+/**
+ * The version of this contract a provider implements (as vercel/ai's `specificationVersion`): a
+ * provider written against another one is refused where it is accepted, rather than half working.
+ */
+export const SANDBOX_SPECIFICATION_VERSION = "v1";
+
 /** Hands out sandbox sessions (a pool, a fleet of servers, a composite of several). */
 export interface SandboxProvider {
+  /** The contract's version it implements: {@link SANDBOX_SPECIFICATION_VERSION}. */
+  readonly specificationVersion: typeof SANDBOX_SPECIFICATION_VERSION;
   acquire(options?: { abortSignal?: AbortSignal }): Promise<SandboxSession>;
 }

@@ -1,4 +1,12 @@
 export type {
+  SandboxComposite,
+  SandboxCompositeMember,
+  SandboxCompositeMemberHealth,
+  SandboxCompositeOptions,
+  SandboxCompositeSession,
+} from "./composite.js";
+export { createSandboxComposite } from "./composite.js";
+export type {
   ExecOptions,
   ExecResult,
   FileEncodingOptions,
@@ -9,6 +17,7 @@ export type {
   SandboxProvider,
   SandboxSession,
 } from "./contract.js";
+export { SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
 export type {
   JobInfo,
   JobOutput,
@@ -35,4 +44,12 @@ export {
   checkTimeoutMs,
   fileEncodingOf,
 } from "./options.js";
+export type {
+  PooledSandboxProvider,
+  PooledSandboxProviderOptions,
+  PooledSandboxSession,
+  PoolStats,
+} from "./pool.js";
+export { createPooledSandboxProvider } from "./pool.js";
+export { checkSandboxProvider } from "./provider-version.js";
 export { isSandboxUnavailable, sandboxUnavailableError } from "./unavailable.js";

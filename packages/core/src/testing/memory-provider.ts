@@ -1,5 +1,6 @@
 import { ToolError } from "../errors.js";
 import type { SandboxClient, SandboxProvider, SandboxSession } from "../sandbox/contract.js";
+import { SANDBOX_SPECIFICATION_VERSION } from "../sandbox/contract.js";
 import { sandboxUnavailableError } from "../sandbox/unavailable.js";
 
 /** A sandbox provider held in memory, whose failures a test switches on and off. */
@@ -29,6 +30,7 @@ export function createMemoryProvider(name = "memory"): MemoryProvider {
       details: { reason: "unreachable" },
     });
   const provider: MemoryProvider = {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     alive: new Set(),
     created: 0,
     down: false,

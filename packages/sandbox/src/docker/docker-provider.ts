@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxProvider } from "@pleach/core/sandbox";
+import { SANDBOX_SPECIFICATION_VERSION } from "@pleach/core/sandbox";
 import { createHttpStreamSandboxProvider, type HttpSandboxSession } from "../http-provider.js";
 import { parseNetworkOption } from "../network/domain-rules.js";
 import { checkPrivateFolder, makePrivateFolder } from "../private-folder.js";
@@ -113,6 +114,7 @@ export function createDockerSandboxProvider({
   let reaped: Promise<unknown> | undefined;
 
   return {
+    specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     reapOrphans: reapOwnOrphans,
     async acquire({ abortSignal, workspace } = {}) {
       if (abortSignal?.aborted) throw new ToolError("ABORTED", "acquire was aborted");

@@ -1,6 +1,7 @@
 import { SHELL } from "../os/command-text.js";
 import type { SandboxPolicy } from "../os/sandbox-policy.js";
 import { PERL_PATH } from "../os/session-server.js";
+import { perlProgram } from "../perl-program.js";
 
 /**
  * How a command under bubblewrap reaches the host's domain proxy: its network namespace has only
@@ -18,37 +19,11 @@ export const SANDBOX_PROXY_FOLDER = "/run/pleach-proxy";
 export const PROXY_SOCKET_NAME = "proxy.sock";
 
 /**
- * The forwarder, run by `perl -e` with the port and the socket path as arguments: it prints
- * `ready` once it listens (or why it cannot), then relays each connection in a process of its
- * own, one per direction, passing on each end's shutdown.
+ * The forwarder (`proxy-forwarder.pl`), run by `perl -e` with the port and the socket path as
+ * arguments: it prints `ready` once it listens (or why it cannot), then relays each connection in
+ * a process of its own, one per direction, passing on each end's shutdown.
  */
-const FORWARDER = String.raw`
-use IO::Socket::INET; use IO::Socket::UNIX; use Socket qw(SOCK_STREAM);
-my ($port, $path) = @ARGV;
-$SIG{CHLD} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $| = 1;
-my $server = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 128, Proto => 'tcp')
-  or do { print "cannot listen on 127.0.0.1:$port: $@\n"; exit 1 };
-print "ready\n"; close(STDOUT);
-sub pump {
-  my ($from, $to) = @_; my $buffer;
-  while (my $n = sysread($from, $buffer, 65536)) {
-    my $at = 0;
-    while ($at < $n) { my $written = syswrite($to, $buffer, $n - $at, $at); return unless $written; $at += $written }
-  }
-  shutdown($to, 1);
-}
-while (1) {
-  my $client = $server->accept or next;
-  my $pid = fork;
-  if (defined $pid && $pid == 0) {
-    close($server);
-    my $upstream = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $path) or exit 1;
-    if (fork == 0) { pump($client, $upstream); exit 0 }
-    pump($upstream, $client); exit 0;
-  }
-  close($client);
-}
-`;
+const FORWARDER = perlProgram("network/proxy-forwarder.pl");
 
 /**
  * The shell's arguments that start the forwarder, wait until it listens, then run the command
@@ -66,7 +41,7 @@ export function forwardingShell(shell: readonly string[], perlPath = PERL_PATH):
     script,
     "pleach-proxy",
     perlPath,
-    FORWARDER,
+    FORWARDER(),
     String(SANDBOX_PROXY_PORT),
     `${SANDBOX_PROXY_FOLDER}/${PROXY_SOCKET_NAME}`,
     SHELL,

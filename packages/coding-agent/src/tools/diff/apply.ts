@@ -1,4 +1,4 @@
-import { BYTE_ORDER_MARK } from "../text-format.js";
+import { BYTE_ORDER_MARK } from "../shared/text-format.js";
 import { assemble, dominantNewline, splitSource } from "./assemble.js";
 import { diffTabWidth } from "./indent-style.js";
 import { intentViolation } from "./intent.js";

@@ -1,5 +1,5 @@
-import { findClosestRegion } from "../closest-region.js";
-import { lineSpan } from "../line-span.js";
+import { findClosestRegion } from "../shared/closest-region.js";
+import { lineSpan } from "../shared/line-span.js";
 import type { LineTable } from "./locate.js";
 
 /** Why a hunk whose old lines match at several 0-based `starts` was not applied. */

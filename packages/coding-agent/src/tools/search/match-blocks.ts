@@ -1,4 +1,4 @@
-import { compareTreePaths } from "../path-order.js";
+import { compareTreePaths } from "../shared/path-order.js";
 import type { SearchMatch } from "./search-match.js";
 
 /** One file's matches, in line order. */

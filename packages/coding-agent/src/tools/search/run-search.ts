@@ -1,7 +1,7 @@
 import { isToolError, ToolError } from "@pleach/core";
 import type { SandboxClient } from "../../sandbox/index.js";
-import { takeExitStatus } from "../piped-exit-status.js";
-import { GIT_DIR_GUARD, GIT_DIR_GUARD_STATUS } from "../relative-path.js";
+import { takeExitStatus } from "../shared/piped-exit-status.js";
+import { GIT_DIR_GUARD, GIT_DIR_GUARD_STATUS } from "../shared/relative-path.js";
 import { parseHeadingOutput } from "./heading-output.js";
 import { MatchBlocks } from "./match-blocks.js";
 import { parseRecordOutput } from "./record-output.js";

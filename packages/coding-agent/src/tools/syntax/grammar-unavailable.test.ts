@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { localWorkspace } from "../../test-support/local-workspace.js";
-import { createEditFileTool } from "../edit-file.js";
+import { createEditFileTool } from "../edit-file/tool.js";
 
 // A grammar that cannot load (a missing or corrupt .wasm, a runtime that fails to start) makes
 // the worker's `parserFor` answer undefined and the worker answer "no-grammar"; this file stands

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { localWorkspace } from "../../test-support/local-workspace.js";
-import { createEditFileTool } from "../edit-file.js";
+import { createEditFileTool } from "../edit-file/tool.js";
 
 /**
  * A file that tree-sitter's TypeScript grammar cannot parse within its time limit: its parse

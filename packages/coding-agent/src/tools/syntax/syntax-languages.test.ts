@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { localWorkspace } from "../../test-support/local-workspace.js";
-import { createEditFileTool } from "../edit-file.js";
+import { createEditFileTool } from "../edit-file/tool.js";
 import { parserFor, type SyntaxLanguage, syntaxLanguageOf } from "./grammars.js";
 
 interface LanguageCase {

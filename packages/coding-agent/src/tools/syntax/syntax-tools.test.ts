@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { localWorkspace } from "../../test-support/local-workspace.js";
-import { createApplyDiffTool } from "../apply-diff.js";
-import { createEditFileTool } from "../edit-file.js";
-import { createWriteFileTool } from "../write-file.js";
+import { createApplyDiffTool } from "../apply-diff/tool.js";
+import { createEditFileTool } from "../edit-file/tool.js";
+import { createWriteFileTool } from "../write-file/tool.js";
 import { MAX_SYNTAX_CHECK_BYTES } from "./syntax-check.js";
 
 const MODULE = [

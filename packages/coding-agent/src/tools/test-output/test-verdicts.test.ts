@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latestStatuses, readTestOutput } from "../parse-test-output.js";
+import { latestStatuses, readTestOutput } from "./parse.js";
 
 const statusesOf = (output: string) =>
   Object.fromEntries(latestStatuses(readTestOutput(output).verdicts));

@@ -1,0 +1,25 @@
+use IO::Socket::INET; use IO::Socket::UNIX; use Socket qw(SOCK_STREAM);
+my ($port, $path) = @ARGV;
+$SIG{CHLD} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $| = 1;
+my $server = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 128, Proto => 'tcp')
+  or do { print "cannot listen on 127.0.0.1:$port: $@\n"; exit 1 };
+print "ready\n"; close(STDOUT);
+sub pump {
+  my ($from, $to) = @_; my $buffer;
+  while (my $n = sysread($from, $buffer, 65536)) {
+    my $at = 0;
+    while ($at < $n) { my $written = syswrite($to, $buffer, $n - $at, $at); return unless $written; $at += $written }
+  }
+  shutdown($to, 1);
+}
+while (1) {
+  my $client = $server->accept or next;
+  my $pid = fork;
+  if (defined $pid && $pid == 0) {
+    close($server);
+    my $upstream = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $path) or exit 1;
+    if (fork == 0) { pump($client, $upstream); exit 0 }
+    pump($upstream, $client); exit 0;
+  }
+  close($client);
+}
