@@ -63,7 +63,7 @@ function measure(command) {
 }
 
 async function child(command) {
-  const { createBashTool } = await import("../packages/coding-agent/dist/tools/bash.js");
+  const { createBashTool } = await import("../packages/coding-agent/dist/tools/bash/tool.js");
   const { createLocalSandbox } = await import("../packages/sandbox/dist/index.js");
   const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-bench-")));
   try {

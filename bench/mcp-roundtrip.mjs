@@ -11,7 +11,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createReadFileTool } from "../packages/coding-agent/dist/tools/read-file.js";
+import { createReadFileTool } from "../packages/coding-agent/dist/tools/read-file/tool.js";
 import { createLocalSandbox } from "../packages/sandbox/dist/index.js";
 
 const CALLS = Math.max(200, Number(process.argv[2] ?? 300));

@@ -14,8 +14,8 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { createBashTool } from "../packages/coding-agent/dist/tools/bash.js";
-import { createReadFileTool } from "../packages/coding-agent/dist/tools/read-file.js";
+import { createBashTool } from "../packages/coding-agent/dist/tools/bash/tool.js";
+import { createReadFileTool } from "../packages/coding-agent/dist/tools/read-file/tool.js";
 import { createLocalSandbox } from "../packages/sandbox/dist/index.js";
 
 const beforeAt = process.argv.indexOf("--before");
@@ -56,7 +56,7 @@ try {
   if (before !== undefined) {
     const load = (file) => import(pathToFileURL(path.join(before, file)).href);
     const { createReadFileTool: createOlderReadFileTool } = await load(
-      "coding-agent/dist/tools/read-file.js",
+      "coding-agent/dist/tools/read-file/tool.js",
     );
     const { createLocalSandbox: createOlderLocalSandbox } = await load("sandbox/dist/index.js");
     const olderClient = await createOlderLocalSandbox({ root, mode: "danger-full-access" });

@@ -86,7 +86,9 @@ function measure(root, encoding, calls) {
 }
 
 async function child(root, encoding, calls) {
-  const { createReadFileTool } = await import("../packages/coding-agent/dist/tools/read-file.js");
+  const { createReadFileTool } = await import(
+    "../packages/coding-agent/dist/tools/read-file/tool.js"
+  );
   const { createLocalSandbox } = await import("../packages/sandbox/dist/index.js");
   const { writeFile } = await import("node:fs/promises");
   const client = await createLocalSandbox({ root, mode: "read-only" });

@@ -20,7 +20,7 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { createEditFileTool } from "../packages/coding-agent/dist/tools/edit-file.js";
+import { createEditFileTool } from "../packages/coding-agent/dist/tools/edit-file/tool.js";
 import { parserFor } from "../packages/coding-agent/dist/tools/syntax/grammars.js";
 import { errorsAcrossEdit } from "../packages/coding-agent/dist/tools/syntax/kept-trees.js";
 import { checkInWorker } from "../packages/coding-agent/dist/tools/syntax/syntax-worker-client.js";

@@ -61,7 +61,7 @@ export function sessionForwarder(perlPath = PERL_PATH): {
 } {
   return {
     command: `exec "$PLEACH_PERL" -e "$PLEACH_FORWARDER" ${SANDBOX_PROXY_PORT} ${SANDBOX_PROXY_FOLDER}/${PROXY_SOCKET_NAME}`,
-    env: { PATH: "/usr/bin:/bin", PLEACH_PERL: perlPath, PLEACH_FORWARDER: FORWARDER },
+    env: { PATH: "/usr/bin:/bin", PLEACH_PERL: perlPath, PLEACH_FORWARDER: FORWARDER() },
   };
 }
 
