@@ -137,6 +137,19 @@ export function placeHunk(
     // Nothing to locate by content: only the line number says where the new lines go, and
     // nothing tells whether they are there already (the same lines may well occur elsewhere).
     const size = table.lines.length;
+    // A diff adding to an empty file, against a file holding exactly what it adds: applied already.
+    const added = newSide(hunkLines);
+    if (
+      size > 0 &&
+      hunk.oldStart === 0 &&
+      size === added.length &&
+      added.every((line, index) => table.lines[index] === line)
+    ) {
+      return {
+        kind: "already-applied",
+        report: { hunk: number, status: "already-applied", line: 1 },
+      };
+    }
     if (hint === undefined || hint < 0 || hint > size) {
       return {
         kind: "conflict",
@@ -187,6 +200,28 @@ export function placeHunk(
       };
     }
     return finish(placement(hunkLines, full.start, full.tolerance), report(full.start, 0, full));
+  }
+
+  // Checked before outer context lines are dropped: a hunk applied already has its old text gone,
+  // and with an outer line left out its old side can line up with lines it added (a block of
+  // added tests ending in the blank lines its context starts with), which applies it again.
+  // Only a tolerance that tells the old text from the new can say the new one is there already:
+  // not one under which the hunk changes nothing but a slip (a hunk changing only indentation,
+  // with a typo in its removed line, matched its own old text with indentation ignored). Nor can
+  // new text that is only the context on one side of removed lines: it was there before too.
+  const removesAtAnEdge =
+    !hunkLines.some((line) => line.kind === "add") &&
+    (hunkLines[0]?.kind !== "context" || hunkLines.at(-1)?.kind !== "context");
+  const telling = TOLERANCES.filter(
+    (tolerance) =>
+      !removesAtAnEdge &&
+      normalized(before, tolerance) !== normalized(newSide(hunkLines), tolerance) &&
+      (tolerance === "exact" || !changesOnlySlips(hunkLines, tolerance)),
+  );
+  const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
+  if (after.status !== "none") {
+    const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
+    return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
   }
 
   // Outer context lines are dropped one at a time, from either end, keeping at least the one
@@ -240,31 +275,24 @@ export function placeHunk(
           };
         }
       }
+      // The added lines with the context kept around them standing in the file already: the hunk
+      // was applied, and its outer line has changed since (or is one it added).
+      const standing = addsOnly(candidate.lines)
+        ? locateLines(table, newSide(candidate.lines), { tolerances: ["exact"] })
+        : undefined;
+      if (standing !== undefined && standing.status !== "none") {
+        const at = standing.status === "unique" ? standing.start : (standing.starts[0] ?? 0);
+        return {
+          kind: "already-applied",
+          report: { hunk: number, status: "already-applied", line: at + 1 },
+        };
+      }
       const tolerance =
         candidate.location.status === "unique" ? candidate.location.tolerance : "exact";
       const result = report(candidate.start, candidate.dropped, candidate.location);
       result.contextDropped = total;
       return finish(placement(candidate.lines, candidate.start, tolerance), result);
     }
-  }
-
-  // Only a tolerance that tells the old text from the new can say the new one is there already:
-  // not one under which the hunk changes nothing but a slip (a hunk changing only indentation,
-  // with a typo in its removed line, matched its own old text with indentation ignored). Nor can
-  // new text that is only the context on one side of removed lines: it was there before too.
-  const removesAtAnEdge =
-    !hunkLines.some((line) => line.kind === "add") &&
-    (hunkLines[0]?.kind !== "context" || hunkLines.at(-1)?.kind !== "context");
-  const telling = TOLERANCES.filter(
-    (tolerance) =>
-      !removesAtAnEdge &&
-      normalized(before, tolerance) !== normalized(newSide(hunkLines), tolerance) &&
-      (tolerance === "exact" || !changesOnlySlips(hunkLines, tolerance)),
-  );
-  const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
-  if (after.status !== "none") {
-    const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
-    return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
   }
 
   const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines });

@@ -1,0 +1,108 @@
+import { createPatch } from "diff";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { applyFilePatch } from "./apply.js";
+import { parseUnifiedDiff } from "./parse.js";
+
+/** A Python test module: `count` small test functions, two blank lines apart. */
+function testModule(count: number, prefix: string): string[] {
+  const lines: string[] = ["import pytest", ""];
+  for (let index = 0; index < count; index += 1) {
+    lines.push("", `def test_${prefix}_${index}():`, `    result = run("${prefix} ${index}")`);
+    lines.push(`    assert result.exit_code == 0`);
+  }
+  return lines;
+}
+
+/** Two added test functions of 77 lines in all, ending like the functions around them. */
+function addedTests(): string[] {
+  const lines: string[] = [];
+  for (const name of ["isolation_stderr", "isolation_stdout"]) {
+    lines.push("", "", `def test_${name}(runner):`);
+    for (let index = 0; index < 34; index += 1) lines.push(`    runner.invoke(cli, ["${index}"])`);
+    lines.push("    assert result.exit_code == 0");
+  }
+  return lines.slice(0, 77);
+}
+
+/** Apply every file diff of `diff` to `files`; what each file became and every hunk's status. */
+function applyAll(files: Map<string, string>, diff: string) {
+  const result = new Map(files);
+  const statuses: string[] = [];
+  for (const patch of parseUnifiedDiff(diff)) {
+    const name = (patch.newPath ?? patch.oldPath ?? "").replace(/^b\//, "");
+    const applied = applyFilePatch(result.get(name), patch);
+    statuses.push(...applied.hunks.map((hunk) => `${name}#${hunk.hunk}:${hunk.status}`));
+    if (applied.conflicts.length === 0 && applied.text !== null) result.set(name, applied.text);
+  }
+  return { files: result, statuses };
+}
+
+describe("a diff applied twice", () => {
+  it("changes nothing the second time, where an outer context line lined up with added lines", () => {
+    // The shape of pallets/click c2ed4149 sent twice: ten files, and in one a hunk adding two test
+    // functions whose outer context line, left out, let the rest line up 79 lines further down.
+    const before = new Map<string, string>();
+    const after = new Map<string, string>();
+    for (let file = 0; file < 10; file += 1) {
+      const old = testModule(40, `f${file}`);
+      const changed = [...old];
+      if (file === 7) changed.splice(2 + 4 * 20, 0, ...addedTests());
+      else changed.splice(2 + 4 * 10 + 3, 1, `    assert result.exit_code == ${file}`);
+      before.set(`tests/test_${file}.py`, `${old.join("\n")}\n`);
+      after.set(`tests/test_${file}.py`, `${changed.join("\n")}\n`);
+    }
+    const diff = [...before.keys()]
+      .map((name) =>
+        createPatch(name, before.get(name) ?? "", after.get(name) ?? "").replace(
+          /^Index: .*\n=+\n--- (.*)\n\+\+\+ (.*)\n/,
+          "--- a/$1\n+++ b/$2\n",
+        ),
+      )
+      .join("");
+
+    const first = applyAll(before, diff);
+    expect(first.files).toEqual(after);
+    const second = applyAll(first.files, diff);
+    expect(second.files).toEqual(after);
+    expect(second.statuses.every((status) => status.endsWith(":already-applied"))).toBe(true);
+  });
+
+  it("is a no-op for any generated diff that applied", () => {
+    const content = fc.constantFrom("", "", "a", "b", "}", "  return x;", "def f():", "    pass");
+    fc.assert(
+      fc.property(
+        fc.array(content, { maxLength: 30 }),
+        fc.array(
+          fc.record({
+            action: fc.constantFrom("keep", "keep", "keep", "drop", "replace"),
+            insert: fc.array(content, { maxLength: 4 }),
+            replacement: content,
+          }),
+          { minLength: 31, maxLength: 31 },
+        ),
+        (lines, steps) => {
+          const changed: string[] = [];
+          lines.forEach((line, index) => {
+            const step = steps[index];
+            changed.push(...(step?.insert ?? []));
+            if (step?.action === "keep") changed.push(line);
+            else if (step?.action === "replace") changed.push(step.replacement);
+          });
+          changed.push(...(steps[lines.length]?.insert ?? []));
+          const old = lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+          const wanted = changed.length === 0 ? "" : `${changed.join("\n")}\n`;
+          const [patch] = parseUnifiedDiff(createPatch("f", old, wanted));
+          if (patch === undefined || patch.hunks.length === 0) return;
+          const once = applyFilePatch(old, patch);
+          if (once.conflicts.length > 0 || once.text === null) return;
+          const twice = applyFilePatch(once.text, patch);
+          // A conflict leaves the file as it is too; what must never happen is a change.
+          const result = twice.conflicts.length > 0 ? once.text : twice.text;
+          expect(result).toBe(once.text);
+        },
+      ),
+      { numRuns: 3000, seed: 31 },
+    );
+  });
+});
