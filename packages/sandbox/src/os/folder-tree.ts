@@ -44,20 +44,6 @@ export class FolderTree {
     return changed;
   }
 
-  /**
-   * Take `folders` (a walk an earlier process kept, `loadWalkSnapshot`) as the tree, each listing
-   * to be checked by its stamp before it is trusted ({@link update} with the folders whose stamp
-   * moved): it counts as the first walk.
-   */
-  adopt(folders: Map<string, FolderListing>): void {
-    this.hooks.reset();
-    this.walks += 1;
-    this.folders.clear();
-    for (const [folder, listing] of folders) this.folders.set(folder, listing);
-    this.changed = true;
-    this.truncated = false;
-  }
-
   /** Search the whole tree afresh; returns how many folders were read. */
   async walk(): Promise<number> {
     this.hooks.reset();

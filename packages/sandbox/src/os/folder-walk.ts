@@ -5,7 +5,6 @@ import { type FolderListing, FolderReader, RECENT_CHANGE_MS } from "./folder-rea
 import { FOLDERS_PER_TURN, FolderTree } from "./folder-tree.js";
 import { FolderWatches, WatchesExhausted } from "./folder-watches.js";
 import { inotifyQueue, watchFolder as inotifyWatch, type WatchFolder } from "./inotify-queue.js";
-import { loadWalkSnapshot, saveWalkSnapshot } from "./walk-snapshot.js";
 
 /** The part of a workspace tree that matters to the sandbox. */
 export interface WorkspaceScan {
@@ -54,19 +53,10 @@ export interface WorkspaceWalkerOptions {
   watch?: boolean;
   /** How a folder is watched; tests inject failures. @default `fs.watch` */
   watchFolder?: WatchFolder;
-  /**
-   * Start from the walk an earlier process kept of this workspace (each folder then `lstat`ed and
-   * read again only if its stamp moved), and keep this one's for the next (`walk-snapshot.ts`).
-   * @default true
-   */
-  snapshots?: boolean;
 }
 
 /** Pending folders each scan watches itself rather than leave to the background (tens of ms). */
 const SETUP_IN_SCAN = 4_096;
-
-/** A scan that read more folders than this keeps the tree for the next process. */
-const SNAPSHOT_AFTER_LISTED = 1_000;
 
 /** How long after a walk the watchers' setup starts in the background. */
 const SETUP_DELAY_MS = 1_000;
@@ -114,7 +104,6 @@ export function createWorkspaceWalker({
   recentChangeMs = RECENT_CHANGE_MS,
   watch = true,
   watchFolder = inotifyWatch,
-  snapshots = true,
 }: WorkspaceWalkerOptions): WorkspaceWalker {
   const reader = new FolderReader(recentChangeMs);
   /** Why events are off for good, when they are. */
@@ -298,21 +287,7 @@ export function createWorkspaceWalker({
     return { stale: [...stale], renew: renamed, overflow };
   }
 
-  /** Keep the tree for the next process, in the background (a snapshot is a few MB of JSON). */
-  let saving: NodeJS.Timeout | undefined;
-  function saveLater(): void {
-    if (!snapshots || saving !== undefined) return;
-    saving = setTimeout(() => {
-      saving = undefined;
-      if (!tree.truncated && tree.walks > 0) saveWalkSnapshot(root, tree.folders);
-    }, SETUP_DELAY_MS).unref();
-  }
-
   async function scanNow(): Promise<WorkspaceScan> {
-    if (tree.walks === 0 && snapshots && root !== "/") {
-      const saved = loadWalkSnapshot(root, maxDirectories);
-      if (saved !== undefined) tree.adopt(saved);
-    }
     const walks = tree.walks;
     let listed: number;
     let tracking: WorkspaceScan["tracking"] = "stamps";
@@ -331,8 +306,6 @@ export function createWorkspaceWalker({
         : await tree.update(await staleByStamps());
     }
     if (tree.walks !== walks) tracking = "walk";
-    // Worth keeping when a good part of the tree was read (a walk, or a snapshot gone stale).
-    if (listed > SNAPSHOT_AFTER_LISTED) saveLater();
     if (watches === undefined) startWatching();
     else scheduleBackground();
     if (tree.takeChanged()) summary = undefined;
