@@ -16,7 +16,7 @@ import {
 } from "./host-facts.js";
 
 // Attacks on the policy between calls: a change completed before a call must show in that call's
-// policy, however it was made (none makes an inotify event, a new stamp or a new walk of the tree).
+// policy, however it was made (many move no stamp of a folder the walk looks at).
 
 const linux = process.platform === "linux";
 
@@ -87,62 +87,57 @@ async function openCounter(file: string) {
   return { opens, close: () => child.kill() };
 }
 
-describe.skipIf(!linux)(
-  "the policy against changes that make no inotify event (inotify is Linux's)",
-  () => {
-    let cache: HostFactsCache;
-    let root: string;
-    beforeEach(async () => {
-      cache = createHostFactsCache();
-      root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
-      return () => cache.close();
-    });
-    const protectedNow = async () =>
-      (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map(
-        (each) => each.path,
-      );
+describe.skipIf(!linux)("the policy against changes that move no stamp (Linux)", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
+    return () => cache.close();
+  });
+  const protectedNow = async () =>
+    (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map((each) => each.path);
 
-    it.skipIf(!python)(
-      "opens no file named for the policy that is no regular file (a device can act on open; counted by python3)",
-      async () => {
-        execFileSync("git", ["init", "-q", root]);
-        const fifo = path.join(root, "fifo");
-        execFileSync("mkfifo", [fifo]);
-        execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
-        const counter = await openCounter(fifo);
-        try {
-          for (let time = 0; time < 3; time += 1) await protectedNow();
-          expect(await counter.opens()).toBe(0);
-        } finally {
-          counter.close();
-        }
-      },
-    );
+  it.skipIf(!python)(
+    "opens no file named for the policy that is no regular file (a device can act on open; counted by python3)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const fifo = path.join(root, "fifo");
+      execFileSync("mkfifo", [fifo]);
+      execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
+      const counter = await openCounter(fifo);
+      try {
+        for (let time = 0; time < 3; time += 1) await protectedNow();
+        expect(await counter.opens()).toBe(0);
+      } finally {
+        counter.close();
+      }
+    },
+  );
 
-    it.skipIf(!python)(
-      "sees a git config rewritten through a shared memory map that was written to before (no new stamp; written by python3)",
-      async () => {
-        execFileSync("git", ["init", "-q", root]);
-        const config = path.join(root, ".git", "config");
-        const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
-        writeFileSync(config, padded("[core]\n\tbare = false\n"));
-        const map = await mapped(config);
-        try {
-          // The first write through the map moves the file's stamp; later ones, until the kernel
-          // writes the page back (half a minute), do not.
-          await map.write("[core]\n\tbare = false\n");
-          await new Promise((resolve) => setTimeout(resolve, 2_100));
-          expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
-          await map.write("[core]\n\thooksPath=hooks\n");
-          expect(await protectedNow()).toContain(path.join(root, "hooks"));
-        } finally {
-          map.close();
-        }
-      },
-      20_000,
-    );
-  },
-);
+  it.skipIf(!python)(
+    "sees a git config rewritten through a shared memory map that was written to before (no new stamp; written by python3)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const config = path.join(root, ".git", "config");
+      const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
+      writeFileSync(config, padded("[core]\n\tbare = false\n"));
+      const map = await mapped(config);
+      try {
+        // The first write through the map moves the file's stamp; later ones, until the kernel
+        // writes the page back (half a minute), do not.
+        await map.write("[core]\n\tbare = false\n");
+        await new Promise((resolve) => setTimeout(resolve, 2_100));
+        expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
+        await map.write("[core]\n\thooksPath=hooks\n");
+        expect(await protectedNow()).toContain(path.join(root, "hooks"));
+      } finally {
+        map.close();
+      }
+    },
+    20_000,
+  );
+});
 
 describe.skipIf(!linux || process.getuid?.() !== 0)(
   "the facts of a root caller (as root, on Linux)",
@@ -167,58 +162,55 @@ describe.skipIf(!linux || process.getuid?.() !== 0)(
   },
 );
 
-describe.skipIf(!linux)(
-  "the facts where the home is on another file system (inotify is Linux's)",
-  () => {
-    let cache: HostFactsCache;
-    let root: string;
-    beforeEach(async () => {
-      cache = createHostFactsCache();
-      root = await useTempDir({ prefix: "pleach-memo-fs-" });
-      return () => cache.close();
-    });
-    const hidden = async (home: string) =>
-      (
-        await gatherHostFacts({
-          root,
-          cache,
-          hostEnvironment: { HOME: home },
-          readPolicy: { credentialHomes: [home] },
-        })
-      ).hiddenPaths;
-    /** Gather a few times, so that the walk is watched by events. */
-    async function settle(home: string): Promise<void> {
-      for (let time = 0; time < 3; time += 1) await hidden(home);
+describe.skipIf(!linux)("the facts where the home is on another file system (Linux)", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await useTempDir({ prefix: "pleach-memo-fs-" });
+    return () => cache.close();
+  });
+  const hidden = async (home: string) =>
+    (
+      await gatherHostFacts({
+        root,
+        cache,
+        hostEnvironment: { HOME: home },
+        readPolicy: { credentialHomes: [home] },
+      })
+    ).hiddenPaths;
+  /** Gather a few times, so that later calls read the walk by stamps. */
+  async function settle(home: string): Promise<void> {
+    for (let time = 0; time < 3; time += 1) await hidden(home);
+  }
+  const netrc = (home: string) =>
+    expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
+
+  it("hides a store made since in a home on tmpfs", async () => {
+    const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
+    await settle(home);
+    expect(await hidden(home)).not.toContainEqual(netrc(home));
+    await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+    expect(await hidden(home)).toContainEqual(netrc(home));
+  });
+
+  it("hides a store made since through the other path of a bind-mounted home", async (context) => {
+    const real = await useTempDir({ prefix: "pleach-memo-real-" });
+    const home = await useTempDir({ prefix: "pleach-memo-home-" });
+    try {
+      execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
+    } catch {
+      context.skip("needs to bind-mount (root, where mounts are allowed)");
     }
-    const netrc = (home: string) =>
-      expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
-
-    it("hides a store made since in a home on tmpfs", async () => {
-      const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
+    try {
       await settle(home);
-      expect(await hidden(home)).not.toContainEqual(netrc(home));
-      await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+      await writeFile(path.join(real, ".netrc"), "machine x password y\n");
       expect(await hidden(home)).toContainEqual(netrc(home));
-    });
-
-    it("hides a store made since through the other path of a bind-mounted home", async (context) => {
-      const real = await useTempDir({ prefix: "pleach-memo-real-" });
-      const home = await useTempDir({ prefix: "pleach-memo-home-" });
-      try {
-        execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
-      } catch {
-        context.skip("needs to bind-mount (root, where mounts are allowed)");
-      }
-      try {
-        await settle(home);
-        await writeFile(path.join(real, ".netrc"), "machine x password y\n");
-        expect(await hidden(home)).toContainEqual(netrc(home));
-      } finally {
-        execFileSync("umount", [home]);
-      }
-    });
-  },
-);
+    } finally {
+      execFileSync("umount", [home]);
+    }
+  });
+});
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.backend === "bubblewrap";
@@ -243,7 +235,7 @@ describe.skipIf(!sessions)(
       });
       return () => client.close();
     });
-    /** Run `true` a few times, so that the walk is watched by events. */
+    /** Run `true` a few times, so that later calls read the walk by stamps. */
     const idle = async () => {
       for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
     };
@@ -280,7 +272,7 @@ describe.skipIf(!sessions)(
     }, 60_000);
 
     it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
-      // Through a folder with search but no read permission (inotify needs read to watch it).
+      // Through a folder with search but no read permission.
       await mkdir(path.join(home, "locked", "keys"), { recursive: true });
       await symlink("locked/keys", path.join(home, ".ssh"));
       await chmod(path.join(home, "locked"), 0o311);
@@ -360,7 +352,7 @@ describe.skipIf(!sessions)(
   },
 );
 
-describe.skipIf(!linux)("gatherHostFacts between calls (inotify is Linux's)", () => {
+describe.skipIf(!linux)("gatherHostFacts between calls (Linux)", () => {
   let cache: HostFactsCache;
   let root: string;
   let home: string;
@@ -377,14 +369,12 @@ describe.skipIf(!linux)("gatherHostFacts between calls (inotify is Linux's)", ()
       hostEnvironment: { HOME: home },
       readPolicy: { credentialHomes: [home] },
     });
-  /** Gather until the scan tracks events (the walk kept current by inotify). */
+  /** Gather past the first walk, so that the next call reads only by stamps. */
   async function settled() {
-    for (let attempt = 0; attempt < 40; attempt += 1) {
-      const facts = await gather();
-      if (facts.walk.tracking === "events") return facts;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error("the walk never tracked events");
+    await gather();
+    const facts = await gather();
+    expect(facts.walk.tracking).toBe("stamps");
+    return facts;
   }
 
   it("hides a credential store made meanwhile", async () => {

@@ -11,7 +11,6 @@ import {
   hiddenReads,
   type ReadPolicy,
 } from "./hidden-reads.js";
-import type { WatchFolder } from "./inotify-queue.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -73,11 +72,10 @@ export interface HostFacts {
   temporaryDirectory: string;
   /**
    * How much of the workspace tree was searched for nested repositories and sockets, how many of
-   * its folders had to be read this time (the others were unchanged since the last call), and how
-   * the changed ones were found: `events` (inotify), `stamps` (an `lstat` of every folder) or
-   * `walk` (all read), with `trackingNote` saying why changes are not watched when they are not.
+   * its folders had to be read this time (the others were unchanged since the last call, by their
+   * stamps), and how: `stamps` (an `lstat` of every folder) or `walk` (all read).
    */
-  walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking" | "trackingNote">;
+  walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking">;
   /**
    * The git directory entries the walk found (`WorkspaceScan.gitEntries`): what a command that
    * makes a repository is compared with once it ends (`makeNewRepositoriesInert`).
@@ -96,31 +94,22 @@ export interface HostFactsCacheOptions {
    */
   recentChangeMs?: number;
   /**
-   * How many workspaces' walks are kept; the least recently used is dropped past it (and its
-   * watchers closed).
+   * How many workspaces' walks are kept; the least recently used is dropped past it.
    * @default 16
    */
   maxWorkspaces?: number;
-  /**
-   * Whether walks watch their folders for changes (inotify, Linux) rather than `lstat` each one
-   * on every call (see {@link createWorkspaceWalker}).
-   * @default true
-   */
-  watch?: boolean;
-  /** How a folder is watched; tests inject failures. @default `fs.watch` */
-  watchFolder?: WatchFolder;
 }
 
 /**
- * What {@link gatherHostFacts} keeps between calls: the walk of each workspace, kept current by
- * inotify events or `lstat` stamps, and nothing else. The policy (hidden and protected paths, git
+ * What {@link gatherHostFacts} keeps between calls: the walk of each workspace (its folders'
+ * listings, kept current by their `lstat` stamps), and nothing else. The policy (hidden and protected paths, git
  * configuration, sockets) is computed afresh from the host's files on every call: nothing derived
  * from the walk outlives the call that derived it.
  */
 export interface HostFactsCache {
   /** The walker of `root` for this folder limit (made on first use). */
   walker(root: string, maxDirectories: number): WorkspaceWalker;
-  /** Close every walk's watchers (a later call walks again). */
+  /** Forget every walk (a later call walks again). */
   close(): void;
 }
 
@@ -128,8 +117,6 @@ export interface HostFactsCache {
 export function createHostFactsCache({
   recentChangeMs,
   maxWorkspaces = 16,
-  watch,
-  watchFolder,
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
   return {
@@ -141,8 +128,6 @@ export function createHostFactsCache({
           root,
           maxDirectories,
           ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
-          ...(watch === undefined ? {} : { watch }),
-          ...(watchFolder === undefined ? {} : { watchFolder }),
         });
         if (walkers.size >= maxWorkspaces) {
           const [oldest] = walkers;
@@ -237,7 +222,7 @@ export async function currentProtection({
   maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
-  cache = createHostFactsCache({ watch: false }),
+  cache = createHostFactsCache(),
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
@@ -295,9 +280,8 @@ async function completeScan(
  *
  * The tree walk never follows symbolic links, does not descend into `.git` folders, and stops
  * after `maxDirectories` folders, breadth first, so that a huge `node_modules` costs a bounded
- * time. With a `cache`, later calls read again only the folders that inotify events named, or,
- * where folders cannot be watched, those whose `lstat` stamps changed (see
- * {@link createWorkspaceWalker} for why neither misses a change).
+ * time. With a `cache`, later calls read again only the folders whose `lstat` stamps changed (see
+ * {@link createWorkspaceWalker} for why that misses no change).
  * Everything else is read afresh on every call, synchronously: a few dozen small system calls
  * cost less than the thread-pool round trips of their asynchronous forms.
  */
@@ -309,12 +293,12 @@ export async function gatherHostFacts({
   hostEnvironment = process.env,
   bubblewrap,
   readPolicy = {},
-  cache = createHostFactsCache({ watch: false }),
+  cache = createHostFactsCache(),
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
-  // Read on every call: binding a socket makes no event in a folder we could watch.
+  // Sockets bound anywhere on the host, read on every call with the rest.
   const bound = boundUnixSockets();
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
   const view = readView({
@@ -350,7 +334,6 @@ export async function gatherHostFacts({
       truncated: walk.truncated,
       listed: walk.listed,
       tracking: walk.tracking,
-      ...(walk.trackingNote === undefined ? {} : { trackingNote: walk.trackingNote }),
     },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
