@@ -22,7 +22,7 @@
 //                      "idle 0" builds a sandbox of its own, making and removing the placeholders,
 //                      around every call
 //   big tree           a full call in a workspace of `big-tree-folders` folders (a node_modules),
-//                      its walk kept current by inotify events (stamps where they cannot be had)
+//                      its walk kept current by the folders' stamps
 //   first call         the same on a fresh wrapper with a fresh host-facts cache, as a new
 //                      process makes it, walking the whole tree (5 runs, after); then find over
 //                      the big tree, the kernel's floor for reading its folders
