@@ -2,7 +2,7 @@ import { fstatSync } from "node:fs";
 import path from "node:path";
 import { type Located, openedPath } from "./beneath.js";
 import { type HiddenPath, hiddenPathError, hiddenPathOf } from "./os/hidden-reads.js";
-import { lookupStat } from "./os/host-lookups.js";
+import { statOr } from "./os/path-state.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { isInside } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
@@ -49,7 +49,7 @@ function hardLinkedFile(fd: number, hidden: readonly HiddenPath[]): HiddenPath |
   if (opened.nlink < 2 || !opened.isFile()) return undefined;
   return hidden.find((each) => {
     if (each.state !== "file") return false;
-    const info = lookupStat(each.path);
+    const info = statOr(each.path);
     return info?.dev === opened.dev && info.ino === opened.ino;
   });
 }

@@ -173,7 +173,7 @@ export interface CommandWrapperOptions {
   /**
    * The most folders of the workspace searched for nested `.git` folders and sockets per command.
    * The first command of a workspace reads them all; later ones read only those that changed,
-   * named by inotify events on Linux or found by an `lstat` of each (see `createWorkspaceWalker`). A workspace with more is refused in
+   * found by an `lstat` of each (see `createWorkspaceWalker`). A workspace with more is refused in
    * `workspace-write` (`TOO_LARGE`), for commands and writes alike: a repository past the limit
    * could not be protected.
    * @default 200_000
@@ -200,7 +200,7 @@ export interface CommandWrapperOptions {
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
   /**
    * Where the wrapper keeps what it learnt about each workspace between commands (the folder
-   * walk and its watchers), brought up to date on every command.
+   * walk), brought up to date on every command.
    * @default a cache of its own
    */
   hostFactsCache?: HostFactsCache;

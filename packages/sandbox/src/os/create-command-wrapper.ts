@@ -225,11 +225,7 @@ export function createCommandWrapper({
       for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
       // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
       for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
-      const identities = cache.remember(
-        hostFacts.walk,
-        JSON.stringify(["identities", root, [...inWorkspace]]),
-        () => pathIdentities(root, inWorkspace),
-      );
+      const identities = pathIdentities(root, inWorkspace);
       const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env, sessionRules ?? null])}\n${identities}`;
       const commandEnv = {
         ...wrapped.env,

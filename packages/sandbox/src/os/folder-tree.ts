@@ -8,16 +8,6 @@ const TRUNCATED_SLACK = 256;
 /** Folders handled between yields to the event loop, so that a huge tree does not stall it. */
 export const FOLDERS_PER_TURN = 512;
 
-/** What a {@link FolderTree} asks of its owner. */
-export interface FolderTreeHooks {
-  /** Read a folder (watching it first, when changes are watched); `undefined` when it is gone. */
-  read(folder: string): FolderListing | undefined;
-  /** A folder left the tree, or another folder took its path. */
-  forget(folder: string): void;
-  /** The tree is about to be searched from scratch. */
-  reset(): void;
-}
-
 /**
  * The folders of a workspace (breadth first, never following symbolic links nor entering `.git`,
  * up to `maxDirectories`), each with its listing, kept current by {@link update} from the folders
@@ -28,42 +18,18 @@ export class FolderTree {
   truncated = false;
   /** How many times the whole tree was searched (0: not yet). */
   walks = 0;
-  /** Whether the tree changed since the owner last looked ({@link takeChanged}). */
-  private changed = true;
 
   constructor(
     readonly root: string,
     private readonly maxDirectories: number,
-    private readonly hooks: FolderTreeHooks,
+    /** Reads a folder; `undefined` when it is gone. */
+    private readonly read: (folder: string) => FolderListing | undefined,
   ) {}
-
-  /** Whether anything changed since the last call. */
-  takeChanged(): boolean {
-    const changed = this.changed;
-    this.changed = false;
-    return changed;
-  }
-
-  /**
-   * Take `folders` (a walk an earlier process kept, `loadWalkSnapshot`) as the tree, each listing
-   * to be checked by its stamp before it is trusted ({@link update} with the folders whose stamp
-   * moved): it counts as the first walk.
-   */
-  adopt(folders: Map<string, FolderListing>): void {
-    this.hooks.reset();
-    this.walks += 1;
-    this.folders.clear();
-    for (const [folder, listing] of folders) this.folders.set(folder, listing);
-    this.changed = true;
-    this.truncated = false;
-  }
 
   /** Search the whole tree afresh; returns how many folders were read. */
   async walk(): Promise<number> {
-    this.hooks.reset();
     this.walks += 1;
     this.folders.clear();
-    this.changed = true;
     this.truncated = false;
     let level = [this.root];
     let work = 0;
@@ -76,7 +42,7 @@ export class FolderTree {
       for (const folder of level) {
         if (++work % FOLDERS_PER_TURN === 0) await nextTurn();
         // A folder that vanished meanwhile still counts against the limit, as an empty one.
-        const listing = this.hooks.read(folder) ?? emptyListing();
+        const listing = this.read(folder) ?? emptyListing();
         this.folders.set(folder, listing);
         for (const name of listing.subfolders) next.push(path.join(folder, name));
       }
@@ -88,13 +54,13 @@ export class FolderTree {
 
   /**
    * Read `stale` folders again; search their new subfolders and forget removed ones. A folder
-   * whose path now names another folder (another device or inode), or one in `renew`, has what
-   * was known below it forgotten and is searched as new. When the search had hit the folder limit, new empty folders
+   * whose path now names another folder (another device or inode) has what was known below it
+   * forgotten and is searched as new. When the search had hit the folder limit, new empty folders
    * join it and removed ones leave it (within a small slack of the limit), while a new folder with
    * subfolders, or many gone, has the tree searched from scratch, so that the limit still covers
    * the shallowest folders. Returns how many folders were read.
    */
-  async update(stale: Iterable<string>, renew: ReadonlySet<string> = new Set()): Promise<number> {
+  async update(stale: Iterable<string>): Promise<number> {
     const known = this.folders;
     const added: string[] = [];
     let listed = 0;
@@ -104,15 +70,14 @@ export class FolderTree {
       const before = known.get(folder);
       // Unknown, or forgotten with a folder above it earlier in this loop.
       if (before === undefined) continue;
-      let replaced = renew.has(folder) && folder !== this.root;
-      if (replaced) this.renew(folder, before);
-      let listing = this.hooks.read(folder);
+      let replaced = false;
+      let listing = this.read(folder);
       listed += 1;
       if (!replaced && listing !== undefined && !sameFolder(before, listing)) {
         if (folder === this.root) return this.walk();
         replaced = true;
-        this.renew(folder, before);
-        listing = this.hooks.read(folder);
+        this.forgetBelow(folder, before);
+        listing = this.read(folder);
         listed += 1;
       }
       if (listing === undefined) {
@@ -121,7 +86,6 @@ export class FolderTree {
         continue;
       }
       known.set(folder, listing);
-      if (replaced || !sameContent(before, listing)) this.changed = true;
       const now = new Set(listing.subfolders);
       if (!replaced) {
         for (const name of before.subfolders) {
@@ -135,11 +99,10 @@ export class FolderTree {
     }
     // A folder added above may have been forgotten with its parent later in the loop.
     let level = added.filter((folder) => !known.has(folder) && known.has(path.dirname(folder)));
-    if (level.length > 0) this.changed = true;
     if (this.truncated) {
       if (known.size < this.maxDirectories - TRUNCATED_SLACK) return this.walk();
       for (const folder of level) {
-        const listing = this.hooks.read(folder) ?? emptyListing();
+        const listing = this.read(folder) ?? emptyListing();
         listed += 1;
         if (listing.subfolders.length > 0 || known.size >= this.maxDirectories + TRUNCATED_SLACK) {
           return this.walk();
@@ -153,7 +116,7 @@ export class FolderTree {
       const next: string[] = [];
       for (const folder of level) {
         if (++work % FOLDERS_PER_TURN === 0) await nextTurn();
-        const listing = this.hooks.read(folder) ?? emptyListing();
+        const listing = this.read(folder) ?? emptyListing();
         listed += 1;
         known.set(folder, listing);
         for (const name of listing.subfolders) next.push(path.join(folder, name));
@@ -163,20 +126,12 @@ export class FolderTree {
     return listed;
   }
 
-  /** Forget what is known beneath `folder`, and its watcher: it is read as a new folder. */
-  private renew(folder: string, before: FolderListing): void {
-    this.forgetBelow(folder, before);
-    this.hooks.forget(folder);
-  }
-
   /** Forget `folder` and everything known beneath it. */
   private forgetTree(folder: string): void {
     const listing = this.folders.get(folder);
     if (listing === undefined) return;
     this.folders.delete(folder);
-    this.hooks.forget(folder);
     this.forgetBelow(folder, listing);
-    this.changed = true;
   }
 
   /** Forget everything known beneath `folder`, through the known listings. */
@@ -186,10 +141,8 @@ export class FolderTree {
       const below = this.folders.get(next);
       if (below === undefined) continue;
       this.folders.delete(next);
-      this.hooks.forget(next);
       for (const name of below.subfolders) gone.push(path.join(next, name));
     }
-    this.changed = true;
   }
 }
 
@@ -197,19 +150,4 @@ export class FolderTree {
 function sameFolder(before: FolderListing, now: FolderListing): boolean {
   // A listing that vouched for nothing (gone, out of reach) is replaced whatever comes.
   return before.device === now.device && before.inode === now.inode && before.device !== -1;
-}
-
-function sameContent(before: FolderListing, now: FolderListing): boolean {
-  return (
-    before.hasGitEntry === now.hasGitEntry &&
-    before.gitDirectory === now.gitDirectory &&
-    before.unreadable === now.unreadable &&
-    before.outOfReach === now.outOfReach &&
-    sameNames(before.subfolders, now.subfolders) &&
-    sameNames(before.sockets, now.sockets)
-  );
-}
-
-function sameNames(before: readonly string[], now: readonly string[]): boolean {
-  return before.length === now.length && before.every((name, index) => name === now[index]);
 }

@@ -1,11 +1,7 @@
-import { lstatSync } from "node:fs";
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { type FolderListing, FolderReader, RECENT_CHANGE_MS } from "./folder-reader.js";
 import { FOLDERS_PER_TURN, FolderTree } from "./folder-tree.js";
-import { FolderWatches, WatchesExhausted } from "./folder-watches.js";
-import { inotifyQueue, watchFolder as inotifyWatch, type WatchFolder } from "./inotify-queue.js";
-import { loadWalkSnapshot, saveWalkSnapshot } from "./walk-snapshot.js";
 
 /** The part of a workspace tree that matters to the sandbox. */
 export interface WorkspaceScan {
@@ -24,15 +20,13 @@ export interface WorkspaceScan {
   directories: number;
   /** Whether the search stopped at the folder limit. */
   truncated: boolean;
-  /** How many folders were read this time; the others were vouched for by events or stamps. */
+  /** How many folders were read this time; the others were vouched for by their stamps. */
   listed: number;
   /**
-   * How this scan knew which folders to read again: `events` (inotify watchers, Linux),
-   * `stamps` (one `lstat` per folder), or `walk` (the whole tree was read).
+   * How this scan knew which folders to read again: `stamps` (one `lstat` per folder), or `walk`
+   * (the whole tree was read).
    */
-  tracking: "events" | "stamps" | "walk";
-  /** Why changes are not watched by events, when they are not. */
-  trackingNote?: string;
+  tracking: "stamps" | "walk";
 }
 
 /** Options of {@link createWorkspaceWalker}. */
@@ -46,30 +40,7 @@ export interface WorkspaceWalkerOptions {
    * @default 2_000
    */
   recentChangeMs?: number;
-  /**
-   * Whether to watch the tree's folders for changes (inotify, Linux only) rather than `lstat`
-   * every folder on every scan.
-   * @default true
-   */
-  watch?: boolean;
-  /** How a folder is watched; tests inject failures. @default `fs.watch` */
-  watchFolder?: WatchFolder;
-  /**
-   * Start from the walk an earlier process kept of this workspace (each folder then `lstat`ed and
-   * read again only if its stamp moved), and keep this one's for the next (`walk-snapshot.ts`).
-   * @default true
-   */
-  snapshots?: boolean;
 }
-
-/** Pending folders each scan watches itself rather than leave to the background (tens of ms). */
-const SETUP_IN_SCAN = 4_096;
-
-/** A scan that read more folders than this keeps the tree for the next process. */
-const SNAPSHOT_AFTER_LISTED = 1_000;
-
-/** How long after a walk the watchers' setup starts in the background. */
-const SETUP_DELAY_MS = 1_000;
 
 /** Searches a workspace tree for nested `.git` entries and sockets, reusing what it found before. */
 export interface WorkspaceWalker {
@@ -78,181 +49,29 @@ export interface WorkspaceWalker {
    * concurrent callers share a scan that starts after all of them arrived.
    */
   scan(): Promise<WorkspaceScan>;
-  /** Stop watching the tree (a later scan searches it again). */
+  /** Forget the tree (a later scan searches it again). */
   close(): void;
 }
 
 /**
  * A walker over `root`. The first scan reads every folder (breadth first, never following
- * symbolic links nor entering `.git`, stopping at `maxDirectories`). Later scans read again only
- * the folders that may have changed, found one of two ways:
- *
- * - **Events** (Linux): after the first scan, each folder gets an inotify watcher (in the
- *   background, breadth first) and is checked by its stamp once (below); from then on a scan
- *   first waits for a barrier (a marker made in a private watched folder: inotify delivers one
- *   queue in order, so every event of a change completed before the scan has arrived) and reads
- *   the folders that events named. A folder is watched before it is read, so a change in it is in
- *   its listing or in an event. `fs.watch` follows symbolic links, so a watcher may have been set
- *   through a path swapped for a moment; the swap renames an entry in a watched parent, and a
- *   folder named by an event in its parent (or whose stamp moved while its watcher was set) is
- *   read with its whole subtree and fresh watchers. If the events since the barrier before the
- *   last could have overflowed the queue (as many as `max_queued_events`: libuv drops the
- *   overflow notice silently), or a watcher was closed meanwhile (libuv drops its queued events),
- *   the scan checks every stamp. So many events within one scan close the walk's watchers for a
- *   while (libuv reads the queue until it is empty: a command could keep this thread busy).
- * - **Stamps**: each folder found before is `lstat`ed and read again when its device, inode,
- *   change or modification time differ, when it changed within the last `recentChangeMs`, or
- *   when it lives on an untrusted file system. A folder's change time moves with every entry
- *   created, removed or renamed in it, and a command cannot set it back (`touch -d` sets it to
- *   now), so a `.git` or socket made anywhere in the tree is found by the next scan. Used where
- *   watchers cannot be had: not Linux, `watch: false`, the watch limit or this process's budget
- *   reached, a workspace on a network or FUSE file system, a search cut at the folder limit.
+ * symbolic links nor entering `.git`, stopping at `maxDirectories`). Later scans `lstat` each
+ * folder found before and read it again when its device, inode, change or modification time
+ * differ, when it changed within the last `recentChangeMs`, or when it lives on a file system
+ * whose change times may not show every change here (network, FUSE). A folder's change time moves
+ * with every entry created, removed or renamed in it, and a command cannot set it back (`touch -d`
+ * sets it to now), so a `.git` or socket made anywhere in the tree is found by the next scan. Only
+ * the listings are kept between scans: what is derived from them is derived afresh by each caller.
  */
 export function createWorkspaceWalker({
   root,
   maxDirectories,
   recentChangeMs = RECENT_CHANGE_MS,
-  watch = true,
-  watchFolder = inotifyWatch,
-  snapshots = true,
 }: WorkspaceWalkerOptions): WorkspaceWalker {
   const reader = new FolderReader(recentChangeMs);
-  /** Why events are off for good, when they are. */
-  let disabled: string | undefined =
-    process.platform !== "linux"
-      ? "inotify is Linux's"
-      : watch
-        ? undefined
-        : "watching is turned off";
-  let watches: FolderWatches | undefined;
-  /** Watchers are set and the listings checked: events can be trusted. */
-  let watching = false;
-  /** Known folders still to watch and check (breadth first, so parents before children). */
-  let pending: string[] = [];
-  let pendingAt = 0;
-  /** Floods of events so far, and how many scans watchers stay off after the last. */
-  let floods = 0;
-  let pausedScans = 0;
-  let note: string | undefined = disabled;
-  let summary: Omit<WorkspaceScan, "listed" | "tracking" | "trackingNote"> | undefined;
+  const tree = new FolderTree(root, maxDirectories, (folder) => reader.read(folder));
   let running: Promise<unknown> = Promise.resolve();
   let queued: Promise<WorkspaceScan> | undefined;
-  let scanning = false;
-  let background: NodeJS.Timeout | undefined;
-
-  const tree = new FolderTree(root, maxDirectories, {
-    read(folder) {
-      // Watch before reading: a change is then in the listing or in an event.
-      if (watches !== undefined) watchOrStop(folder);
-      const listing = reader.read(folder);
-      if (
-        watches !== undefined &&
-        listing !== undefined &&
-        !reader.trusts(listing.device, folder)
-      ) {
-        // Changes made by other machines reach no watcher here: read it on every scan.
-        watches.forget(folder);
-        watches.unwatched.add(folder);
-      }
-      return listing;
-    },
-    forget: (folder) => watches?.forget(folder),
-    reset: () => stopWatching(),
-  });
-
-  function stopWatching(reason?: string): void {
-    watches?.close();
-    watches = undefined;
-    watching = false;
-    pending = [];
-    pendingAt = 0;
-    if (background !== undefined) clearTimeout(background);
-    background = undefined;
-    note = reason ?? disabled;
-  }
-
-  function watchOrStop(folder: string): void {
-    try {
-      watches?.watch(folder);
-    } catch (error) {
-      if (!(error instanceof WatchesExhausted)) throw error;
-      disabled = error.message;
-      stopWatching(disabled);
-    }
-  }
-
-  /**
-   * A command made events faster than they can be handled: close the watchers (libuv then drops
-   * the rest unread) and use stamps for a while, longer after each flood.
-   */
-  function flooded(): void {
-    floods += 1;
-    pausedScans = 2 ** Math.min(floods, 6);
-    stopWatching("paused after a flood of events");
-  }
-
-  /** Watch the tree if it can be, in the background (a scan finishes a small remainder itself). */
-  function startWatching(): void {
-    if (disabled !== undefined) return;
-    if (pausedScans > 0) {
-      pausedScans -= 1;
-      note = "paused after a flood of events";
-      return;
-    }
-    note = unwatchable();
-    if (note !== undefined) return;
-    watches = new FolderWatches((folder) => tree.folders.has(folder), watchFolder, flooded);
-    pending = [...tree.folders.keys()];
-    pendingAt = 0;
-    note = "setting up watchers";
-    // Not while the command of the call that walked runs: both would compete for the CPU.
-    scheduleBackground(SETUP_DELAY_MS);
-  }
-
-  /** Why the tree as it is now cannot be watched, if it cannot. */
-  function unwatchable(): string | undefined {
-    if (tree.truncated) return "the search stopped at the folder limit";
-    const rootListing = tree.folders.get(root);
-    if (rootListing === undefined || !reader.trusts(rootListing.device, root)) {
-      return "the workspace's file system may not report every change";
-    }
-    const left = inotifyQueue().budget - inotifyQueue().live;
-    if (tree.folders.size > left) {
-      return `more folders than the ${left.toLocaleString("en-US")} watchers left`;
-    }
-    return undefined;
-  }
-
-  function scheduleBackground(delayMs = 0): void {
-    if (background !== undefined || watches === undefined || watching) return;
-    // Unreferenced: a process with nothing else to do exits rather than finish watching.
-    background = setTimeout(() => {
-      background = undefined;
-      if (!scanning) watchPending(FOLDERS_PER_TURN);
-      scheduleBackground();
-    }, delayMs).unref();
-  }
-
-  /**
-   * Watch up to `count` pending folders, each then checked by its stamp: a folder whose stamp
-   * still holds was not changed (nor renamed) since it was read, and any change from now on is an
-   * event; one whose stamp does not hold is read again, with a fresh watcher and its subfolders,
-   * at the next scan.
-   */
-  function watchPending(count: number): void {
-    for (let done = 0; done < count && pendingAt < pending.length; done += 1) {
-      const folder = pending[pendingAt++] as string;
-      const listing = tree.folders.get(folder);
-      if (watches === undefined || listing === undefined || watches.has(folder)) continue;
-      watchOrStop(folder);
-      if (!holds(folder, listing)) watches?.markRenamed(folder);
-    }
-    if (pendingAt >= pending.length && watches !== undefined) {
-      pending = [];
-      watching = true;
-      note = undefined;
-    }
-  }
 
   /** Whether the stamp still holds; a path that cannot be looked at (a parent made a file) does not. */
   function holds(folder: string, listing: FolderListing): boolean {
@@ -273,79 +92,13 @@ export function createWorkspaceWalker({
     return stale;
   }
 
-  /** The folders to read again by events, and those to read with fresh watchers and subtrees. */
-  async function staleByEvents(
-    current: FolderWatches,
-  ): Promise<{ stale: string[]; renew: Set<string>; overflow: boolean } | undefined> {
-    let overflow: boolean;
-    try {
-      ({ overflow } = await current.barrier());
-    } catch (error) {
-      disabled = `the barrier failed: ${(error as Error).message}`;
-      stopWatching(disabled);
-      return undefined;
-    }
-    const { changed, renamed } = current.takeChanged();
-    const stale = new Set(current.unwatched);
-    // Nothing above the root is watched: a root replaced by another folder is seen by its inode.
-    const rootListing = tree.folders.get(root);
-    const rootNow = lstatSync(root, { throwIfNoEntry: false });
-    if (rootNow?.dev !== rootListing?.device || rootNow?.ino !== rootListing?.inode) {
-      stale.add(root);
-    }
-    if (overflow) for (const folder of await staleByStamps()) stale.add(folder);
-    for (const folder of changed) if (tree.folders.has(folder)) stale.add(folder);
-    return { stale: [...stale], renew: renamed, overflow };
-  }
-
-  /** Keep the tree for the next process, in the background (a snapshot is a few MB of JSON). */
-  let saving: NodeJS.Timeout | undefined;
-  function saveLater(): void {
-    if (!snapshots || saving !== undefined) return;
-    saving = setTimeout(() => {
-      saving = undefined;
-      if (!tree.truncated && tree.walks > 0) saveWalkSnapshot(root, tree.folders);
-    }, SETUP_DELAY_MS).unref();
-  }
-
   async function scanNow(): Promise<WorkspaceScan> {
-    if (tree.walks === 0 && snapshots && root !== "/") {
-      const saved = loadWalkSnapshot(root, maxDirectories);
-      if (saved !== undefined) tree.adopt(saved);
-    }
     const walks = tree.walks;
-    let listed: number;
-    let tracking: WorkspaceScan["tracking"] = "stamps";
-    watches?.startScan();
-    if (walks === 0) {
-      listed = await tree.walk();
-    } else {
-      // Each scan takes a part of the setup on itself, so that calls coming back to back (which
-      // leave the background no turn) still bring the watchers up; the background does the rest.
-      if (watches !== undefined && pending.length > pendingAt) watchPending(SETUP_IN_SCAN);
-      const byEvents = watches !== undefined && watching ? await staleByEvents(watches) : undefined;
-      // After a possible overflow every stamp was checked too.
-      if (byEvents !== undefined && !byEvents.overflow) tracking = "events";
-      listed = byEvents
-        ? await tree.update(byEvents.stale, byEvents.renew)
-        : await tree.update(await staleByStamps());
-    }
-    if (tree.walks !== walks) tracking = "walk";
-    // Worth keeping when a good part of the tree was read (a walk, or a snapshot gone stale).
-    if (listed > SNAPSHOT_AFTER_LISTED) saveLater();
-    if (watches === undefined) startWatching();
-    else scheduleBackground();
-    if (tree.takeChanged()) summary = undefined;
-    summary ??= summarize(root, tree.folders, tree.truncated);
+    const listed = walks === 0 ? await tree.walk() : await tree.update(await staleByStamps());
     return {
-      ...summary,
-      gitEntries: [...summary.gitEntries],
-      sockets: [...summary.sockets],
-      unreadable: [...summary.unreadable],
-      outOfReach: [...summary.outOfReach],
+      ...summarize(root, tree.folders, tree.truncated),
       listed,
-      tracking,
-      ...(note === undefined ? {} : { trackingNote: note }),
+      tracking: tree.walks === walks ? "stamps" : "walk",
     };
   }
 
@@ -353,21 +106,15 @@ export function createWorkspaceWalker({
     scan() {
       // Joining a scan that has not started yet is sound: it will see everything done until now.
       if (queued !== undefined) return queued;
-      const scan = running.then(async () => {
+      const scan = running.then(() => {
         queued = undefined;
-        scanning = true;
-        try {
-          return await scanNow();
-        } finally {
-          scanning = false;
-        }
+        return scanNow();
       });
       queued = scan;
       running = scan.catch(() => {});
       return scan;
     },
     close() {
-      stopWatching();
       tree.walks = 0;
     },
   };
@@ -377,7 +124,7 @@ function summarize(
   root: string,
   folders: ReadonlyMap<string, FolderListing>,
   truncated: boolean,
-): Omit<WorkspaceScan, "listed" | "tracking" | "trackingNote"> {
+): Omit<WorkspaceScan, "listed" | "tracking"> {
   const gitEntries: string[] = [];
   const sockets: string[] = [];
   const unreadable: string[] = [];

@@ -1,7 +1,15 @@
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+} from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { lookupFolder, lookupLeadsTo, lookupLstat, lookupSmallFile } from "./host-lookups.js";
-import { realpathOr, stateOf } from "./path-state.js";
+import { leadsTo, lstatOr, realpathOr, stateOf, statOr } from "./path-state.js";
 
 /** How deep `include.path` chains are followed, as git's own limit. */
 const MAX_INCLUDE_DEPTH = 10;
@@ -41,7 +49,7 @@ export function gitMachinery({
     hookFolders.push(path.join(folder, "hooks"));
     for (const link of linksIn(folder)) {
       found.push({
-        path: lookupLeadsTo(link),
+        path: leadsTo(link),
         rule: `it is where the link ${shown(link)} leads, which git follows as part of ${shown(gitEntry)}'s git directory`,
       });
     }
@@ -81,7 +89,7 @@ export function gitMachinery({
   for (const hooks of hookFolders) {
     for (const link of linksIn(hooks)) {
       found.push({
-        path: lookupLeadsTo(link),
+        path: leadsTo(link),
         rule: `git runs it as a hook: ${shown(link)} is a link to it`,
       });
     }
@@ -99,16 +107,16 @@ export function gitDirectoriesOf(
   shown: (target: string) => string,
 ): { folders: string[]; found: { path: string; rule: string }[] } {
   const found: { path: string; rule: string }[] = [];
-  let state = stateOf(lookupLstat(gitEntry));
+  let state = stateOf(lstatOr(gitEntry));
   let gitdir = gitEntry;
   if (state === "symbolic-link") {
     // Git stats `.git`, following the link: where it leads is the gitdir.
-    gitdir = lookupLeadsTo(gitEntry);
+    gitdir = leadsTo(gitEntry);
     found.push({
       path: gitdir,
       rule: `it is where the link ${shown(gitEntry)} leads, git's gitdir`,
     });
-    state = stateOf(lookupLstat(gitdir));
+    state = stateOf(lstatOr(gitdir));
   }
   if (state === "file") {
     const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(readSmallFile(gitdir));
@@ -152,9 +160,9 @@ function withLinksOnTheWay(
 
 /** The symbolic links among the entries of `folder` (none when it cannot be listed). */
 function linksIn(folder: string): string[] {
-  let entries: ReturnType<typeof lookupFolder>;
+  let entries: Dirent[];
   try {
-    entries = lookupFolder(folder);
+    entries = readdirSync(folder, { withFileTypes: true });
   } catch {
     return [];
   }
@@ -186,7 +194,7 @@ function linksOnTheWay(root: string, target: string): string[] {
   for (const segment of path.relative(root, target).split(path.sep)) {
     if (segment === "") continue;
     current = path.join(current, segment);
-    const info = lookupLstat(current);
+    const info = lstatOr(current);
     if (info === undefined) break;
     if (info.isSymbolicLink()) links.push(current);
   }
@@ -198,7 +206,25 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** A git file's text for the policy ("" when missing, unreadable, not a regular file or large). */
 function readSmallFile(file: string): string {
-  return lookupSmallFile(file, MAX_CONFIG_BYTES);
+  // Only a regular file is opened: a config a command wrote can name a device by include.path,
+  // whose open can act (a watchdog arms, a tape rewinds), or a FIFO, which a read would wait on
+  // forever. One swapped in after this look is judged on what was opened (non-blocking).
+  if (statOr(file)?.isFile() !== true) return "";
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return "";
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return "";
+    return readFileSync(fd, "utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** One `key = value` of a git config file, names lower-cased but the subsection's. */

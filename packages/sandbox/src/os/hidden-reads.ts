@@ -1,9 +1,9 @@
+import { type Dirent, readdirSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import { lookupFolderEntries, lookupLstat, lookupStat } from "./host-lookups.js";
-import { realpathOr } from "./path-state.js";
+import { lstatOr, realpathOr, statOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
 import { outermostOnly } from "./protection.js";
 import { databaseUsers } from "./user-database.js";
@@ -143,7 +143,7 @@ export function hiddenReads({
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
     const real = realpathOr(candidate);
-    const info = lookupStat(real);
+    const info = statOr(real);
     if (info === undefined) {
       hidden.push({ path: candidate, state: "missing", rule });
       // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
@@ -218,7 +218,7 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
   for (const { uid, home } of databaseUsers(userDatabase)) {
     const folder = path.resolve(home);
     if (ownHomes.includes(folder)) continue;
-    const info = lookupStat(folder);
+    const info = statOr(folder);
     if (info?.isDirectory() !== true || info.uid !== uid) continue;
     for (const { name, why } of CREDENTIAL_STORES) {
       const store = path.join(folder, name);
@@ -231,7 +231,7 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
 function entryExists(target: string): boolean {
   try {
-    return lookupLstat(target) !== undefined;
+    return lstatOr(target) !== undefined;
   } catch {
     return false;
   }
@@ -262,17 +262,23 @@ function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[]
   const secrets: ProtectedEntry[] = [];
   let budget = MAX_SECRET_ENTRIES;
   const search = (folder: string, depth: number) => {
-    let entries: ReturnType<typeof lookupFolderEntries> = [];
+    let entries: Dirent[] = [];
     try {
-      entries = lookupFolderEntries(folder);
+      entries = readdirSync(folder, { withFileTypes: true });
     } catch {
       return;
     }
-    for (const { entry, info } of entries) {
+    for (const entry of entries) {
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
-      if (NOT_SEARCHED.has(entryPath)) continue;
-      if (info === undefined || entry.isSymbolicLink()) continue;
+      if (NOT_SEARCHED.has(entryPath) || entry.isSymbolicLink()) continue;
+      let info: Stats | undefined;
+      try {
+        info = lstatOr(entryPath);
+      } catch {
+        continue;
+      }
+      if (info === undefined) continue;
       // The caller's own private folders that hold its workspace or are its home (a CI user's
       // `/var/lib/jenkins`, mode 750) are no system secret: the view empties a home anyway.
       const own = isInside(entryPath, root) || homes.includes(entryPath);

@@ -98,7 +98,6 @@ describe("gatherHostFacts", () => {
       truncated: true,
       listed: 10,
       tracking: "walk",
-      trackingNote: process.platform === "linux" ? "watching is turned off" : "inotify is Linux's",
     });
     // Protection needs the whole tree: a repository past the cut could not be protected.
     await expect(
@@ -161,11 +160,7 @@ describe("gatherHostFacts", () => {
 /** Let the clock move past the change times just written, so stamps (not recency) decide. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
 
-// The same expectations whether changes are found by inotify events or by stamps.
-describe.each([
-  ["events", true],
-  ["stamps", false],
-])("gatherHostFacts with a cache (%s)", (_tracking, watch) => {
+describe("gatherHostFacts with a cache", () => {
   async function gather(cache: HostFactsCache, options: { maxDirectories?: number } = {}) {
     const facts = await gatherHostFacts({
       root,
@@ -190,7 +185,7 @@ describe.each([
   });
 
   it("reads only the folders whose stamps changed, and finds a .git made anywhere meanwhile", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
     expect(await gather(cache)).toMatchObject({ listed: 61, directories: 61 });
     await tick();
     expect(await gather(cache)).toMatchObject({ listed: 0, protectedPaths: [".git"] });
@@ -205,7 +200,7 @@ describe.each([
   });
 
   it("is not fooled by a folder's modification time set back: the change time moves anyway", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
     const folder = path.join(root, "d3", "x");
     // A whole second, so that setting it back is exact (utimes takes floating-point seconds).
     const longAgo = new Date("2020-01-01T00:00:00Z");
@@ -220,7 +215,7 @@ describe.each([
   });
 
   it("forgets removed folders, searches renamed and new ones, and finds new sockets", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
     execFileSync("git", ["init", "-q", path.join(root, "d1", "x")]);
     expect((await gather(cache)).protectedPaths).toEqual([".git", "d1/x/.git"]);
     await tick();
@@ -238,7 +233,7 @@ describe.each([
         protectedPaths: [".git", "renamed/x/.git", "new/deep/er/.git"],
         sockets: ["d4/x/dev.sock"],
       });
-      const fresh = await gather(createHostFactsCache({ watch }));
+      const fresh = await gather(createHostFactsCache());
       expect(facts).toEqual({ ...fresh, listed: facts.listed });
     } finally {
       server.close();
@@ -247,7 +242,7 @@ describe.each([
 
   it("adds new empty folders to a truncated search, and searches it afresh when a deeper one appears", async () => {
     // Protection refuses a cut walk; the walk itself (read-only mode's socket search) goes on.
-    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
     const walker = cache.walker(await realpath(root), 30);
     const gather = async (_cache: HostFactsCache, _options: { maxDirectories: number }) => {
       const scan = await walker.scan();
@@ -280,15 +275,15 @@ describe.each([
   });
 
   it("reads recently changed folders again whatever their stamps say", async () => {
-    const cache = createHostFactsCache({ watch });
+    const cache = createHostFactsCache();
     await gather(cache);
     // Everything was just made, so all of it is read again until it has aged.
     expect((await gather(cache)).listed).toBe(61);
-    expect((await gather(createHostFactsCache({ recentChangeMs: 0, watch }))).listed).toBe(61);
+    expect((await gather(createHostFactsCache({ recentChangeMs: 0 }))).listed).toBe(61);
   });
 
   it("shares one scan between concurrent callers that arrive before it starts", async () => {
-    const cache = createHostFactsCache({ recentChangeMs: 0, watch });
+    const cache = createHostFactsCache({ recentChangeMs: 0 });
     await gather(cache);
     await tick();
     execFileSync("git", ["init", "-q", path.join(root, "d9")]);

@@ -1,3 +1,4 @@
+import { type Dirent, readdirSync, realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -10,9 +11,6 @@ import {
   hiddenReads,
   type ReadPolicy,
 } from "./hidden-reads.js";
-import { lookupFolder, lookupRealpath, recordLookups } from "./host-lookups.js";
-import type { WatchFolder } from "./inotify-queue.js";
-import { LookupMemo } from "./lookup-memo.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -74,11 +72,10 @@ export interface HostFacts {
   temporaryDirectory: string;
   /**
    * How much of the workspace tree was searched for nested repositories and sockets, how many of
-   * its folders had to be read this time (the others were unchanged since the last call), and how
-   * the changed ones were found: `events` (inotify), `stamps` (an `lstat` of every folder) or
-   * `walk` (all read), with `trackingNote` saying why changes are not watched when they are not.
+   * its folders had to be read this time (the others were unchanged since the last call, by their
+   * stamps), and how: `stamps` (an `lstat` of every folder) or `walk` (all read).
    */
-  walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking" | "trackingNote">;
+  walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking">;
   /**
    * The git directory entries the walk found (`WorkspaceScan.gitEntries`): what a command that
    * makes a repository is compared with once it ends (`makeNewRepositoriesInert`).
@@ -97,45 +94,22 @@ export interface HostFactsCacheOptions {
    */
   recentChangeMs?: number;
   /**
-   * How many workspaces' walks are kept; the least recently used is dropped past it (and its
-   * watchers closed).
+   * How many workspaces' walks are kept; the least recently used is dropped past it.
    * @default 16
    */
   maxWorkspaces?: number;
-  /**
-   * Whether walks watch their folders for changes (inotify, Linux) rather than `lstat` each one
-   * on every call (see {@link createWorkspaceWalker}), and the policy computed from the host's
-   * files is kept while the folders it looked in have no event (see {@link LookupMemo}).
-   * @default true
-   */
-  watch?: boolean;
-  /** How a folder is watched; tests inject failures. @default `fs.watch` */
-  watchFolder?: WatchFolder;
-  /**
-   * Whether a walk starts from the one an earlier process kept of its workspace, and keeps its
-   * own for the next (see {@link createWorkspaceWalker}).
-   * @default true
-   */
-  walkSnapshots?: boolean;
 }
 
 /**
- * What {@link gatherHostFacts} keeps between calls: the walk of each workspace (kept current by
- * inotify events or `lstat` stamps), and, where the walk tracks events, what was computed from
- * the host's files (hidden and protected paths, git configuration, named sockets), kept while no
- * folder it looked in changed (a {@link LookupMemo}). Without events all of it is looked at
- * afresh on every call; the sockets bound on the host are read on every call either way.
+ * What {@link gatherHostFacts} keeps between calls: the walk of each workspace (its folders'
+ * listings, kept current by their `lstat` stamps), and nothing else. The policy (hidden and protected paths, git
+ * configuration, sockets) is computed afresh from the host's files on every call: nothing derived
+ * from the walk outlives the call that derived it.
  */
 export interface HostFactsCache {
   /** The walker of `root` for this folder limit (made on first use). */
   walker(root: string, maxDirectories: number): WorkspaceWalker;
-  /**
-   * `compute()`'s value for `key` (naming every input that is not a lookup of `host-lookups.ts`),
-   * kept while nothing it looked up changed, when `walk` (this call's scan) tracked events and so
-   * passed a barrier; computed afresh otherwise.
-   */
-  remember<T>(walk: Pick<WorkspaceScan, "tracking">, key: string, compute: () => T): T;
-  /** Close every walk's watchers (a later call walks again) and drop what was kept. */
+  /** Forget every walk (a later call walks again). */
   close(): void;
 }
 
@@ -143,13 +117,8 @@ export interface HostFactsCache {
 export function createHostFactsCache({
   recentChangeMs,
   maxWorkspaces = 16,
-  watch,
-  watchFolder,
-  walkSnapshots,
 }: HostFactsCacheOptions = {}): HostFactsCache {
   const walkers = new Map<string, WorkspaceWalker>();
-  const memo =
-    watch === false ? undefined : new LookupMemo(watchFolder === undefined ? {} : { watchFolder });
   return {
     walker(root, maxDirectories) {
       const key = `${maxDirectories}:${root}`;
@@ -159,9 +128,6 @@ export function createHostFactsCache({
           root,
           maxDirectories,
           ...(recentChangeMs === undefined ? {} : { recentChangeMs }),
-          ...(watch === undefined ? {} : { watch }),
-          ...(watchFolder === undefined ? {} : { watchFolder }),
-          ...(walkSnapshots === undefined ? {} : { snapshots: walkSnapshots }),
         });
         if (walkers.size >= maxWorkspaces) {
           const [oldest] = walkers;
@@ -176,15 +142,9 @@ export function createHostFactsCache({
       walkers.set(key, walker);
       return walker;
     },
-    remember: (walk, key, compute) =>
-      // A recording also shares the walks of paths between the lookups of one computation.
-      memo === undefined
-        ? recordLookups(compute).value
-        : memo.get(key, walk.tracking === "events", compute),
     close() {
       for (const walker of walkers.values()) walker.close();
       walkers.clear();
-      memo?.close();
     },
   };
 }
@@ -262,21 +222,11 @@ export async function currentProtection({
   maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
-  cache = createHostFactsCache({ watch: false }),
+  cache = createHostFactsCache(),
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
-  const rootReal = lookupRealpath(root);
+  const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
-  const key = JSON.stringify([
-    "protection",
-    rootReal,
-    protectedEntries,
-    Object.entries(hostEnvironment),
-    walk.gitEntries,
-    walk.unreadable,
-  ]);
-  return cache.remember(walk, key, () =>
-    protectionOf(rootReal, walk, protectedEntries, hostEnvironment),
-  );
+  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment);
 }
 
 /** What is protected in the workspace `root` after `walk` (the one computation of both callers). */
@@ -330,9 +280,8 @@ async function completeScan(
  *
  * The tree walk never follows symbolic links, does not descend into `.git` folders, and stops
  * after `maxDirectories` folders, breadth first, so that a huge `node_modules` costs a bounded
- * time. With a `cache`, later calls read again only the folders that inotify events named, or,
- * where folders cannot be watched, those whose `lstat` stamps changed (see
- * {@link createWorkspaceWalker} for why neither misses a change).
+ * time. With a `cache`, later calls read again only the folders whose `lstat` stamps changed (see
+ * {@link createWorkspaceWalker} for why that misses no change).
  * Everything else is read afresh on every call, synchronously: a few dozen small system calls
  * cost less than the thread-pool round trips of their asynchronous forms.
  */
@@ -344,65 +293,47 @@ export async function gatherHostFacts({
   hostEnvironment = process.env,
   bubblewrap,
   readPolicy = {},
-  cache = createHostFactsCache({ watch: false }),
+  cache = createHostFactsCache(),
 }: GatherHostFactsOptions): Promise<HostFacts> {
-  const rootReal = lookupRealpath(root);
+  const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
-  // Read on every call: binding a socket makes no event in a folder we could watch.
+  // Sockets bound anywhere on the host, read on every call with the rest.
   const bound = boundUnixSockets();
-  const key = JSON.stringify([
-    "facts",
-    rootReal,
-    protect,
-    protectedEntries,
-    readPolicy,
-    Object.entries(hostEnvironment),
-    walk.gitEntries,
-    walk.unreadable,
-    walk.sockets,
-    bound,
-  ]);
-  const looked = cache.remember(walk, key, () => {
-    const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
-    const view = readView({
-      root: rootReal,
-      homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),
-      searchPath: hostEnvironment.PATH,
-      allowReads: readPolicy.allowReads ?? [],
-    });
-    // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
-    const hiddenFolders = new Set(
-      hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
-    );
-    return {
-      hiddenPaths,
-      readView: view,
-      protectedPaths: protect
-        ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
-        : [],
-      hostSockets: [
-        ...walk.sockets,
-        ...hostSocketsOutside({ root: rootReal, hostEnvironment, bound }),
-      ]
-        .filter((socket) => !isInsideAny(hiddenFolders, socket))
-        .sort(),
-      runPathsToKeep: runPathsToKeep(),
-      varRunIsDirectory: pathState("/var/run") === "directory",
-      inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
-      temporaryDirectory: realpathOr(os.tmpdir()),
-    };
+  const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
+  const view = readView({
+    root: rootReal,
+    homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),
+    searchPath: hostEnvironment.PATH,
+    allowReads: readPolicy.allowReads ?? [],
   });
+  // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
+  const hiddenFolders = new Set(
+    hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
+  );
   return {
     root: rootReal,
-    ...looked,
+    hiddenPaths,
+    readView: view,
+    protectedPaths: protect
+      ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
+      : [],
+    hostSockets: [
+      ...walk.sockets,
+      ...hostSocketsOutside({ root: rootReal, hostEnvironment, bound }),
+    ]
+      .filter((socket) => !isInsideAny(hiddenFolders, socket))
+      .sort(),
+    runPathsToKeep: runPathsToKeep(),
+    varRunIsDirectory: pathState("/var/run") === "directory",
+    inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
+    temporaryDirectory: realpathOr(os.tmpdir()),
     gitEntries: [...walk.gitEntries],
     walk: {
       directories: walk.directories,
       truncated: walk.truncated,
       listed: walk.listed,
       tracking: walk.tracking,
-      ...(walk.trackingNote === undefined ? {} : { trackingNote: walk.trackingNote }),
     },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
@@ -432,9 +363,9 @@ function hostSocketsOutside({
   if (home?.startsWith("/")) {
     for (const folder of HOME_SOCKET_FOLDERS) {
       const directory = path.join(home, folder);
-      let entries: ReturnType<typeof lookupFolder> = [];
+      let entries: Dirent[] = [];
       try {
-        entries = lookupFolder(directory);
+        entries = readdirSync(directory, { withFileTypes: true });
       } catch {
         // Missing, or not ours to list.
       }
@@ -447,7 +378,7 @@ function hostSocketsOutside({
   for (const candidate of candidates) {
     let real: string;
     try {
-      real = lookupRealpath(candidate);
+      real = realpathSync.native(candidate);
     } catch {
       continue;
     }

@@ -1,6 +1,6 @@
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { lookupFolder } from "./host-lookups.js";
 import { pathState, realpathOr } from "./path-state.js";
 
 /**
@@ -145,7 +145,7 @@ export function hostRolePaths({
 /** The names in `folder`, or none when it cannot be listed (missing, not a folder). */
 function entriesOf(folder: string): string[] {
   try {
-    return lookupFolder(folder).map((entry) => entry.name);
+    return readdirSync(folder);
   } catch {
     return [];
   }

@@ -32,7 +32,6 @@ export type {
   WorkspaceProtection,
 } from "./host-facts.js";
 export { createHostFactsCache, currentProtection, gatherHostFacts } from "./host-facts.js";
-export type { FolderWatcher, FolderWatchListener, WatchFolder } from "./inotify-queue.js";
 export type { BackendProbe, ProbeSandboxBackendOptions } from "./probe.js";
 export { installHint, probeSandboxBackend } from "./probe.js";
 export type { InheritedEnvironmentOptions } from "./protected-entries.js";

@@ -1,7 +1,6 @@
-import { lstatSync } from "node:fs";
+import { type FSWatcher, lstatSync, watch } from "node:fs";
 import path from "node:path";
 import type { ProtectedPath } from "./host-facts.js";
-import { type FolderWatcher, watchFolder } from "./inotify-queue.js";
 
 /**
  * The paths a sandbox that lives on (a session's) mounts over, as they were when it started, and
@@ -12,7 +11,7 @@ import { type FolderWatcher, watchFolder } from "./inotify-queue.js";
 export class MountPoints {
   /** What stood at each path (see {@link identityAt}), and whether it is a placeholder. */
   readonly #identities = new Map<string, { identity: string; placeholder: boolean }>();
-  readonly #watchers: FolderWatcher[] = [];
+  readonly #watchers: FSWatcher[] = [];
 
   /**
    * Note what stands at each of `protectedPaths` now (`missing` ones are placeholders), and call
@@ -29,16 +28,14 @@ export class MountPoints {
     }
     for (const [folder, inside] of names) {
       try {
-        this.#watchers.push(
-          watchFolder(folder, {
-            change: (name) => {
-              if (name !== null && !inside.has(name)) return;
-              const changed = this.changed();
-              if (changed !== undefined) onChange(changed);
-            },
-            error: () => {},
-          }),
-        );
+        const watcher = watch(folder, { persistent: false }, (_event, name) => {
+          if (typeof name === "string" && !inside.has(name)) return;
+          const changed = this.changed();
+          if (changed !== undefined) onChange(changed);
+        });
+        // A failed watcher leaves the look to the next command, as one never set does.
+        watcher.on("error", () => {});
+        this.#watchers.push(watcher);
       } catch {
         // Not watched: the next command looks.
       }

@@ -134,7 +134,7 @@ async function runWrapped(
   try {
     const hostFacts = await gatherHostFacts({
       root,
-      cache: createHostFactsCache({ watch: false }),
+      cache: createHostFactsCache(),
       ...(bubblewrap === undefined ? {} : { bubblewrap }),
     });
     if (backend === "bubblewrap") {

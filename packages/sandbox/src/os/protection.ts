@@ -2,14 +2,13 @@ import os from "node:os";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
-import { lookupLstat } from "./host-lookups.js";
 import { hostRolePaths } from "./host-roles.js";
 /**
  * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
  * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
  */
 import type { ProtectedPathState } from "./path-state.js";
-import { realpathOr, stateOf } from "./path-state.js";
+import { lstatOr, realpathOr, stateOf } from "./path-state.js";
 import {
   GIT_DIRECTORY_ENTRIES,
   HOME_FOLDER_ENTRIES,
@@ -162,7 +161,7 @@ export function workspaceProtection({
   const paths: ProtectedPath[] = [];
   const identities = new Map<string, string>();
   for (const [candidate, rule] of rules) {
-    const info = lookupLstat(candidate);
+    const info = lstatOr(candidate);
     const state = stateOf(info);
     if (info !== undefined) identities.set(`${info.dev}:${info.ino}`, rule);
     // Creating a missing path's parents would leave them behind on the host; protecting the
@@ -215,7 +214,7 @@ function shallowestMissing(root: string, target: string): string {
   let current = root;
   for (const segment of segments) {
     current = path.join(current, segment);
-    if (stateOf(lookupLstat(current)) === "missing") return current;
+    if (stateOf(lstatOr(current)) === "missing") return current;
   }
   return target;
 }

@@ -1,7 +1,7 @@
+import { type Dirent, readdirSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { lookupFolder, lookupLstat, lookupStat } from "./host-lookups.js";
-import { realpathOr } from "./path-state.js";
+import { lstatOr, realpathOr, statOr } from "./path-state.js";
 
 // What of the host commands in `read-only` and `workspace-write` see: an allow-list, not the host
 // minus a list. The system's folders are shown (less their secret files, see `hidden-reads.ts`);
@@ -71,9 +71,9 @@ export interface ReadViewOptions {
  */
 export function readView({ root, homes, searchPath, allowReads }: ReadViewOptions): ReadView {
   const emptied: EmptiedPath[] = [];
-  let entries: ReturnType<typeof lookupFolder> = [];
+  let entries: Dirent[] = [];
   try {
-    entries = lookupFolder("/");
+    entries = readdirSync("/", { withFileTypes: true });
   } catch {
     // A root nobody may list: nothing to empty but the homes.
   }
@@ -90,7 +90,7 @@ export function readView({ root, homes, searchPath, allowReads }: ReadViewOption
     // the credential list); one in a system folder (`/var/lib/jenkins`) is emptied on its own.
     if (isInside(real, root) || real === "/" || emptied.some((each) => each.path === real))
       continue;
-    if (lookupStat(real)?.isDirectory() !== true) continue;
+    if (statOr(real)?.isDirectory() !== true) continue;
     emptied.push({ path: real, state: "folder" });
   }
   const isEmptied = (target: string) =>
@@ -99,14 +99,14 @@ export function readView({ root, homes, searchPath, allowReads }: ReadViewOption
   for (const entry of (searchPath ?? "").split(":")) {
     if (!entry.startsWith("/")) continue;
     const real = realpathOr(entry);
-    if (!isEmptied(real) || lookupStat(real)?.isDirectory() !== true) continue;
+    if (!isEmptied(real) || statOr(real)?.isDirectory() !== true) continue;
     for (const folder of toolchainRoots(real, emptied)) {
       shown.set(folder, `the toolchain of ${entry} on PATH`);
     }
   }
   for (const allowed of allowReads) {
     const real = realpathOr(path.resolve(allowed));
-    if (isEmptied(real) && lookupLstat(real) !== undefined) {
+    if (isEmptied(real) && lstatOr(real) !== undefined) {
       shown.set(real, "it is given back by allowReads (--allow-read)");
     }
   }
@@ -138,10 +138,10 @@ function toolchainRoots(entry: string, emptied: readonly EmptiedPath[]): string[
     path.basename(owner) === ".local" && path.dirname(owner) === area
       ? [path.join(owner, "bin"), path.join(owner, "lib")]
       : [owner];
-  if (lookupLstat(path.join(entry, "rustup")) !== undefined) {
+  if (lstatOr(path.join(entry, "rustup")) !== undefined) {
     roots.push(path.join(area, ".rustup"));
   }
-  return roots.filter((each) => lookupStat(each)?.isDirectory() === true);
+  return roots.filter((each) => statOr(each)?.isDirectory() === true);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { lookupLstatExact } from "./host-lookups.js";
+import { lstatSync } from "node:fs";
 import type { SessionSandbox } from "./session-sandbox.js";
 
 /** The warm sandbox of one workspace, mode and network, and when its last command ended. */
@@ -89,7 +89,7 @@ export function pathIdentities(root: string, paths: Iterable<string>): string {
   const parts: string[] = [];
   for (const each of paths) {
     try {
-      const stats = lookupLstatExact(each);
+      const stats = lstatSync(each, { bigint: true });
       const changed = each === root ? "" : `:${stats.ctimeNs}`;
       parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
     } catch {

@@ -30,7 +30,7 @@ const hostFacts: HostFacts = {
     TMPDIR: "/tmp",
   },
   temporaryDirectory: "/tmp",
-  walk: { directories: 12, truncated: false, listed: 1, tracking: "events" },
+  walk: { directories: 12, truncated: false, listed: 1, tracking: "stamps" },
   gitEntries: [],
   bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
 };

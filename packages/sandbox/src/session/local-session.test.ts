@@ -249,7 +249,7 @@ describe.skipIf(!sessions)(
         commandWrapper: createCommandWrapper({ credentialHomes: [home] }),
       });
       try {
-        // Enough calls for the policy to be kept (the first ones set up its watchers).
+        // Several calls first: the session sandbox is kept up, and later calls read the walk by stamps.
         for (let call = 0; call < 4; call += 1) {
           expect((await client.exec("true")).exitCode).toBe(0);
         }

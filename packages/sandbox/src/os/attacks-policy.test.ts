@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { writeFileSync } from "node:fs";
+import { linkSync, utimesSync, writeFileSync } from "node:fs";
 import { chmod, mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
@@ -14,12 +14,9 @@ import {
   gatherHostFacts,
   type HostFactsCache,
 } from "./host-facts.js";
-import { lookupLstat, lookupStat } from "./host-lookups.js";
-import { inotifyQueue, watchFolder } from "./inotify-queue.js";
-import { LookupMemo, type LookupMemoOptions } from "./lookup-memo.js";
 
-// Attacks on the kept policy (lookup-memo.ts): a change completed before a call must show in that
-// call's policy, however it was made.
+// Attacks on the policy between calls: a change completed before a call must show in that call's
+// policy, however it was made (many move no stamp of a folder the walk looks at).
 
 const linux = process.platform === "linux";
 
@@ -90,169 +87,60 @@ async function openCounter(file: string) {
   return { opens, close: () => child.kill() };
 }
 
-describe.skipIf(!linux)(
-  "the kept policy against changes that make no inotify event (inotify is Linux's)",
-  () => {
-    let cache: HostFactsCache;
-    let root: string;
-    beforeEach(async () => {
-      cache = createHostFactsCache();
-      root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
-      return () => cache.close();
-    });
-    const protectedNow = async () =>
-      (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map(
-        (each) => each.path,
-      );
+describe.skipIf(!linux)("the policy against changes that move no stamp (Linux)", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await realpath(await useTempDir({ prefix: "pleach-memo-attack-" }));
+    return () => cache.close();
+  });
+  const protectedNow = async () =>
+    (await currentProtection({ root, cache, hostEnvironment: {} })).paths.map((each) => each.path);
 
-    /** Ask until the protection is kept (the same array comes back twice). */
-    async function kept(): Promise<void> {
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const first = await currentProtection({ root, cache, hostEnvironment: {} });
-        const second = await currentProtection({ root, cache, hostEnvironment: {} });
-        if (first === second) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+  it.skipIf(!python)(
+    "opens no file named for the policy that is no regular file (a device can act on open; counted by python3)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const fifo = path.join(root, "fifo");
+      execFileSync("mkfifo", [fifo]);
+      execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
+      const counter = await openCounter(fifo);
+      try {
+        for (let time = 0; time < 3; time += 1) await protectedNow();
+        expect(await counter.opens()).toBe(0);
+      } finally {
+        counter.close();
       }
-      throw new Error("the protection was never kept");
-    }
+    },
+  );
 
-    it.skipIf(!python)(
-      "opens no file named for the policy that is no regular file (a device can act on open; counted by python3)",
-      async () => {
-        execFileSync("git", ["init", "-q", root]);
-        const fifo = path.join(root, "fifo");
-        execFileSync("mkfifo", [fifo]);
-        execFileSync("git", ["-C", root, "config", "include.path", "../fifo"]);
-        const counter = await openCounter(fifo);
-        try {
-          for (let time = 0; time < 3; time += 1) await protectedNow();
-          expect(await counter.opens()).toBe(0);
-        } finally {
-          counter.close();
-        }
-      },
-    );
-
-    it.skipIf(!python)(
-      "sees a git config rewritten through a shared memory map that was written to before (no new stamp; written by python3)",
-      async () => {
-        execFileSync("git", ["init", "-q", root]);
-        const config = path.join(root, ".git", "config");
-        const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
-        writeFileSync(config, padded("[core]\n\tbare = false\n"));
-        const map = await mapped(config);
-        try {
-          // The first write through the map moves the file's stamp; later ones, until the kernel
-          // writes the page back (half a minute), do not.
-          await map.write("[core]\n\tbare = false\n");
-          await new Promise((resolve) => setTimeout(resolve, 2_100));
-          await kept();
-          expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
-          await map.write("[core]\n\thooksPath=hooks\n");
-          expect(await protectedNow()).toContain(path.join(root, "hooks"));
-        } finally {
-          map.close();
-        }
-      },
-      20_000,
-    );
-  },
-);
-
-/** A memo of `compute`, asked after a barrier as a scan would. */
-function memoOf<T>(compute: () => T, options: LookupMemoOptions = {}) {
-  const memo = new LookupMemo(options);
-  const get = async () => {
-    await inotifyQueue().barrier();
-    return memo.get("key", true, compute);
-  };
-  return { memo, get };
-}
-
-describe.skipIf(!linux)("the kept values of many workspaces (inotify is Linux's)", () => {
-  it("leaves no folder watched that no kept value looked in once older values are dropped", async () => {
-    const dir = await useTempDir({ prefix: "pleach-memo-many-" });
-    const memo = new LookupMemo();
-    try {
-      const workspaces = 200;
-      // Made first: a folder made in a watched one drops what looked there.
-      for (let index = 0; index < workspaces; index += 1) await mkdir(path.join(dir, `w${index}`));
-      for (let index = 0; index < workspaces; index += 1) {
-        const folder = path.join(dir, `w${index}`);
-        // Twice: the first computation watches, the second is kept.
-        for (let time = 0; time < 2; time += 1) {
-          await inotifyQueue().barrier();
-          memo.get(folder, true, () => lookupLstat(path.join(folder, ".git")));
-        }
+  it.skipIf(!python)(
+    "sees a git config rewritten through a shared memory map that was written to before (no new stamp; written by python3)",
+    async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const config = path.join(root, ".git", "config");
+      const padded = (text: string) => `${text}${"#".repeat(400 - text.length - 1)}\n`;
+      writeFileSync(config, padded("[core]\n\tbare = false\n"));
+      const map = await mapped(config);
+      try {
+        // The first write through the map moves the file's stamp; later ones, until the kernel
+        // writes the page back (half a minute), do not.
+        await map.write("[core]\n\tbare = false\n");
+        await new Promise((resolve) => setTimeout(resolve, 2_100));
+        expect(await protectedNow()).not.toContain(path.join(root, "hooks"));
+        await map.write("[core]\n\thooksPath=hooks\n");
+        expect(await protectedNow()).toContain(path.join(root, "hooks"));
+      } finally {
+        map.close();
       }
-      // At most 64 values are kept, each of which looked in its workspace and the folders above.
-      expect(memo.watched).toBeLessThan(workspaces / 2);
-    } finally {
-      memo.close();
-    }
-  });
-});
-
-describe.skipIf(!linux)("a change between a lookup and its watch (inotify is Linux's)", () => {
-  it("is seen by the next call: a value whose folders were watched after its lookups is not kept", async () => {
-    const dir = await useTempDir({ prefix: "pleach-memo-gap-" });
-    const folder = path.join(dir, "a");
-    await mkdir(folder);
-    const file = path.join(folder, "file");
-    const { memo, get } = memoOf(() => lookupStat(file)?.size ?? -1, {
-      watchFolder: (watched, listener) => {
-        // The change lands after the lookup and before the watch: no event will tell.
-        if (watched === folder) writeFileSync(file, "made");
-        return watchFolder(watched, listener);
-      },
-    });
-    try {
-      expect(await get()).toBe(-1);
-      expect(await get()).toBe(4);
-    } finally {
-      memo.close();
-    }
-  });
-});
-
-describe.skipIf(!linux)("a watcher that fails (inotify is Linux's)", () => {
-  it("takes the watchers below it along: a folder swapped there meanwhile makes no event it can see", async () => {
-    const dir = await useTempDir({ prefix: "pleach-memo-fail-" });
-    const parent = path.join(dir, "a");
-    const folder = path.join(parent, "b");
-    await mkdir(folder, { recursive: true });
-    const failures = new Map<string, () => void>();
-    const { memo, get } = memoOf(() => lookupStat(path.join(folder, "file"))?.size ?? -1, {
-      watchFolder: (watched, listener) => {
-        const real = watchFolder(watched, listener);
-        // Node closes a watcher that fails, then says so.
-        failures.set(watched, () => {
-          real.close();
-          listener.error();
-        });
-        return real;
-      },
-    });
-
-    try {
-      for (let time = 0; time < 3; time += 1) expect(await get()).toBe(-1);
-      failures.get(parent)?.();
-      await rename(folder, path.join(parent, "old"));
-      await mkdir(folder);
-      // Computed afresh, then with every folder watched again, kept.
-      expect(await get()).toBe(-1);
-      expect(await get()).toBe(-1);
-      expect(await get()).toBe(-1);
-      await writeFile(path.join(folder, "file"), "made");
-      expect(await get()).toBe(4);
-    } finally {
-      memo.close();
-    }
-  });
+    },
+    20_000,
+  );
 });
 
 describe.skipIf(!linux || process.getuid?.() !== 0)(
-  "the kept facts of a root caller (as root, on Linux)",
+  "the facts of a root caller (as root, on Linux)",
   () => {
     it("hides a store made since in another user's home", async () => {
       const dir = await useTempDir({ prefix: "pleach-memo-users-" });
@@ -263,87 +151,73 @@ describe.skipIf(!linux || process.getuid?.() !== 0)(
       // A user database whose other user (uid 0: the home is ours) has its home there.
       const users = path.join(dir, "passwd");
       await writeFile(users, `other:x:0:0::${other}:/bin/sh\n`);
-      const { memo, get } = memoOf(() =>
+      const get = () =>
         hiddenReads({ root: dir, credentialHomes: [own], userDatabase: users }).map(
           (each) => each.path,
-        ),
-      );
-      try {
-        for (let time = 0; time < 3; time += 1)
-          expect(await get()).not.toContain(path.join(other, ".aws"));
-        await mkdir(path.join(other, ".aws"));
-        expect(await get()).toContain(path.join(other, ".aws"));
-      } finally {
-        memo.close();
-      }
+        );
+      for (let time = 0; time < 3; time += 1) expect(get()).not.toContain(path.join(other, ".aws"));
+      await mkdir(path.join(other, ".aws"));
+      expect(get()).toContain(path.join(other, ".aws"));
     });
   },
 );
 
-describe.skipIf(!linux)(
-  "the kept facts where the home is on another file system (inotify is Linux's)",
-  () => {
-    let cache: HostFactsCache;
-    let root: string;
-    beforeEach(async () => {
-      cache = createHostFactsCache();
-      root = await useTempDir({ prefix: "pleach-memo-fs-" });
-      return () => cache.close();
-    });
-    const hidden = async (home: string) =>
-      (
-        await gatherHostFacts({
-          root,
-          cache,
-          hostEnvironment: { HOME: home },
-          readPolicy: { credentialHomes: [home] },
-        })
-      ).hiddenPaths;
-    /** Gather until the facts are kept (the same array comes back twice). */
-    async function kept(home: string): Promise<void> {
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const first = await hidden(home);
-        if (first === (await hidden(home))) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error("the facts were never kept");
+describe.skipIf(!linux)("the facts where the home is on another file system (Linux)", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await useTempDir({ prefix: "pleach-memo-fs-" });
+    return () => cache.close();
+  });
+  const hidden = async (home: string) =>
+    (
+      await gatherHostFacts({
+        root,
+        cache,
+        hostEnvironment: { HOME: home },
+        readPolicy: { credentialHomes: [home] },
+      })
+    ).hiddenPaths;
+  /** Gather a few times, so that later calls read the walk by stamps. */
+  async function settle(home: string): Promise<void> {
+    for (let time = 0; time < 3; time += 1) await hidden(home);
+  }
+  const netrc = (home: string) =>
+    expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
+
+  it("hides a store made since in a home on tmpfs", async () => {
+    const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
+    await settle(home);
+    expect(await hidden(home)).not.toContainEqual(netrc(home));
+    await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+    expect(await hidden(home)).toContainEqual(netrc(home));
+  });
+
+  it("hides a store made since through the other path of a bind-mounted home", async (context) => {
+    const real = await useTempDir({ prefix: "pleach-memo-real-" });
+    const home = await useTempDir({ prefix: "pleach-memo-home-" });
+    try {
+      execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
+    } catch {
+      context.skip("needs to bind-mount (root, where mounts are allowed)");
     }
-    const netrc = (home: string) =>
-      expect.objectContaining({ path: path.join(home, ".netrc"), state: "file" });
-
-    it("hides a store made since in a home on tmpfs", async () => {
-      const home = await useTempDir({ prefix: "pleach-memo-home-", parent: "/dev/shm" });
-      await kept(home);
-      expect(await hidden(home)).not.toContainEqual(netrc(home));
-      await writeFile(path.join(home, ".netrc"), "machine x password y\n");
+    try {
+      await settle(home);
+      await writeFile(path.join(real, ".netrc"), "machine x password y\n");
       expect(await hidden(home)).toContainEqual(netrc(home));
-    });
-
-    it("hides a store made since through the other path of a bind-mounted home", async (context) => {
-      const real = await useTempDir({ prefix: "pleach-memo-real-" });
-      const home = await useTempDir({ prefix: "pleach-memo-home-" });
-      try {
-        execFileSync("mount", ["--bind", real, home], { stdio: "ignore" });
-      } catch {
-        context.skip("needs to bind-mount (root, where mounts are allowed)");
-      }
-      try {
-        await kept(home);
-        await writeFile(path.join(real, ".netrc"), "machine x password y\n");
-        expect(await hidden(home)).toContainEqual(netrc(home));
-      } finally {
-        execFileSync("umount", [home]);
-      }
-    });
-  },
-);
+    } finally {
+      execFileSync("umount", [home]);
+    }
+  });
+});
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.backend === "bubblewrap";
 await probe.close();
 
 describe.skipIf(!sessions)(
-  `a session sandbox kept up while its policy is kept (${sessions ? "bubblewrap" : "needs bubblewrap"})`,
+  `a session sandbox kept up between calls (${sessions ? "bubblewrap" : "needs bubblewrap"})`,
   () => {
     let root: string;
     let home: string;
@@ -351,7 +225,7 @@ describe.skipIf(!sessions)(
     beforeEach(async () => {
       root = await useTempDir({ prefix: "pleach-memo-session-" });
       // A home in the workspace: commands see it (a home elsewhere they see empty), so there its
-      // credential stores are hidden by the list, which a kept policy must keep current.
+      // credential stores are hidden by the list, which each call must find as it is now.
       home = path.join(root, "home");
       await mkdir(home);
       client = await createLocalSandbox({
@@ -361,7 +235,7 @@ describe.skipIf(!sessions)(
       });
       return () => client.close();
     });
-    /** Run `true` until the policy is surely kept (the first computation only sets watchers). */
+    /** Run `true` a few times, so that later calls read the walk by stamps. */
     const idle = async () => {
       for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
     };
@@ -398,7 +272,7 @@ describe.skipIf(!sessions)(
     }, 60_000);
 
     it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
-      // Through a folder with search but no read permission (inotify needs read to watch it).
+      // Through a folder with search but no read permission.
       await mkdir(path.join(home, "locked", "keys"), { recursive: true });
       await symlink("locked/keys", path.join(home, ".ssh"));
       await chmod(path.join(home, "locked"), 0o311);
@@ -477,3 +351,67 @@ describe.skipIf(!sessions)(
     }, 60_000);
   },
 );
+
+describe.skipIf(!linux)("gatherHostFacts between calls (Linux)", () => {
+  let cache: HostFactsCache;
+  let root: string;
+  let home: string;
+  beforeEach(async () => {
+    cache = createHostFactsCache();
+    root = await realpath(await useTempDir({ prefix: "pleach-memo-root-" }));
+    home = await realpath(await useTempDir({ prefix: "pleach-memo-home-" }));
+    return () => cache.close();
+  });
+  const gather = () =>
+    gatherHostFacts({
+      root,
+      cache,
+      hostEnvironment: { HOME: home },
+      readPolicy: { credentialHomes: [home] },
+    });
+  /** Gather past the first walk, so that the next call reads only by stamps. */
+  async function settled() {
+    await gather();
+    const facts = await gather();
+    expect(facts.walk.tracking).toBe("stamps");
+    return facts;
+  }
+
+  it("hides a credential store made meanwhile", async () => {
+    const before = await settled();
+    expect(before.hiddenPaths).toContainEqual(
+      expect.objectContaining({ path: path.join(home, ".ssh"), state: "missing" }),
+    );
+    await mkdir(path.join(home, ".ssh"));
+    const after = await gather();
+    expect(after.hiddenPaths).toContainEqual(
+      expect.objectContaining({ path: path.join(home, ".ssh"), state: "folder" }),
+    );
+  });
+
+  it("protects a hooks folder set in the repository's config meanwhile", async () => {
+    execFileSync("git", ["init", "-q", root]);
+    // Old enough that the config's stamp is trusted.
+    const config = path.join(root, ".git", "config");
+    utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const before = await settled();
+    expect(before.protectedPaths.map((each) => each.path)).not.toContain(path.join(root, "hooks"));
+    execFileSync("git", ["-C", root, "config", "core.hooksPath", "hooks"]);
+    const after = await gather();
+    expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
+  });
+
+  it("protects a hooks folder named through a hard link of the config in another folder", async () => {
+    execFileSync("git", ["init", "-q", root]);
+    const config = path.join(root, ".git", "config");
+    utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    linkSync(config, path.join(home, "alias"));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const before = await settled();
+    expect(before.protectedPaths.map((each) => each.path)).not.toContain(path.join(root, "hooks"));
+    writeFileSync(path.join(home, "alias"), "[core]\n\thooksPath = hooks\n");
+    const after = await gather();
+    expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
+  });
+});
