@@ -6,6 +6,7 @@
 //
 //   node bench/real-builds.mjs [runs]
 //
+// Each build also runs unconfined (danger-full-access) in the same run: what the sandbox costs.
 // PLEACH_SANDBOX_BASELINE=/path/to/other/dist/index.js runs the same builds through another build
 // of @pleach/sandbox (say, one made before a change), interleaved, for a before/after comparison.
 import { execFileSync } from "node:child_process";
@@ -62,19 +63,25 @@ for (let run = 0; run < runs; run += 1) {
       console.log(`${job.padEnd(13)} skipped: not installed`);
       continue;
     }
-    for (const [name, sandbox] of Object.entries(builds)) {
+    // The baseline: the same build unconfined (danger-full-access), in the same run, in a fresh
+    // workspace. It uses the host's own caches (~/.npm, ~/.cache/pip, ...), as the user's build
+    // would, where the sandboxed runs see an empty home: the difference includes those caches.
+    for (const [name, sandbox, confined] of [
+      ...Object.entries(builds).map(([label, build]) => [label, build, true]),
+      ["unconfined", builds.this, false],
+    ]) {
       const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-bench-build-")));
-      const client = await sandbox.createLocalSandbox({
-        root,
-        mode: "workspace-write",
-        network: { allowDomains },
-      });
+      const client = await sandbox.createLocalSandbox(
+        confined
+          ? { root, mode: "workspace-write", network: { allowDomains } }
+          : { root, mode: "danger-full-access" },
+      );
       const started = performance.now();
       const result = await client.exec(command, { timeoutMs: 300_000 });
       const elapsed = performance.now() - started;
       const worked = result.exitCode === 0 ? "ok" : `FAILED (exit ${result.exitCode})`;
       console.log(
-        `${job.padEnd(13)} ${name.padEnd(8)} ${(elapsed / 1000).toFixed(2).padStart(7)} s  ${worked}`,
+        `${job.padEnd(13)} ${name.padEnd(10)} ${(elapsed / 1000).toFixed(2).padStart(7)} s  ${worked}`,
       );
       if (result.exitCode !== 0) {
         console.log(`    stderr: ${result.stderr.trim().split("\n").slice(-4).join("\n    ")}`);
