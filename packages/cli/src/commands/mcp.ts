@@ -1,3 +1,5 @@
+import { realpathSync } from "node:fs";
+import path from "node:path";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   CODING_AGENT_TOOL_NAMES,
@@ -17,6 +19,7 @@ import {
   parseNetworkFlags,
   parseReadFlags,
   parseToolName,
+  type ReadFlags,
   readBearerToken,
   readOptionsHelp,
   UsageError,
@@ -113,11 +116,13 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
       command: "mcp",
     });
   }
+  const tokenFile =
+    values["token-file"] === undefined ? undefined : path.resolve(io.cwd, values["token-file"]);
   const token =
     listen === undefined
       ? undefined
       : await readBearerToken({
-          tokenFile: values["token-file"],
+          tokenFile,
           environmentVariable: "PLEACH_MCP_TOKEN",
           command: "mcp",
           purpose: "--http",
@@ -128,7 +133,10 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     workspace: values.workspace,
     mode,
     network: parseNetworkFlags(values, "mcp"),
-    reads: parseReadFlags(values, io),
+    reads: hidingTokenFile(
+      parseReadFlags(values, io),
+      listen === undefined ? undefined : tokenFile,
+    ),
     io,
     command: "mcp",
     // The process is the session: its commands share one sandbox, where background jobs live.
@@ -267,4 +275,16 @@ function parseListen(text: string): { host: string; port: number } {
   }
   const host = match[1]?.replace(/^\[|\]$/g, "") ?? "127.0.0.1";
   return { host, port };
+}
+
+/**
+ * `reads` with the token file hidden from the tools served, commands and file tools alike, at the
+ * path given and at its real path (a hard link to it elsewhere is refused by `readBearerToken`).
+ */
+function hidingTokenFile(reads: ReadFlags, tokenFile: string | undefined): ReadFlags {
+  if (tokenFile === undefined) return reads;
+  return {
+    ...reads,
+    hideReads: [...new Set([...reads.hideReads, tokenFile, realpathSync(tokenFile)])],
+  };
 }
