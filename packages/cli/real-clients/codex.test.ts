@@ -21,12 +21,12 @@ import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
 import {
+  expectRuntimeText,
   extraFlags,
   installedClient,
   launcher,
   makeWorkspace,
   STEPS,
-  withoutTimings,
 } from "./fixture.js";
 import type { RecordedResult } from "./scripted-anthropic.js";
 import { startScriptedResponses } from "./scripted-responses.js";
@@ -151,19 +151,14 @@ describe("Codex hands its model pleach's text, within its budget", () => {
     "%s: the runtime's text for the budget, whole, not JSON",
     async ([, index], context) => {
       if (skip !== undefined) context.skip(skip);
-      const step = STEPS[index];
-      const recorded = results[index];
-      if (step === undefined || recorded === undefined) {
-        throw new Error(`Codex sent no result for step ${index + 1}`);
-      }
-      const expected = await toolset.call(step.name, step.input, {
-        cwd: root,
-        sandbox: "workspace-write",
+      await expectRuntimeText({
+        client: "Codex",
+        recorded: results[index],
+        index,
+        toolset,
+        root,
+        budget: BUDGET,
       });
-      expect(recorded.otherBlocks).toEqual([]);
-      expect(recorded.text.trimStart().startsWith("{")).toBe(false);
-      expect(recorded.text.length).toBeLessThanOrEqual(BUDGET);
-      expect(withoutTimings(recorded.text)).toBe(withoutTimings(expected.output));
     },
   );
 

@@ -20,7 +20,7 @@ import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
-import { installedClient, launcher, makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import { expectRuntimeText, installedClient, launcher, makeWorkspace, STEPS } from "./fixture.js";
 import type { RecordedResult } from "./scripted-anthropic.js";
 import { startScriptedResponses } from "./scripted-responses.js";
 
@@ -127,19 +127,14 @@ describe("Copilot CLI hands its model pleach's text once, within its budget", ()
     "%s: the runtime's text for the budget, once, whole, not JSON",
     async ([, index], context) => {
       if (skip !== undefined) context.skip(skip);
-      const step = STEPS[index];
-      const recorded = results[index];
-      if (step === undefined || recorded === undefined) {
-        throw new Error(`Copilot CLI sent no result for step ${index + 1}`);
-      }
-      const expected = await toolset.call(step.name, step.input, {
-        cwd: root,
-        sandbox: "workspace-write",
+      await expectRuntimeText({
+        client: "Copilot CLI",
+        recorded: results[index],
+        index,
+        toolset,
+        root,
+        budget,
       });
-      expect(recorded.otherBlocks).toEqual([]);
-      expect(recorded.text.trimStart().startsWith("{")).toBe(false);
-      expect(recorded.text.length).toBeLessThanOrEqual(budget);
-      expect(withoutTimings(recorded.text)).toBe(withoutTimings(expected.output));
     },
   );
 

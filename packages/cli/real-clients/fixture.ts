@@ -6,6 +6,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import type { Toolset } from "@pleach/coding-agent/runtime";
+import { expect } from "vitest";
 
 /** The `pleach` both tests serve over MCP: the built bin, or another build for a before-run. */
 export const launcher =
@@ -88,4 +90,43 @@ export function withoutTimings(output: string): string {
   return output
     .replace(/after \d+(\.\d+)? s/g, "after <t> s")
     .replace(/duration_ms:? [\d.]+/g, "duration_ms <t>");
+}
+
+/**
+ * Check what a client handed its model for step `index` of {@link STEPS} (`recorded`, as the
+ * scripted server kept it, with the client's own wrapper taken off by `shown`): one text block,
+ * not JSON, within `budget`, and the runtime's own text for the same call, timings aside. Returns
+ * that text, for the client's own checks.
+ */
+export async function expectRuntimeText({
+  client,
+  recorded,
+  index,
+  toolset,
+  root,
+  budget,
+  shown = (text) => text,
+}: {
+  client: string;
+  recorded: { text: string; otherBlocks: string[] } | undefined;
+  index: number;
+  toolset: Toolset;
+  root: string;
+  budget: number;
+  shown?: (text: string) => string;
+}): Promise<string> {
+  const step = STEPS[index];
+  if (step === undefined || recorded === undefined) {
+    throw new Error(`${client} sent no result for step ${index + 1}`);
+  }
+  const expected = await toolset.call(step.name, step.input, {
+    cwd: root,
+    sandbox: "workspace-write",
+  });
+  const text = shown(recorded.text);
+  expect(recorded.otherBlocks).toEqual([]);
+  expect(text.trimStart().startsWith("{")).toBe(false);
+  expect(text.length).toBeLessThanOrEqual(budget);
+  expect(withoutTimings(text)).toBe(withoutTimings(expected.output));
+  return text;
 }

@@ -19,7 +19,7 @@ import { makeTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
-import { installedClient, launcher, makeWorkspace, STEPS, withoutTimings } from "./fixture.js";
+import { expectRuntimeText, installedClient, launcher, makeWorkspace, STEPS } from "./fixture.js";
 import type { RecordedResult } from "./scripted-anthropic.js";
 import { startScriptedGemini } from "./scripted-gemini.js";
 
@@ -143,23 +143,20 @@ describe("Gemini CLI hands its model pleach's text, within its budget", () => {
     "%s: the runtime's text for the budget, whole, not JSON",
     async ([, index], context) => {
       if (skip !== undefined) context.skip(skip);
-      const step = STEPS[index];
       const recorded = results[index];
-      if (step === undefined || recorded === undefined) {
-        throw new Error(`Gemini CLI sent no result for step ${index + 1}`);
-      }
-      const expected = await toolset.call(step.name, step.input, {
-        cwd: root,
-        sandbox: "workspace-write",
+      await expectRuntimeText({
+        client: "Gemini CLI",
+        recorded,
+        index,
+        toolset,
+        root,
+        budget,
+        shown: withoutClientWrapper,
       });
-      const text = withoutClientWrapper(recorded.text);
-      expect(recorded.otherBlocks).toEqual([]);
-      expect(text.trimStart().startsWith("{")).toBe(false);
-      expect(recorded.text).not.toMatch(/^Output too large/);
-      expect(recorded.text.length).toBeLessThanOrEqual(GEMINI_SPILL_CHARS);
-      expect(text.length).toBeLessThanOrEqual(budget);
-      expect(withoutTimings(text)).toBe(withoutTimings(expected.output));
-      expect(recorded.isError).toBe(false);
+      // Gemini CLI spills past its limit counting its own wrapper, and shows isError as a JSON dump.
+      expect(recorded?.text).not.toMatch(/^Output too large/);
+      expect(recorded?.text.length).toBeLessThanOrEqual(GEMINI_SPILL_CHARS);
+      expect(recorded?.isError).toBe(false);
     },
   );
 
