@@ -3,6 +3,7 @@ import type { NetworkOption } from "../network/domain-rules.js";
 import type { CommandWrapper } from "../os/index.js";
 import type { LocalSessionOptions } from "../session/local-session.js";
 import type { ConnectionLimitsOptions } from "./connection-limits.js";
+import type { SandboxTemplate } from "./protocol.js";
 
 /** Options of {@link createSandboxServer}. */
 export interface SandboxServerOptions {
@@ -140,6 +141,20 @@ export interface SandboxServerOptions {
   workspacePath?: (sandboxId: string) => string;
   /** How commands are confined; by default the host's OS sandbox. */
   commandWrapper?: CommandWrapper;
+  /**
+   * The protocol spoken: pleach's own (`PROTOCOL.md`, for `createHttpStreamSandboxProvider`), or
+   * E2B's, for the `e2b` SDK pointed at this server (`apiUrl` and `sandboxUrl` both its URL, the
+   * token as its API key): the sandbox API, envd's process and filesystem services and `/files`,
+   * on this one port, over the same sandboxes, policy and limits. See docs/remote.md.
+   * @default "pleach"
+   */
+  protocol?: "pleach" | "e2b";
+  /**
+   * With `protocol: "e2b"`: E2B template names and the pleach templates they make; other names are
+   * folders of `templateRoot` when there is one.
+   * @default { base: "empty" }
+   */
+  e2bTemplates?: Record<string, SandboxTemplate>;
   /** Called with errors no request can be told of (a failed cleanup). */
   onError?: (error: Error) => void;
 }

@@ -27,6 +27,12 @@ export interface RequestGuardOptions {
   /** The realm named in the `WWW-Authenticate` header of a 401. */
   realm: string;
   /**
+   * Headers that may carry the token itself instead of `Authorization: Bearer` (the E2B SDK's
+   * `X-API-KEY` and `X-Access-Token`), checked the same way; lower case.
+   * @default []
+   */
+  tokenHeaders?: readonly string[];
+  /**
    * The command-line flag that adds a host, named in refusals.
    * @default "--allow-host"
    */
@@ -61,6 +67,7 @@ export function createRequestGuard({
   host,
   allowedHosts = [],
   realm,
+  tokenHeaders = [],
   flag = "--allow-host",
 }: RequestGuardOptions): RequestGuard {
   if (typeof token !== "string" || token.length < 16 || /\s/.test(token)) {
@@ -75,7 +82,7 @@ export function createRequestGuard({
   let checkOrigin: RequestOriginCheck | undefined;
   const unauthorized: RequestRefusal = {
     status: 401,
-    message: "missing or wrong bearer token: send Authorization: Bearer TOKEN",
+    message: `missing or wrong bearer token: send Authorization: Bearer TOKEN${tokenHeaders.map((name) => ` or ${name}: TOKEN`).join("")}`,
     headers: { "www-authenticate": `Bearer realm="${realm}"` },
   };
   return (request) => {
@@ -104,7 +111,12 @@ export function createRequestGuard({
       };
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "");
-    const matches = timingSafeEqual(digest(match?.[1] ?? ""), expected) && match !== null;
+    const given =
+      match?.[1] ??
+      tokenHeaders.map((name) => request.headers[name]).find((value) => typeof value === "string");
+    const matches =
+      timingSafeEqual(digest(typeof given === "string" ? given : ""), expected) &&
+      given !== undefined;
     return matches ? undefined : unauthorized;
   };
 }

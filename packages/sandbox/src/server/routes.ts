@@ -24,6 +24,13 @@ export interface Routes {
   handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void>;
   /** Settles once every command running now is over and its sandbox let go. */
   commandsDone(): Promise<void>;
+  /**
+   * The status and body an error is answered with, for a protocol whose errors have a form of
+   * their own (E2B's `{ code, message }`); pleach's protocol answers `{ error: WIRE_ERROR }`.
+   */
+  errorBody?(error: unknown): { status: number; body: unknown };
+  /** Stop the protocol's own timers, when the server closes. */
+  stop?(): void;
 }
 
 const ROUTE = new RegExp(

@@ -60,6 +60,8 @@ export interface SandboxRegistry {
   create(template: SandboxTemplate | undefined): Promise<CreateSandboxResponse>;
   /** The live sandbox `id` (its use noted), or a 410 that says it is gone. */
   lookup(id: string): HostedSandbox;
+  /** Whether sandbox `id` is alive (its use not noted). */
+  has(id: string): boolean;
   /** Abort its commands and remove it (and its workspace, when the server made it). */
   destroy(sandbox: HostedSandbox, reason: string): Promise<void>;
   /** Stop creating and sweeping; abort every clone and every running command. */
@@ -232,6 +234,7 @@ export function createSandboxRegistry({
       sandbox.lastUsed = Date.now();
       return sandbox;
     },
+    has: (id) => sandboxes.has(id),
     destroy,
     stop(reason) {
       closing = true;

@@ -6,6 +6,7 @@ import { parseNetworkOption } from "../network/domain-rules.js";
 import { createCommandWrapper } from "../os/index.js";
 import { isInside } from "../paths.js";
 import { createConnectionLimits } from "./connection-limits.js";
+import { createE2BRoutes } from "./e2b/e2b-routes.js";
 import { hidePaths } from "./hide-paths.js";
 import { answerOf, HttpError, sendJson, shuttingDown } from "./http-errors.js";
 import { DEFAULT_MAX_JOB_WAIT_MS } from "./job-protocol.js";
@@ -52,6 +53,8 @@ export async function createSandboxServer({
   hiddenFiles = [],
   workspacePath,
   commandWrapper,
+  protocol = "pleach",
+  e2bTemplates,
   onError = () => {},
 }: SandboxServerOptions): Promise<SandboxServer> {
   // Checked before anything is made or listens: a bad token, host or limit throws here.
@@ -65,6 +68,8 @@ export async function createSandboxServer({
     host: socketPath === undefined ? host : undefined,
     allowedHosts,
     realm: "pleach-sandbox",
+    // The E2B SDK sends the token as its API key, and to envd as the sandbox's access token.
+    tokenHeaders: protocol === "e2b" ? ["x-api-key", "x-access-token"] : [],
   });
   await mkdir(root, { recursive: true, mode: 0o700 });
   const rootReal = await realpath(root);
@@ -104,13 +109,17 @@ export async function createSandboxServer({
     session,
     onError,
   });
-  const routes = createRoutes({
-    registry,
-    maxSandboxes,
-    maxRequestBytes,
-    heartbeatMs,
-    maxJobWaitMs,
-  });
+  const routes =
+    protocol === "e2b"
+      ? createE2BRoutes({
+          registry,
+          maxRequestBytes,
+          heartbeatMs,
+          token,
+          templates: e2bTemplates,
+          templateRoot: templateRoot !== undefined,
+        })
+      : createRoutes({ registry, maxSandboxes, maxRequestBytes, heartbeatMs, maxJobWaitMs });
   let closing = false;
 
   const handle = async (
@@ -134,7 +143,7 @@ export async function createSandboxServer({
 
   server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
     handle(request, response).catch(async (error: unknown) => {
-      const { status, wire } = answerOf(error);
+      const { status, body } = routes.errorBody?.(error) ?? errorBodyOf(error);
       if (response.headersSent) {
         response.end();
         return;
@@ -143,7 +152,7 @@ export async function createSandboxServer({
       // A connection whose request body was left unread (or was bad) is not reused.
       if (unread || status === 400) response.setHeader("connection", "close");
       if (unread) await drainUnreadBody(request);
-      sendJson(response, status, { error: wire });
+      sendJson(response, status, body);
     });
   });
   limits.attach(server);
@@ -177,6 +186,7 @@ export async function createSandboxServer({
         limits.close();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         registry.stop(SHUTTING_DOWN);
+        routes.stop?.();
         server.closeIdleConnections();
         const grace = setTimeout(() => server.closeAllConnections(), shutdownGraceMs);
         await stopped;
@@ -189,6 +199,12 @@ export async function createSandboxServer({
       return closed;
     },
   };
+}
+
+/** pleach's protocol's answer to an error: `{ error: WIRE_ERROR }` with its status. */
+function errorBodyOf(error: unknown): { status: number; body: unknown } {
+  const { status, wire } = answerOf(error);
+  return { status, body: { error: wire } };
 }
 
 function hostOf(address: AddressInfo): string {
