@@ -34,6 +34,7 @@ export const SANDBOX_OPTIONS = {
   "idle-timeout-ms": { type: "string" },
   "template-root": { type: "string" },
   "git-protocols": { type: "string" },
+  protocol: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -43,7 +44,8 @@ export const SANDBOX_USAGE = `pleach sandbox serve --root DIR --token-file FILE 
     [--deny-domain HOST]... [--max-sandboxes N] [--max-request-bytes N]
     [--max-file-bytes N] [--max-output-bytes N]
     [--max-exec-timeout-ms N] [--idle-timeout-ms N] [--template-root DIR]
-    [--git-protocols a,b] [--hide-read PATH]... [--allow-read PATH]...`;
+    [--git-protocols a,b] [--hide-read PATH]... [--allow-read PATH]...
+    [--protocol pleach|e2b]`;
 
 /** `pleach sandbox --help`. */
 export const SANDBOX_HELP = `Usage: ${SANDBOX_USAGE}
@@ -75,6 +77,10 @@ ${domainOptionsHelp(29)}
                              clone runs inside the new sandbox, so https needs --network
                              or --allow-domain of the git host
 ${readOptionsHelp(29)}
+  --protocol pleach|e2b      the protocol spoken (default: pleach, for
+                             createHttpStreamSandboxProvider); e2b answers the e2b SDK as a
+                             self-hosted E2B: point its apiUrl and sandboxUrl at this URL,
+                             with the token as its API key (see docs/remote.md)
   -h, --help                 show this help
 
 Example:
@@ -117,6 +123,12 @@ export async function sandboxCommand({
     });
   }
   const mode = parseMode({ mode: values.mode, command: "sandbox" });
+  const protocol = values.protocol ?? "pleach";
+  if (protocol !== "pleach" && protocol !== "e2b") {
+    throw new UsageError(`--protocol takes pleach or e2b, got ${JSON.stringify(protocol)}`, {
+      command: "sandbox",
+    });
+  }
   const { host, port } = parseListen(values.listen ?? "127.0.0.1:8700");
   const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "sandbox" });
   const tokenFile =
@@ -153,6 +165,7 @@ export async function sandboxCommand({
     port,
     allowedHosts,
     mode,
+    protocol,
     network: parseNetworkFlags(values, "sandbox"),
     ...Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined)),
     ...(values["template-root"] === undefined
@@ -174,7 +187,8 @@ export async function sandboxCommand({
       io.stderr(`pleach sandbox: ${showControlCharacters(error.message, { multiline: true })}\n`),
   });
   io.stdout(`${server.url.href}\n`);
-  io.stderr(`pleach sandbox: serving sandboxes (${mode}) at ${server.url.href}\n`);
+  const speaking = protocol === "e2b" ? ", E2B protocol" : "";
+  io.stderr(`pleach sandbox: serving sandboxes (${mode}${speaking}) at ${server.url.href}\n`);
   await new Promise<void>((resolve) => {
     if (stopSignal !== undefined) {
       if (stopSignal.aborted) resolve();
