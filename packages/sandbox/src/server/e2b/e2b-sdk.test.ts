@@ -55,7 +55,9 @@ describe("the e2b SDK over pleach sandbox serve --protocol e2b", () => {
       expect(await sandbox.files.read("notes/a.txt")).toBe("hello\n");
       expect((await sandbox.commands.run("cat notes/a.txt")).stdout).toBe("hello\n");
       const entries = await sandbox.files.list("notes");
-      expect(entries.map((entry) => [entry.name, entry.type, entry.size])).toEqual([["a.txt", "file", 6]]);
+      expect(entries.map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+        ["a.txt", "file", 6],
+      ]);
     } finally {
       await sandbox.kill();
     }
@@ -80,7 +82,10 @@ describe("the e2b SDK over pleach sandbox serve --protocol e2b", () => {
 
   it("lists, sets the timeout of and kills sandboxes", async () => {
     const sandbox = await Sandbox.create({ ...connection, metadata: { run: "e2b-face" } });
-    const listed = await Sandbox.list({ ...connection, query: { metadata: { run: "e2b-face" } } }).nextItems();
+    const listed = await Sandbox.list({
+      ...connection,
+      query: { metadata: { run: "e2b-face" } },
+    }).nextItems();
     expect(listed.map((info) => info.sandboxId)).toEqual([sandbox.sandboxId]);
     await sandbox.setTimeout(60_000);
     const info = await sandbox.getInfo();

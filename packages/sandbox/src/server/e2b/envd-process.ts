@@ -103,28 +103,32 @@ export function createProcessService({
     }
   }
 
-  /** A foreground command's events, as its listener sees them, until its end. */
-  async function* listen(
-    entry: ProcessEntry,
-    signal: AbortSignal,
-  ): AsyncGenerator<ProcessEventCase> {
+  /**
+   * A foreground command's events, as a listener sees them, until its end. It listens from the
+   * call, not from the first read, so that an end that comes before the stream reads is not lost.
+   */
+  const listen = (entry: ProcessEntry, signal: AbortSignal): AsyncGenerator<ProcessEventCase> => {
     const queue = createEventQueue<ProcessEventCase | Error>(signal);
+    const heartbeat = setInterval(() => queue.push({ case: "keepalive", value: {} }), heartbeatMs);
     const listener = (event: ProcessEventCase | Error | undefined) => {
-      if (event === undefined) queue.end();
-      else queue.push(event);
+      if (event !== undefined) return queue.push(event);
+      clearInterval(heartbeat);
+      queue.end();
     };
     entry.listeners.add(listener);
-    const heartbeat = setInterval(() => queue.push({ case: "keepalive", value: {} }), heartbeatMs);
-    try {
-      for await (const event of queue) {
-        if (event instanceof Error) throw toConnectError(event);
-        yield event;
+    signal.addEventListener("abort", () => clearInterval(heartbeat), { once: true });
+    return (async function* () {
+      try {
+        for await (const event of queue) {
+          if (event instanceof Error) throw toConnectError(event);
+          yield event;
+        }
+      } finally {
+        clearInterval(heartbeat);
+        entry.listeners.delete(listener);
       }
-    } finally {
-      clearInterval(heartbeat);
-      entry.listeners.delete(listener);
-    }
-  }
+    })();
+  };
 
   const emit = (entry: ProcessEntry, event: ProcessEventCase | Error | undefined) => {
     for (const listener of entry.listeners) listener(event);
