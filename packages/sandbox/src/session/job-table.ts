@@ -222,7 +222,8 @@ export class JobTable implements SandboxJobs {
     // Bounded per call and in what the job has not read yet: a job that never reads its stdin
     // would otherwise hold whatever is sent in the session server's memory.
     checkJobInput(text, job.process?.queuedInput ?? 0);
-    job.process?.input(Buffer.from(text));
+    // A remote launcher's input settles once its sandbox took it (or refused it: thrown here).
+    await job.process?.input(Buffer.from(text));
   }
 
   async kill(jobId: string): Promise<JobInfo> {

@@ -1,0 +1,82 @@
+import path from "node:path";
+import type { SandboxClient } from "@pleach/core/sandbox";
+import {
+  describeSandboxClientContract,
+  describeSandboxJobsContract,
+  makeTempDir,
+} from "@pleach/core/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandboxServer, type SandboxServer } from "../server/sandbox-server.js";
+import { createE2BSandboxProvider, type E2BSandboxSession } from "./e2b-provider.js";
+
+// createE2BSandboxProvider pointed at pleach's own E2B face on loopback: the contract suites of
+// every client, through the e2b SDK and envd's protocol.
+
+const TOKEN = "e2b-provider-token-0123456789abcdef";
+let server: SandboxServer;
+let serverRoot: { dir: string; cleanup(): Promise<void> };
+/** The folder the next sandbox gets, so the contract's `root` is the sandbox's own. */
+let nextWorkspace: string | undefined;
+let provider: ReturnType<typeof createE2BSandboxProvider>;
+
+beforeAll(async () => {
+  serverRoot = await makeTempDir("pleach-e2b-provider-");
+  server = await createSandboxServer({
+    root: serverRoot.dir,
+    token: TOKEN,
+    protocol: "e2b",
+    workspacePath: (id) => nextWorkspace ?? path.join(serverRoot.dir, id),
+    heartbeatMs: 200,
+  });
+  const url = server.url.href.replace(/\/$/, "");
+  provider = createE2BSandboxProvider({
+    apiKey: TOKEN,
+    apiUrl: url,
+    sandboxUrl: url,
+    jobs: { maxJobs: 3, maxOutputBytes: 64 * 1024 },
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await serverRoot?.cleanup();
+});
+
+const sessions = new WeakMap<SandboxClient, E2BSandboxSession>();
+const acquireIn = async (root: string) => {
+  nextWorkspace = root;
+  try {
+    const session = await provider.acquire();
+    sessions.set(session.client, session);
+    return session.client;
+  } finally {
+    nextWorkspace = undefined;
+  }
+};
+
+// The files of an E2B sandbox are its own: the client cannot plant links in them (here they
+// happen to be this machine's, and the server confines by realpath; its own suites test that).
+describeSandboxClientContract("E2B (e2b SDK, loopback sandbox server --protocol e2b)", acquireIn, {
+  exec: true,
+  sharedFileSystem: false,
+});
+
+describeSandboxJobsContract("E2B (e2b SDK, loopback sandbox server --protocol e2b)", {
+  async makeClient(root, limits) {
+    expect(limits).toEqual({ maxJobs: 3, maxJobOutputBytes: 64 * 1024 });
+    return acquireIn(root);
+  },
+  close: async (client) => sessions.get(client)?.release(),
+  noPtyReason:
+    "the E2B client's jobs run without a terminal (the SDK's pty module starts a shell, not a command)",
+});
+
+describe("the E2B client", () => {
+  it("returns a non-zero exit as data, and releases its sandbox", async () => {
+    const session = await provider.acquire();
+    const result = await session.client.exec("echo bad >&2; exit 7");
+    expect(result).toMatchObject({ exitCode: 7, stderr: "bad\n", timedOut: false });
+    await session.release();
+    await expect(session.client.exec("true")).rejects.toMatchObject({ name: "ToolError" });
+  });
+});
