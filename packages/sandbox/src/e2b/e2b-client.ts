@@ -103,7 +103,8 @@ export async function createE2BSandboxClient(
     return toolErrorOfE2B(error, `${what} ${file}`);
   };
   const cwdOf = async (cwd: string | undefined): Promise<string> => {
-    if (cwd === undefined) return root;
+    // The tools name the workspace root as "" too.
+    if (cwd === undefined || cwd === "") return root;
     const absolute = resolve(cwd);
     const info = await sandbox.files.getInfo(absolute).catch((error: unknown) => {
       if (error instanceof Error && /NotFound/.test(error.name)) {

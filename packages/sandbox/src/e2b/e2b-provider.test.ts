@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { SandboxClient } from "@pleach/core/sandbox";
+import type { SandboxClient, SandboxSession } from "@pleach/core/sandbox";
 import {
   describeSandboxClientContract,
   describeSandboxJobsContract,
@@ -7,7 +7,7 @@ import {
 } from "@pleach/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandboxServer, type SandboxServer } from "../server/sandbox-server.js";
-import { createE2BSandboxProvider, type E2BSandboxSession } from "./e2b-provider.js";
+import { createE2BSandboxProvider } from "./e2b-provider.js";
 
 // createE2BSandboxProvider pointed at pleach's own E2B face on loopback: the contract suites of
 // every client, through the e2b SDK and envd's protocol.
@@ -42,7 +42,7 @@ afterAll(async () => {
   await serverRoot?.cleanup();
 });
 
-const sessions = new WeakMap<SandboxClient, E2BSandboxSession>();
+const sessions = new WeakMap<SandboxClient, SandboxSession>();
 const acquireIn = async (root: string) => {
   nextWorkspace = root;
   try {

@@ -36,7 +36,9 @@ describe("the e2b SDK over pleach sandbox serve --protocol e2b", () => {
     try {
       const chunks: string[] = [];
       const result = await sandbox.commands.run("echo out; echo err >&2; echo again", {
-        onStdout: (data) => chunks.push(data),
+        onStdout: (data) => {
+          chunks.push(data);
+        },
       });
       expect(result).toMatchObject({ exitCode: 0, stdout: "out\nagain\n", stderr: "err\n" });
       expect(chunks.join("")).toBe("out\nagain\n");
