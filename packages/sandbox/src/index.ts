@@ -3,7 +3,11 @@ export type { DockerSandboxProvider, DockerSandboxSession } from "./docker/docke
 export { createDockerSandboxProvider } from "./docker/docker-provider.js";
 export type { E2BSandboxClient, E2BSandboxClientOptions } from "./e2b/e2b-client.js";
 export { createE2BSandboxClient } from "./e2b/e2b-client.js";
-export type { E2BSandboxProviderOptions, E2BSandboxSession } from "./e2b/e2b-provider.js";
+export type {
+  E2BSandboxProvider,
+  E2BSandboxProviderOptions,
+  E2BSandboxSession,
+} from "./e2b/e2b-provider.js";
 export { createE2BSandboxProvider } from "./e2b/e2b-provider.js";
 export type { HttpJobCallOptions, HttpSandboxJobs } from "./http-jobs.js";
 export type {

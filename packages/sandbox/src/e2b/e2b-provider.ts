@@ -40,6 +40,11 @@ export interface E2BSandboxSession extends SandboxSession {
   readonly client: E2BSandboxClient;
 }
 
+/** A provider of E2B sandboxes, whose sessions' clients offer jobs. */
+export interface E2BSandboxProvider extends SandboxProvider {
+  acquire(options?: { abortSignal?: AbortSignal }): Promise<E2BSandboxSession>;
+}
+
 /**
  * A provider whose sessions are E2B sandboxes (`Sandbox.create` of the `e2b` SDK, an optional
  * peer dependency loaded on the first `acquire`): on E2B's cloud, a self-hosted E2B, OpenKruise
@@ -55,9 +60,7 @@ export function createE2BSandboxProvider({
   metadata,
   envs,
   ...clientOptions
-}: E2BSandboxProviderOptions = {}): SandboxProvider & {
-  acquire(options?: { abortSignal?: AbortSignal }): Promise<E2BSandboxSession>;
-} {
+}: E2BSandboxProviderOptions = {}): E2BSandboxProvider {
   return {
     specificationVersion: SANDBOX_SPECIFICATION_VERSION,
     async acquire({ abortSignal } = {}) {
