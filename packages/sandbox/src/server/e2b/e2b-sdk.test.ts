@@ -95,4 +95,43 @@ describe("the e2b SDK over pleach sandbox serve --protocol e2b", () => {
     await sandbox.kill();
     expect(await Sandbox.kill(sandbox.sandboxId, connection)).toBe(false);
   });
+
+  it("connects to a sandbox, lists its processes, and makes, renames and removes files", async () => {
+    const sandbox = await Sandbox.create({ ...connection });
+    try {
+      const again = await Sandbox.connect(sandbox.sandboxId, connection);
+      const handle = await again.commands.run("sleep 30", { background: true, stdin: true });
+      expect((await again.commands.list()).map((process) => process.pid)).toContain(handle.pid);
+      await handle.kill();
+      expect(await again.files.makeDir("made")).toBe(true);
+      expect(await again.files.makeDir("made")).toBe(false);
+      await again.files.write("made/x.txt", "x");
+      await again.files.rename("made/x.txt", "made/y.txt");
+      expect(await again.files.exists("made/x.txt")).toBe(false);
+      expect((await again.files.getInfo("made/y.txt")).type).toBe("file");
+      await again.files.remove("made");
+      expect(await again.files.exists("made")).toBe(false);
+      await expect(again.files.read("../outside.txt")).rejects.toThrow(/outside/);
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("answers what it does not serve with a clear not supported", async () => {
+    const sandbox = await Sandbox.create({ ...connection });
+    try {
+      await expect(sandbox.files.watchDir(".", () => {})).rejects.toThrow(
+        /not supported by pleach's E2B face/,
+      );
+      const handle = await sandbox.commands.run("cat", { background: true, stdin: true });
+      await expect(handle.closeStdin()).rejects.toThrow(/closeStdin.*not supported/);
+      await handle.kill();
+      await expect(sandbox.getMetrics()).rejects.toThrow(/not supported by pleach's E2B face/);
+      await expect(
+        Sandbox.create({ ...connection, network: { allowOut: ["example.com"] } }),
+      ).rejects.toThrow(/network: not supported/);
+    } finally {
+      await sandbox.kill();
+    }
+  });
 });
