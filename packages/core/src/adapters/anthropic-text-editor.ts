@@ -240,7 +240,7 @@ async function insert(
   const file = await wholeText(run, path);
   if (!file.ok) return failure(file.error, run);
   const content = file.content ?? "";
-  if (/[\u0000\uFFFD]/.test(content)) {
+  if (content.includes("\u0000") || content.includes("\uFFFD")) {
     return {
       output: `Error: ${path} is not UTF-8 text, so insert cannot change it without corrupting it.`,
       error: true,

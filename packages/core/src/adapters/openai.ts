@@ -15,7 +15,9 @@ type ResponseFunctionToolCall = OpenAI.Responses.ResponseFunctionToolCall;
 type FunctionCallOutput = OpenAI.Responses.ResponseInputItem.FunctionCallOutput;
 type ApplyPatchTool = OpenAI.Responses.ApplyPatchTool;
 type FunctionShellTool = OpenAI.Responses.FunctionShellTool;
-type ApplyPatchCall = Pick<OpenAI.Responses.ResponseApplyPatchToolCall, "call_id" | "operation">;
+type ApplyPatchCall = Pick<OpenAI.Responses.ResponseApplyPatchToolCall, "call_id"> & {
+  operation: OpenAI.Responses.ResponseApplyPatchToolCall["operation"] & { moveTo?: string };
+};
 type ApplyPatchCallOutput = OpenAI.Responses.ResponseInputItem.ApplyPatchCallOutput;
 type ShellCall = Pick<OpenAI.Responses.ResponseFunctionShellToolCall, "call_id" | "action">;
 type ShellCallOutput = OpenAI.Responses.ResponseInputItem.ShellCallOutput;
@@ -128,7 +130,8 @@ export const SHELL_TOOL_NAME = "bash";
 /**
  * The V4A patch (`*** Begin Patch` ... `*** End Patch`) of one `apply_patch_call` operation, as
  * pleach's `apply_diff` takes it: a `create_file` diff's lines are the file's (each with a `+`, or
- * taken as written without one), an `update_file` diff is the changes of one file.
+ * taken as written without one), an `update_file` diff is the changes of one file (moved to
+ * `moveTo`, which the Agents SDK's operations may carry).
  */
 export function applyPatchOperationToV4A(operation: ApplyPatchCall["operation"]): string {
   const body = (() => {
@@ -140,7 +143,11 @@ export function applyPatchOperationToV4A(operation: ApplyPatchCall["operation"])
         return [`*** Add File: ${operation.path}`, ...added];
       }
       case "update_file":
-        return [`*** Update File: ${operation.path}`, operation.diff.replace(/\n$/, "")];
+        return [
+          `*** Update File: ${operation.path}`,
+          ...(operation.moveTo === undefined ? [] : [`*** Move to: ${operation.moveTo}`]),
+          operation.diff.replace(/\n$/, ""),
+        ];
       case "delete_file":
         return [`*** Delete File: ${operation.path}`];
     }

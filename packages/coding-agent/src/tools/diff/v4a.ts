@@ -100,11 +100,10 @@ export function parseV4APatch(patch: string): V4AFile[] {
 }
 
 /**
- * The changes of one `*** Update File:` section, or of the `diff` of an OpenAI `update_file`
- * operation. The first change may leave out its `@@` line. Throws `INVALID_INPUT` when there is no
+ * The changes of one `*** Update File:` section. The first change may leave out its `@@` line. Throws `INVALID_INPUT` when there is no
  * change or a line is none of `@@`, context, removed, added or `*** End of File`.
  */
-export function parseV4AChunks(
+function parseV4AChunks(
   body: string,
   { path, firstLine = 1 }: { path: string; firstLine?: number },
 ): V4AChunk[] {
@@ -155,13 +154,6 @@ export function parseV4AChunks(
     throw invalid(`the update of ${path} has no added or removed lines, so it changes nothing`);
   }
   return chunks;
-}
-
-/** The text of the `diff` of an OpenAI `create_file` operation: its lines without their `+`. */
-export function v4aAddedText(diff: string): string {
-  const lines = diff.split("\n").map((line) => line.replace(/\r$/, ""));
-  if (lines.at(-1) === "") lines.pop();
-  return lines.map((line) => `${line.startsWith("+") ? line.slice(1) : line}\n`).join("");
 }
 
 /** The files a V4A patch names (moves' destinations too), loosely, for the record of what it writes. */
