@@ -1,5 +1,12 @@
 import { Buffer } from "node:buffer";
-import type { AnyToolDefinition, ToolExecutionContext, ToolResult } from "../define-tool.js";
+import { z } from "zod";
+import {
+  type AnyToolDefinition,
+  defineTool,
+  type PluginToolDefinition,
+  type ToolExecutionContext,
+  type ToolResult,
+} from "../define-tool.js";
 import { isToolError, ToolError } from "../errors.js";
 import { renderToolResult } from "../render.js";
 
@@ -264,4 +271,38 @@ async function insert(
   return written.ok
     ? { output: `Successfully inserted text after line ${at}.`, error: false }
     : failure(written.error, run);
+}
+
+const textEditorInputSchema = z.object({
+  command: z.enum(["view", "create", "str_replace", "insert", "undo_edit"]),
+  path: z.string(),
+  view_range: z.tuple([z.number().int(), z.number().int()]).optional(),
+  file_text: z.string().optional(),
+  old_str: z.string().optional(),
+  new_str: z.string().optional(),
+  insert_line: z.number().int().optional(),
+});
+
+const textEditorOutputSchema = z.object({ output: z.string(), error: z.boolean() });
+
+/**
+ * Anthropic's text editor as one pleach tool named `str_replace_based_edit_tool`, over the
+ * session's `read_file`, `list_files`, `write_file` and `edit_file` (see
+ * {@link runAnthropicTextEditor}), for a loop that dispatches calls by name, such as the runtime
+ * with an Anthropic model's `nativeTools`.
+ */
+export function createAnthropicTextEditorTool(
+  tools: readonly AnyToolDefinition[],
+): PluginToolDefinition<typeof textEditorInputSchema, typeof textEditorOutputSchema> {
+  return defineTool({
+    name: "str_replace_based_edit_tool",
+    description:
+      "View, create and edit files: view (a file's lines numbered, or a folder), create, str_replace (text found exactly once), insert (after insert_line).",
+    inputSchema: textEditorInputSchema,
+    outputSchema: textEditorOutputSchema,
+    annotations: { title: "Text editor", destructiveHint: true },
+    execute: (input, context) =>
+      runAnthropicTextEditor({ tools, input: input as AnthropicTextEditorInput, context }),
+    toModelOutput: (output) => output,
+  });
 }

@@ -10,7 +10,7 @@ import {
 
 export type { RunToolCallOptions } from "../run-tool-call.js";
 export type { AnthropicTextEditorInput } from "./anthropic-text-editor.js";
-export { runAnthropicTextEditor } from "./anthropic-text-editor.js";
+export { createAnthropicTextEditorTool, runAnthropicTextEditor } from "./anthropic-text-editor.js";
 
 type Tool = Anthropic.Messages.Tool;
 type ToolResultBlockParam = Anthropic.Messages.ToolResultBlockParam;

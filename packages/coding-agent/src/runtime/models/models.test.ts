@@ -1,7 +1,12 @@
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { useTempDir } from "@pleach/core/testing";
+import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import { createCodingAgentRuntime } from "../agent-runtime.js";
 import type { ModelRequest } from "../model.js";
 import { createAISDKModel } from "./ai-sdk.js";
 import { createAnthropicModel } from "./anthropic.js";
@@ -375,5 +380,80 @@ describe("createAISDKModel", () => {
       },
     ]);
     expect(call?.tools).toMatchObject([{ type: "function", name: "read_file" }]);
+  });
+});
+
+describe("native tools in the runtime", () => {
+  it("an Anthropic model with nativeTools offers bash and the text editor and runs their calls", async () => {
+    const root = await useTempDir("pleach-native-runtime-");
+    await writeFile(path.join(root, "app.py"), "def main():\n    return 41\n");
+    const usage = { input_tokens: 1, output_tokens: 1 };
+    const { baseURL, requests } = await fakeProvider([
+      {
+        status: 200,
+        body: {
+          stop_reason: "tool_use",
+          usage,
+          content: [
+            {
+              type: "tool_use",
+              id: "toolu_edit",
+              name: "str_replace_based_edit_tool",
+              input: {
+                command: "str_replace",
+                path: "app.py",
+                old_str: "return 41",
+                new_str: "return 42",
+              },
+            },
+            {
+              type: "tool_use",
+              id: "toolu_view",
+              name: "str_replace_based_edit_tool",
+              input: { command: "view", path: "app.py", view_range: [2, -1] },
+            },
+            {
+              type: "tool_use",
+              id: "toolu_bash",
+              name: "bash",
+              input: { command: "grep -c return app.py" },
+            },
+          ],
+        },
+      },
+      {
+        status: 200,
+        body: { stop_reason: "end_turn", usage, content: [{ type: "text", text: "done" }] },
+      },
+    ]);
+    const model = createAnthropicModel({
+      model: "claude-test",
+      apiKey: "k",
+      baseURL,
+      fetch,
+      nativeTools: true,
+    });
+    const result = await createCodingAgentRuntime({
+      sandboxProvider: createLocalSandboxProvider({ root }),
+      model,
+    }).run({ task: "make main return 42" }).result;
+    expect(result.stopReason).toBe("final-answer");
+    expect(await readFile(path.join(root, "app.py"), "utf8")).toBe("def main():\n    return 42\n");
+    const offered = (requests[0]?.body.tools as Array<{ name: string; type?: string }>).map(
+      (tool) => tool.type ?? tool.name,
+    );
+    expect(offered).toContain("bash_20250124");
+    expect(offered).toContain("text_editor_20250728");
+    for (const covered of ["bash", "read_file", "write_file", "edit_file", "list_files"]) {
+      expect(offered).not.toContain(covered);
+    }
+    expect(offered).toContain("apply_diff");
+    const answers = JSON.stringify(requests[1]?.body.messages);
+    expect(answers).toContain("Successfully replaced text at exactly one location.");
+    expect(answers).toContain("2:     return 42");
+    const bash = (requests[1]?.body.messages as Array<{ content: Array<Record<string, unknown>> }>)
+      .flatMap((message) => message.content)
+      .find((block) => block.tool_use_id === "toolu_bash");
+    expect(bash?.content).toBe('<tool_output tool="bash">\n1\n\n</tool_output>');
   });
 });
