@@ -440,9 +440,8 @@ describe("native tools in the runtime", () => {
     }).run({ task: "make main return 42" }).result;
     expect(result.stopReason).toBe("final-answer");
     expect(await readFile(path.join(root, "app.py"), "utf8")).toBe("def main():\n    return 42\n");
-    const offered = (requests[0]?.body.tools as Array<{ name: string; type?: string }>).map(
-      (tool) => tool.type ?? tool.name,
-    );
+    const declared = requests[0]?.body.tools as Array<{ name: string; type?: string }> | undefined;
+    const offered = (declared ?? []).map((tool) => tool.type ?? tool.name);
     expect(offered).toContain("bash_20250124");
     expect(offered).toContain("text_editor_20250728");
     for (const covered of ["bash", "read_file", "write_file", "edit_file", "list_files"]) {
@@ -452,7 +451,10 @@ describe("native tools in the runtime", () => {
     const answers = JSON.stringify(requests[1]?.body.messages);
     expect(answers).toContain("Successfully replaced text at exactly one location.");
     expect(answers).toContain("2:     return 42");
-    const bash = (requests[1]?.body.messages as Array<{ content: Array<Record<string, unknown>> }>)
+    const turns = requests[1]?.body.messages as
+      | Array<{ content: Array<Record<string, unknown>> }>
+      | undefined;
+    const bash = (turns ?? [])
       .flatMap((message) => message.content)
       .find((block) => block.tool_use_id === "toolu_bash");
     expect(bash?.content).toBe('<tool_output tool="bash">\n1\n\n</tool_output>');
