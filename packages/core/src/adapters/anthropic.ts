@@ -1,5 +1,5 @@
 import type { Anthropic } from "@anthropic-ai/sdk";
-import type { AnyToolDefinition } from "../define-tool.js";
+import type { AnyToolDefinition, ToolResult } from "../define-tool.js";
 import { toolInputJSONSchema } from "../json-schema.js";
 import { type RunToolCallOptions, runToolCall } from "../run-tool-call.js";
 import {
@@ -50,12 +50,12 @@ export async function runAnthropicToolUse({
     context: { ...context, toolCallId: toolUse.id },
     maxChars,
   });
-  return {
-    type: "tool_result",
-    tool_use_id: toolUse.id,
-    content: result.output,
-    is_error: result.error,
-  };
+  return toolResultBlock(toolUse.id, result);
+}
+
+/** A result as the `tool_result` block answering the `tool_use` block `id`. */
+function toolResultBlock(id: string, { output, error }: ToolResult): ToolResultBlockParam {
+  return { type: "tool_result", tool_use_id: id, content: output, is_error: error };
 }
 
 /** Options of {@link toAnthropicNativeTools}. */
@@ -106,12 +106,7 @@ export async function runAnthropicNativeToolUse({
   tools: readonly AnyToolDefinition[];
   toolUse: Pick<ToolUseBlock, "id" | "name" | "input">;
 } & RunToolCallOptions): Promise<ToolResultBlockParam> {
-  const answer = ({ output, error }: { output: string; error: boolean }): ToolResultBlockParam => ({
-    type: "tool_result",
-    tool_use_id: toolUse.id,
-    content: output,
-    is_error: error,
-  });
+  const answer = (result: ToolResult) => toolResultBlock(toolUse.id, result);
   const callContext = { ...context, toolCallId: toolUse.id };
   if (toolUse.name === TEXT_EDITOR_NAME) {
     return answer(
