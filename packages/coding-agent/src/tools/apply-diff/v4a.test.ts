@@ -270,6 +270,8 @@ describe("apply_diff with V4A patches: order and @@ lines", () => {
     const { outcome, tree } = await run({ "f.js": TWO_FUNCTIONS }, diff);
     expect(outcome.error).toBe(true);
     expect(outcome.output).toContain("Hunk #1 FAILED");
+    expect(outcome.output).toContain("put the line that starts its function or class after @@");
+    expect(outcome.output).not.toContain("line number");
     expect(tree["f.js"]).toBe(TWO_FUNCTIONS);
   });
 

@@ -75,9 +75,29 @@ export function applyV4AChunks(
     { oldPath: undefined, newPath: undefined, operation: "modify", hunks },
     label === undefined ? {} : { label },
   );
-  const text = result.text;
-  if (text === null || text === "" || text.endsWith("\n") || text === original) return result;
-  return { ...result, text: text + dominantNewline(splitSource(original)) };
+  const worded = {
+    ...result,
+    conflicts: result.conflicts.map(inV4AWords),
+    hunks: result.hunks.map((report) =>
+      report.message === undefined ? report : { ...report, message: inV4AWords(report.message) },
+    ),
+  };
+  const text = worded.text;
+  if (text === null || text === "" || text.endsWith("\n") || text === original) return worded;
+  return { ...worded, text: text + dominantNewline(splitSource(original)) };
+}
+
+/** A V4A change has no line numbers: what singles one out is context or an `@@` line. */
+function inV4AWords(reason: string): string {
+  return reason
+    .replace(
+      "and its @@ line number does not single one out",
+      "and neither its place in the patch nor its @@ lines single one out",
+    )
+    .replace(
+      "or correct the @@ line number",
+      "or put the line that starts its function or class after @@",
+    );
 }
 
 /**
