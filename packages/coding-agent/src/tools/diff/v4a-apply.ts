@@ -78,7 +78,8 @@ export function applyV4AChunks(
   const worded = {
     ...result,
     conflicts: result.conflicts.map(inV4AWords),
-    hunks: result.hunks.map((report) =>
+    // The line hints were ours, not the patch's: no offset from them, no choice by a line number.
+    hunks: result.hunks.map(({ offset: _offset, chosenByHint: _chosen, ...report }) =>
       report.message === undefined ? report : { ...report, message: inV4AWords(report.message) },
     ),
   };
