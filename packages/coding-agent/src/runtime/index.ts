@@ -29,6 +29,8 @@ export { createAnthropicModel } from "./models/anthropic.js";
 export type { FetchFunction, RetryOptions } from "./models/http.js";
 export type { OpenAIChatModelOptions } from "./models/openai-chat.js";
 export { createOpenAIChatModel } from "./models/openai-chat.js";
+export type { OpenAIResponsesModelOptions } from "./models/openai-responses.js";
+export { createOpenAIResponsesModel } from "./models/openai-responses.js";
 export type { ScriptedModel, ScriptedModelOptions, ScriptedStep } from "./models/scripted.js";
 export { createScriptedModel } from "./models/scripted.js";
 export type { Toolset, ToolsetOptions } from "./toolset.js";

@@ -1,4 +1,4 @@
-import type { JSONSchema } from "@pleach/core";
+import type { AnyToolDefinition, JSONSchema } from "@pleach/core";
 
 /** A tool as a model is offered it: a name, a description and JSON Schema parameters. */
 export interface ModelToolDefinition {
@@ -65,6 +65,11 @@ export interface ModelAdapter {
   /** `provider:model`, for logs and results. */
   readonly name: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Tools the model's own tool shapes need beside a session's, made over them (Anthropic's text
+   * editor over the file tools, for a model with `nativeTools`). The runtime adds them.
+   */
+  extraTools?(tools: readonly AnyToolDefinition[]): readonly AnyToolDefinition[];
 }
 
 /** Why a model call failed, so callers can tell a bad key from a busy server. */

@@ -9,9 +9,12 @@ import { ToolError } from "../errors.js";
 import { toAISDKTools } from "./ai-sdk.js";
 import { runAnthropicToolUse, toAnthropicTools } from "./anthropic.js";
 import {
+  runOpenAIApplyPatchCall,
   runOpenAIChatToolCall,
   runOpenAIResponsesToolCall,
+  runOpenAIShellCall,
   toOpenAIChatTools,
+  toOpenAIResponsesNativeTools,
   toOpenAIResponsesTools,
 } from "./openai.js";
 
@@ -357,5 +360,151 @@ describe("Anthropic adapter", () => {
         },
       ],
     });
+  });
+});
+
+describe("OpenAI Responses built-in tools", () => {
+  const patches: string[] = [];
+  const applyDiff = defineTool({
+    name: "apply_diff",
+    description: "Apply a diff.",
+    inputSchema: z.strictObject({ path: z.string(), diff: z.string() }),
+    outputSchema: z.object({ ok: z.boolean() }),
+    execute: async ({ diff }) => {
+      patches.push(diff);
+      if (diff.includes("missing.txt"))
+        throw new ToolError("NOT_FOUND", "missing.txt: no such file");
+      return { ok: true };
+    },
+    toModelOutput: () => ({ output: "applied 1 hunk(s)", error: false }),
+  });
+  const bash = defineTool({
+    name: "bash",
+    description: "Run a command.",
+    inputSchema: z.strictObject({ command: z.string().min(1), timeout: z.number().optional() }),
+    outputSchema: z.object({
+      output: z.string(),
+      exitCode: z.number().nullable(),
+      timedOut: z.boolean(),
+    }),
+    execute: async ({ command, timeout }) =>
+      command === "sleep 9"
+        ? { output: `[timed out after ${timeout} ms]`, exitCode: null, timedOut: true }
+        : {
+            output: `ran ${command}${command === "false" ? "\n[exit 1]" : ""}`,
+            exitCode: command === "false" ? 1 : 0,
+            timedOut: false,
+          },
+    toModelOutput: (output) => ({ output: output.output, error: output.exitCode !== 0 }),
+  });
+  const native = [applyDiff, bash, readNote];
+
+  it("offers apply_diff and bash as apply_patch and shell, the others as functions", async () => {
+    const { fetch, requests } = cannedFetch([
+      {
+        id: "resp_1",
+        object: "response",
+        created_at: 1,
+        model: "gpt-test",
+        status: "completed",
+        output: [
+          {
+            type: "apply_patch_call",
+            id: "apc_1",
+            call_id: "call_p",
+            status: "completed",
+            operation: {
+              type: "update_file",
+              path: "src/a.ts",
+              diff: "@@ function a() {\n-  return 1;\n+  return 2;\n",
+            },
+          },
+          {
+            type: "shell_call",
+            id: "sh_1",
+            call_id: "call_s",
+            status: "completed",
+            environment: null,
+            action: {
+              commands: ["ls", "false", "sleep 9"],
+              timeout_ms: 500,
+              max_output_length: 1000,
+            },
+          },
+        ],
+      },
+    ]);
+    const client = new OpenAI({ apiKey: "sk-test", fetch, maxRetries: 0 });
+    const response = await client.responses.create({
+      model: "gpt-test",
+      input: "fix a",
+      tools: toOpenAIResponsesNativeTools(native),
+    });
+    expect(requests[0]?.body.tools).toEqual([
+      { type: "apply_patch" },
+      { type: "shell", environment: { type: "local" } },
+      expect.objectContaining({ type: "function", name: "read_note" }),
+    ]);
+    const [patchCall, shellCall] = response.output;
+    if (patchCall?.type !== "apply_patch_call" || shellCall?.type !== "shell_call") {
+      throw new Error("unexpected output");
+    }
+    expect(await runOpenAIApplyPatchCall({ tools: native, call: patchCall })).toEqual({
+      type: "apply_patch_call_output",
+      call_id: "call_p",
+      status: "completed",
+      output: "applied 1 hunk(s)",
+    });
+    expect(patches.at(-1)).toBe(
+      "*** Begin Patch\n*** Update File: src/a.ts\n@@ function a() {\n-  return 1;\n+  return 2;\n*** End Patch\n",
+    );
+    expect(await runOpenAIShellCall({ tools: native, call: shellCall })).toEqual({
+      type: "shell_call_output",
+      call_id: "call_s",
+      max_output_length: 1000,
+      output: [
+        { stdout: "ran ls", stderr: "", outcome: { type: "exit", exit_code: 0 } },
+        { stdout: "ran false\n[exit 1]", stderr: "", outcome: { type: "exit", exit_code: 1 } },
+        { stdout: "[timed out after 500 ms]", stderr: "", outcome: { type: "timeout" } },
+      ],
+    });
+  });
+
+  it("maps create and delete operations to V4A, and a refusal to status failed", async () => {
+    await runOpenAIApplyPatchCall({
+      tools: native,
+      call: {
+        call_id: "c1",
+        operation: { type: "create_file", path: "n.txt", diff: "+one\ntwo\n" },
+      },
+    });
+    expect(patches.at(-1)).toBe(
+      "*** Begin Patch\n*** Add File: n.txt\n+one\n+two\n*** End Patch\n",
+    );
+    const failed = await runOpenAIApplyPatchCall({
+      tools: native,
+      call: { call_id: "c2", operation: { type: "delete_file", path: "missing.txt" } },
+    });
+    expect(patches.at(-1)).toBe("*** Begin Patch\n*** Delete File: missing.txt\n*** End Patch\n");
+    expect(failed).toEqual({
+      type: "apply_patch_call_output",
+      call_id: "c2",
+      status: "failed",
+      output: "missing.txt: no such file",
+    });
+    const noShell = await runOpenAIShellCall({
+      tools: [readNote],
+      call: {
+        call_id: "c3",
+        action: { commands: ["ls"], timeout_ms: null, max_output_length: null },
+      },
+    });
+    expect(noShell.output).toEqual([
+      {
+        stdout: "",
+        stderr: 'there is no tool named "bash"; the tools are: read_note',
+        outcome: { type: "exit", exit_code: 1 },
+      },
+    ]);
   });
 });

@@ -1,7 +1,9 @@
+import { createAnthropicTextEditorTool, TEXT_EDITOR_NAME } from "@pleach/core/anthropic";
 import {
   type ModelAdapter,
   ModelError,
   type ModelMessage,
+  type ModelRequest,
   type ModelResponse,
   type ModelToolCall,
 } from "../model.js";
@@ -34,7 +36,18 @@ export interface AnthropicModelOptions extends RetryOptions {
    * @default "ANTHROPIC_API_KEY"
    */
   keyVariable?: string;
+  /**
+   * Offer Claude its own tool shapes: `bash` as `bash_20250124`, and the file tools (`read_file`,
+   * `list_files`, `write_file`, `edit_file`) as the text editor `text_editor_20250728`, which the
+   * runtime adds to a session's tools (see `@pleach/core/anthropic`'s
+   * `createAnthropicTextEditorTool`). Other tools stay custom tools.
+   * @default false
+   */
+  nativeTools?: boolean;
 }
+
+/** The tools the text editor runs, offered through it instead when it is there. */
+const EDITOR_COVERS = ["read_file", "list_files", "write_file", "edit_file"];
 
 type Block =
   | { type: "text"; text: string }
@@ -58,10 +71,19 @@ export function createAnthropicModel({
   keyVariable = "ANTHROPIC_API_KEY",
   maxRetries,
   initialBackoffMs,
+  nativeTools = false,
 }: AnthropicModelOptions): ModelAdapter {
   const url = `${baseURL.replace(/\/+$/, "")}/v1/messages`;
   return {
     name: `anthropic:${model}`,
+    ...(nativeTools
+      ? {
+          extraTools: (tools) =>
+            EDITOR_COVERS.every((name) => tools.some((tool) => tool.name === name))
+              ? [createAnthropicTextEditorTool(tools)]
+              : [],
+        }
+      : {}),
     async generate({ system, messages, tools, abortSignal }): Promise<ModelResponse> {
       const body = {
         model,
@@ -71,11 +93,7 @@ export function createAnthropicModel({
         ...(tools.length === 0
           ? {}
           : {
-              tools: tools.map((tool) => ({
-                name: tool.name,
-                description: tool.description,
-                input_schema: withoutSchemaKey(tool.parameters),
-              })),
+              tools: declarations(tools, nativeTools),
             }),
       };
       const answer = (await postJSON({
@@ -115,6 +133,25 @@ export function createAnthropicModel({
       };
     },
   };
+}
+
+/** The request's tool declarations: custom tools, or with `native`, Claude's own shapes. */
+function declarations(tools: ModelRequest["tools"], native: boolean): unknown[] {
+  const editor = native && tools.some((tool) => tool.name === TEXT_EDITOR_NAME);
+  return tools.flatMap((tool): unknown[] => {
+    if (native && tool.name === "bash") return [{ type: "bash_20250124", name: "bash" }];
+    if (editor && tool.name === TEXT_EDITOR_NAME) {
+      return [{ type: "text_editor_20250728", name: TEXT_EDITOR_NAME }];
+    }
+    if (editor && EDITOR_COVERS.includes(tool.name)) return [];
+    return [
+      {
+        name: tool.name,
+        description: tool.description,
+        input_schema: withoutSchemaKey(tool.parameters),
+      },
+    ];
+  });
 }
 
 /** Tool results go back as `tool_result` blocks of one user turn; turns must alternate. */

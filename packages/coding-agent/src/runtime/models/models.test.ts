@@ -1,11 +1,17 @@
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { useTempDir } from "@pleach/core/testing";
+import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
+import { createCodingAgentRuntime } from "../agent-runtime.js";
 import type { ModelRequest } from "../model.js";
 import { createAISDKModel } from "./ai-sdk.js";
 import { createAnthropicModel } from "./anthropic.js";
 import { createOpenAIChatModel } from "./openai-chat.js";
+import { createOpenAIResponsesModel } from "./openai-responses.js";
 
 interface Recorded {
   path: string;
@@ -375,5 +381,190 @@ describe("createAISDKModel", () => {
       },
     ]);
     expect(call?.tools).toMatchObject([{ type: "function", name: "read_file" }]);
+  });
+});
+
+describe("native tools in the runtime", () => {
+  it("an Anthropic model with nativeTools offers bash and the text editor and runs their calls", async () => {
+    const root = await useTempDir("pleach-native-runtime-");
+    await writeFile(path.join(root, "app.py"), "def main():\n    return 41\n");
+    const usage = { input_tokens: 1, output_tokens: 1 };
+    const { baseURL, requests } = await fakeProvider([
+      {
+        status: 200,
+        body: {
+          stop_reason: "tool_use",
+          usage,
+          content: [
+            {
+              type: "tool_use",
+              id: "toolu_edit",
+              name: "str_replace_based_edit_tool",
+              input: {
+                command: "str_replace",
+                path: "app.py",
+                old_str: "return 41",
+                new_str: "return 42",
+              },
+            },
+            {
+              type: "tool_use",
+              id: "toolu_view",
+              name: "str_replace_based_edit_tool",
+              input: { command: "view", path: "app.py", view_range: [2, -1] },
+            },
+            {
+              type: "tool_use",
+              id: "toolu_bash",
+              name: "bash",
+              input: { command: "grep -c return app.py" },
+            },
+          ],
+        },
+      },
+      {
+        status: 200,
+        body: { stop_reason: "end_turn", usage, content: [{ type: "text", text: "done" }] },
+      },
+    ]);
+    const model = createAnthropicModel({
+      model: "claude-test",
+      apiKey: "k",
+      baseURL,
+      fetch,
+      nativeTools: true,
+    });
+    const result = await createCodingAgentRuntime({
+      sandboxProvider: createLocalSandboxProvider({ root }),
+      model,
+    }).run({ task: "make main return 42" }).result;
+    expect(result.stopReason).toBe("final-answer");
+    expect(await readFile(path.join(root, "app.py"), "utf8")).toBe("def main():\n    return 42\n");
+    const declared = requests[0]?.body.tools as Array<{ name: string; type?: string }> | undefined;
+    const offered = (declared ?? []).map((tool) => tool.type ?? tool.name);
+    expect(offered).toContain("bash_20250124");
+    expect(offered).toContain("text_editor_20250728");
+    for (const covered of ["bash", "read_file", "write_file", "edit_file", "list_files"]) {
+      expect(offered).not.toContain(covered);
+    }
+    expect(offered).toContain("apply_diff");
+    const answers = JSON.stringify(requests[1]?.body.messages);
+    expect(answers).toContain("Successfully replaced text at exactly one location.");
+    expect(answers).toContain("2:     return 42");
+    const turns = requests[1]?.body.messages as
+      | Array<{ content: Array<Record<string, unknown>> }>
+      | undefined;
+    const bash = (turns ?? [])
+      .flatMap((message) => message.content)
+      .find((block) => block.tool_use_id === "toolu_bash");
+    expect(bash?.content).toBe('<tool_output tool="bash">\n1\n\n</tool_output>');
+  });
+
+  it("an OpenAI Responses model with nativeTools offers apply_patch and shell and runs their calls", async () => {
+    const root = await useTempDir("pleach-native-runtime-");
+    await writeFile(path.join(root, "app.js"), "export const answer = 41;\n");
+    const { baseURL, requests } = await fakeProvider([
+      {
+        // The session's file state wants a file read before a patch changes it.
+        status: 200,
+        body: {
+          status: "completed",
+          output: [
+            {
+              type: "function_call",
+              call_id: "call_read",
+              name: "read_file",
+              arguments: '{"path":"app.js"}',
+            },
+          ],
+        },
+      },
+      {
+        status: 200,
+        body: {
+          status: "completed",
+          output: [
+            {
+              type: "apply_patch_call",
+              id: "apc_1",
+              call_id: "call_patch",
+              status: "completed",
+              operation: {
+                type: "update_file",
+                path: "app.js",
+                diff: "@@\n-export const answer = 41;\n+export const answer = 42;\n",
+              },
+            },
+            {
+              type: "shell_call",
+              id: "sh_1",
+              call_id: "call_shell",
+              status: "completed",
+              action: {
+                commands: ["cat app.js", "exit 3"],
+                timeout_ms: 10_000,
+                max_output_length: null,
+              },
+            },
+          ],
+        },
+      },
+      {
+        status: 200,
+        body: {
+          status: "completed",
+          output: [
+            {
+              type: "message",
+              role: "assistant",
+              content: [{ type: "output_text", text: "done" }],
+            },
+          ],
+        },
+      },
+    ]);
+    const model = createOpenAIResponsesModel({
+      model: "gpt-test",
+      apiKey: "k",
+      baseURL,
+      fetch,
+      nativeTools: true,
+    });
+    const result = await createCodingAgentRuntime({
+      sandboxProvider: createLocalSandboxProvider({ root }),
+      model,
+    }).run({ task: "make answer 42" }).result;
+    expect(result.stopReason).toBe("final-answer");
+    expect(await readFile(path.join(root, "app.js"), "utf8")).toBe("export const answer = 42;\n");
+    expect(requests[0]?.path).toBe("/responses");
+    const offered = requests[0]?.body.tools as Array<{ type: string; name?: string }>;
+    expect(offered).toContainEqual({ type: "apply_patch" });
+    expect(offered).toContainEqual({ type: "shell", environment: { type: "local" } });
+    expect(offered.map((tool) => tool.name)).not.toContain("bash");
+    const input = requests[2]?.body.input as Array<Record<string, unknown>>;
+    expect(input).toContainEqual(
+      expect.objectContaining({ type: "function_call_output", call_id: "call_read" }),
+    );
+    expect(input).toContainEqual(
+      expect.objectContaining({ type: "apply_patch_call", call_id: "call_patch" }),
+    );
+    expect(input).toContainEqual(
+      expect.objectContaining({
+        type: "apply_patch_call_output",
+        call_id: "call_patch",
+        status: "completed",
+      }),
+    );
+    expect(input).toContainEqual({
+      type: "shell_call_output",
+      call_id: "call_shell",
+      output: [
+        {
+          stdout: expect.stringContaining("export const answer = 42;"),
+          stderr: "",
+          outcome: { type: "exit", exit_code: 3 },
+        },
+      ],
+    });
   });
 });

@@ -1,8 +1,10 @@
-import path from "node:path";
+import path_ from "node:path";
 import { isToolError, ToolError } from "@pleach/core";
 import type { SandboxClient } from "../../sandbox/index.js";
-import { applyFilePatch } from "../diff/apply.js";
+import { type ApplyFilePatchResult, applyFilePatch } from "../diff/apply.js";
 import { type FilePatch, parseUnifiedDiff } from "../diff/parse.js";
+import { isV4APatch, parseV4APatch, type V4AFile } from "../diff/v4a.js";
+import { applyV4AChunks } from "../diff/v4a-apply.js";
 import { readTextFile } from "../shared/read-text-file.js";
 import { shellQuote } from "../shared/shell-quote.js";
 import { syntaxCheckBeforeWrite } from "../syntax/syntax-check.js";
@@ -24,17 +26,102 @@ interface EngineRequest {
   abortSignal: AbortSignal | undefined;
 }
 
+/** One file the patch changes. */
 interface FileTarget {
+  /** Where the new text goes. */
   path: string;
-  patch: FilePatch;
+  /** The file read, and removed when it is not `path` (a V4A move). */
+  source: string;
+  /** `modify` needs the file; `create` and `delete` take a missing one as their business. */
+  operation: FilePatch["operation"];
+  /** The new text and the report of each hunk, from the file's current text. */
+  apply(original: string | undefined, label: string | undefined): ApplyFilePatchResult;
 }
 
-/** Which workspace file each file section of the diff changes (see `path`'s description). */
-function resolveTargets(patches: readonly FilePatch[], requestedPath: string): FileTarget[] {
+function unifiedTarget(path: string, patch: FilePatch): FileTarget {
+  return {
+    path,
+    source: path,
+    operation: patch.operation,
+    apply: (original, label) =>
+      applyFilePatch(original, patch, label === undefined ? {} : { label }),
+  };
+}
+
+/** A V4A section as a target: an added file replaces what is there, as in OpenAI's apply_patch. */
+function v4aTarget(file: V4AFile): FileTarget {
+  const path = path_.posix.normalize(file.path);
+  if (file.kind === "add") {
+    return {
+      path,
+      source: path,
+      operation: "create",
+      apply: () => ({
+        text: file.text,
+        hunks: [{ hunk: 1, status: "applied", line: 1 }],
+        conflicts: [],
+      }),
+    };
+  }
+  if (file.kind === "delete") {
+    return {
+      path,
+      source: path,
+      operation: "modify",
+      apply: () => ({
+        text: null,
+        hunks: [{ hunk: 1, status: "applied", line: 1 }],
+        conflicts: [],
+      }),
+    };
+  }
+  return {
+    path: path_.posix.normalize(file.moveTo ?? file.path),
+    source: path,
+    operation: "modify",
+    apply: (original, label) =>
+      applyV4AChunks(original ?? "", file.chunks, label === undefined ? {} : { label }),
+  };
+}
+
+/** Which files a V4A patch changes; `path` is "." or the one file it names. */
+function resolveV4ATargets(files: readonly V4AFile[], requestedPath: string): FileTarget[] {
+  const targets = files.map(v4aTarget);
+  const requested = path_.posix.normalize(requestedPath);
+  const named = targets.flatMap((target) => [target.source, target.path]);
+  if (requested !== "." && !(targets.length === 1 && named.includes(requested))) {
+    throw new ToolError(
+      "INVALID_INPUT",
+      `a V4A patch (\`*** Begin Patch\`) names its files itself (${[...new Set(named)].join(", ")}): pass path "." to apply it to them.`,
+    );
+  }
+  checkDistinct(targets);
+  return targets;
+}
+
+function checkDistinct(targets: readonly FileTarget[]): void {
+  const seen = new Set<string>();
+  for (const target of targets) {
+    for (const name of new Set([target.source, target.path])) {
+      if (seen.has(name)) {
+        throw new ToolError(
+          "INVALID_INPUT",
+          `the diff has two sections for ${name}; merge their hunks into one section.`,
+        );
+      }
+      seen.add(name);
+    }
+  }
+}
+
+/** Which workspace file each file section of a unified diff changes (see `path`'s description). */
+function resolveUnifiedTargets(diff: string, requestedPath: string): FileTarget[] {
+  const patches = parseUnifiedDiff(diff);
+  if (patches.length === 0) throw new ToolError("INVALID_INPUT", NO_HUNKS_MESSAGE);
   const named = (patch: FilePatch) => patch.newPath ?? patch.oldPath;
-  const requested = path.posix.normalize(requestedPath);
+  const requested = path_.posix.normalize(requestedPath);
   if (patches.length === 1 && requested !== "." && requested !== "./") {
-    return patches.map((patch) => ({ path: requested, patch }));
+    return patches.map((patch) => unifiedTarget(requested, patch));
   }
   if (patches.length > 1 && requested !== ".") {
     const names = patches.map((patch) => named(patch) ?? "?");
@@ -52,18 +139,9 @@ function resolveTargets(patches: readonly FilePatch[], requestedPath: string): F
         "path \".\" takes the file names from the diff's `--- a/file` and `+++ b/file` lines, and this diff has none. Pass the file's path instead, or add those lines.",
       );
     }
-    return { path: path.posix.normalize(name), patch };
+    return unifiedTarget(path_.posix.normalize(name), patch);
   });
-  const seen = new Set<string>();
-  for (const target of targets) {
-    if (seen.has(target.path)) {
-      throw new ToolError(
-        "INVALID_INPUT",
-        `the diff has two sections for ${target.path}; merge their hunks into one section.`,
-      );
-    }
-    seen.add(target.path);
-  }
+  checkDistinct(targets);
   return targets;
 }
 
@@ -77,14 +155,14 @@ export async function applyWithEngine(
   client: SandboxClient,
   { requestedPath, diff, partial, rejectSyntaxErrors, timeoutMs, abortSignal }: EngineRequest,
 ): Promise<ApplyDiffOutput> {
-  const patches = parseUnifiedDiff(diff);
-  if (patches.length === 0) throw new ToolError("INVALID_INPUT", NO_HUNKS_MESSAGE);
-  const targets = resolveTargets(patches, requestedPath);
+  const targets = isV4APatch(diff)
+    ? resolveV4ATargets(parseV4APatch(diff), requestedPath)
+    : resolveUnifiedTargets(diff, requestedPath);
   const several = targets.length > 1;
   const results = [];
   for (const target of targets) {
     const original = await readOriginal(client, target);
-    const result = applyFilePatch(original, target.patch, several ? { label: target.path } : {});
+    const result = target.apply(original, several ? target.path : undefined);
     results.push({ target, original, result });
   }
   const conflicts = results.flatMap(({ result }) => result.conflicts);
@@ -97,30 +175,39 @@ export async function applyWithEngine(
     })),
   );
   const files: NonNullable<ApplyDiffOutput["files"]> = [];
-  const changes = results.filter(({ result, original }) => result.text !== (original ?? null));
+  const moved = (target: FileTarget) => target.source !== target.path;
+  const changes = results.filter(
+    ({ target, result, original }) => moved(target) || result.text !== (original ?? null),
+  );
+  // A move onto a file that exists replaces it; whether it did is reported.
+  const replaced = new Set<FileTarget>();
+  for (const { target } of changes) {
+    if (moved(target) && (await exists(client, target.path))) replaced.add(target);
+  }
   // Checked before anything is written, so that a refusal leaves every file as it was.
   const syntax = write
     ? await syntaxCheckBeforeWrite(
         { toolName: "apply_diff", what: "diff", reject: rejectSyntaxErrors },
         changes.map(({ target, original, result }) => ({
           path: target.path,
-          before: original ?? "",
+          before: moved(target) ? "" : (original ?? ""),
           after: result.text,
         })),
       )
     : {};
   if (write) {
-    // Deletions first: `rm` may be refused (no OS sandbox, read-only), and then nothing else changed.
+    // Deletions first (a moved file's old path too): `rm` may be refused (no OS sandbox,
+    // read-only), and then nothing else changed.
     for (const { target, original, result } of changes) {
-      if (result.text !== null || original === undefined) continue;
-      const removed = await client.exec(`rm -f -- ${shellQuote(target.path)}`, {
+      if ((result.text !== null && !moved(target)) || original === undefined) continue;
+      const removed = await client.exec(`rm -f -- ${shellQuote(target.source)}`, {
         timeoutMs,
         abortSignal,
       });
       if (removed.exitCode !== 0) {
         throw new ToolError(
           "COMMAND_FAILED",
-          `could not delete ${target.path}: ${removed.stderr.trim() || `rm exited with ${removed.exitCode}`}`,
+          `could not delete ${target.source}: ${removed.stderr.trim() || `rm exited with ${removed.exitCode}`}`,
         );
       }
     }
@@ -129,7 +216,12 @@ export async function applyWithEngine(
     }
   }
   for (const { target, original, result } of results) {
-    const changed = write && result.text !== (original ?? null);
+    const changed = write && changes.some((change) => change.target === target);
+    if (changed && moved(target)) {
+      files.push({ path: target.source, action: "deleted" });
+      files.push({ path: target.path, action: replaced.has(target) ? "modified" : "created" });
+      continue;
+    }
     files.push({
       path: target.path,
       action: !changed
@@ -156,15 +248,25 @@ async function readOriginal(
   target: FileTarget,
 ): Promise<string | undefined> {
   try {
-    return await readTextFile(client, target.path, {
+    return await readTextFile(client, target.source, {
       toolName: "apply_diff",
       missingHint:
         "apply_diff changes existing files unless the diff creates one (`--- /dev/null`): check the path (list_files helps), or create the file with write_file.",
     });
   } catch (error) {
-    if (isToolError(error) && error.code === "NOT_FOUND" && target.patch.operation !== "modify") {
+    if (isToolError(error) && error.code === "NOT_FOUND" && target.operation !== "modify") {
       return undefined;
     }
     throw error;
+  }
+}
+
+/** Whether the client can read a file at `filePath`. */
+async function exists(client: SandboxClient, filePath: string): Promise<boolean> {
+  try {
+    await client.readFile(filePath, { encoding: "base64" });
+    return true;
+  } catch {
+    return false;
   }
 }

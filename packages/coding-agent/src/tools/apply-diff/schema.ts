@@ -19,7 +19,8 @@ export const applyDiffInputSchema = z
       .describe(
         "A unified diff, as `diff -u` or `git diff` print it: optional `--- a/file`/`+++ b/file` " +
           "lines, then hunks that start with `@@ -start,count +start,count @@` and whose lines " +
-          "start with a space (context), `-` (removed) or `+` (added).",
+          "start with a space (context), `-` (removed) or `+` (added). Or a V4A patch " +
+          '(`*** Begin Patch` ... `*** End Patch`, OpenAI\'s apply_patch format) with path ".".',
       ),
     engine: z
       .enum(["pleach", "patch"])

@@ -10,6 +10,7 @@ import {
   type ToolFileAccess,
 } from "@pleach/core";
 import type { SandboxClient } from "../../sandbox/index.js";
+import { isV4APatch, v4aFileNames } from "../diff/v4a.js";
 
 /** What a session knows about one file: the hash of the bytes the model last saw or wrote. */
 export interface FileRecord {
@@ -181,9 +182,10 @@ async function checkFresh({
 
 /**
  * The files a unified diff names in its `---`/`+++` lines, loosely: `a/`/`b/` stripped,
- * timestamps and `/dev/null` dropped.
+ * timestamps and `/dev/null` dropped; of a V4A patch, its file headers' paths.
  */
 export function diffFileNames(diff: string): string[] {
+  if (isV4APatch(diff)) return v4aFileNames(diff);
   const names = new Set<string>();
   const lines = diff.split("\n").map((line) => line.replace(/\r$/, ""));
   lines.forEach((line, index) => {
