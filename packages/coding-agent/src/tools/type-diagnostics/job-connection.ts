@@ -1,12 +1,12 @@
 import { Buffer } from "node:buffer";
 import { PassThrough, Writable } from "node:stream";
-import type { JobInfo, SandboxJobs } from "../../sandbox/index.js";
 import {
   createProtocolConnection,
   type ProtocolConnection,
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-languageserver-protocol/node";
+import type { JobInfo, SandboxJobs } from "../../sandbox/index.js";
 
 /** The most bytes one `jobs.input` call carries here: well under what a call may write (1 MiB). */
 const INPUT_CHUNK_BYTES = 256 * 1024;

@@ -253,7 +253,12 @@ export class LanguageServer {
     this.#documents.set(uri, { uri, version: 1, text });
     const extension = path.posix.extname(filePath).toLowerCase();
     await connection.sendNotification(DidOpenTextDocumentNotification.type, {
-      textDocument: { uri, languageId: this.spec.languages[extension] ?? "plaintext", version: 1, text },
+      textDocument: {
+        uri,
+        languageId: this.spec.languages[extension] ?? "plaintext",
+        version: 1,
+        text,
+      },
     });
   }
 

@@ -163,7 +163,10 @@ export function createTypeDiagnostics(
     const afterText = await readText(client, path);
     if (afterText === null) {
       // Deleted by the change: nothing to check.
-      running.get(spec.name)?.then((server) => server.forget(path), () => {});
+      running.get(spec.name)?.then(
+        (server) => server.forget(path),
+        () => {},
+      );
       return undefined;
     }
     if (file.before === undefined || file.beforeText === undefined || afterText === undefined) {

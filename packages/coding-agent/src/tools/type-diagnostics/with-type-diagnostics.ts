@@ -1,13 +1,16 @@
 import { type AnyToolDefinition, defineTool, type PluginToolDefinition } from "@pleach/core";
 import { z } from "zod";
-import { checkedExtensions } from "./servers.js";
 import type { TypeDiagnostic } from "./language-server.js";
+import { checkedExtensions } from "./servers.js";
 import type { FileTypeCheck, TypeDiagnostics } from "./type-diagnostics.js";
 
 const diagnosticSchema = z.object({
   line: z.number().int().min(1).describe("1-based line."),
   message: z.string(),
-  code: z.string().optional().describe("The checker's code: `TS2322`, `reportAttributeAccessIssue`."),
+  code: z
+    .string()
+    .optional()
+    .describe("The checker's code: `TS2322`, `reportAttributeAccessIssue`."),
 });
 
 const countedSchema = z.object({
