@@ -65,6 +65,7 @@ export class LanguageServer {
   readonly #documents = new Map<string, OpenDocument>();
   #queue: Promise<unknown> = Promise.resolve();
   #exited: string | undefined;
+  #ready = false;
 
   private constructor(
     spec: TypeServerSpec,
@@ -109,7 +110,10 @@ export class LanguageServer {
         },
         initializationOptions: spec.initializationOptions(paths),
       })
-      .then(() => connection.sendNotification(InitializedNotification.type, {}));
+      .then(async () => {
+        await connection.sendNotification(InitializedNotification.type, {});
+        this.#ready = true;
+      });
     // A failed start is reported by the check that waits for it.
     this.#initialized.catch(() => {});
   }
@@ -162,6 +166,11 @@ export class LanguageServer {
     // stdout is the protocol's; stderr would be mixed into it (a job's output is one stream).
     const job = await jobs.start(`exec node ${shellQuote(entry)} --stdio 2>/dev/null`);
     return new LanguageServer(spec, jobs, job.jobId, root, paths);
+  }
+
+  /** Whether the server has answered `initialize`: its checks then need no start. */
+  get ready(): boolean {
+    return this.#ready;
   }
 
   /** Whether the server's job still runs; once not, a new one is started for the next check. */

@@ -23,10 +23,12 @@ const skipReason = !sessions
 /** A workspace over a session sandbox that can read the servers, and its tools with type checks. */
 async function typeCheckedWorkspace({
   timeoutMs = 60_000,
+  startTimeoutMs = 60_000,
   servers = true,
   root,
 }: {
   timeoutMs?: number;
+  startTimeoutMs?: number;
   /** Give the monorepo's servers (else only the workspace's own are looked for). */
   servers?: boolean;
   /** @default a temporary folder removed after the test */
@@ -42,6 +44,7 @@ async function typeCheckedWorkspace({
   const typeDiagnostics = createTypeDiagnostics(client, {
     servers: servers ? (bundled?.servers ?? {}) : {},
     timeoutMs,
+    startTimeoutMs,
   });
   const tools = createCodingAgentTools(client, { typeDiagnostics });
   const call = async (name: string, input: Record<string, unknown>) => {
@@ -174,11 +177,34 @@ describe.skipIf(skipReason !== undefined)(
   },
 );
 
+/** A language server that answers `initialize` and nothing else (LSP framing by hand: a test's stand-in). */
+const SILENT_SERVER = `let buffer = Buffer.alloc(0);
+process.stdin.on("data", (chunk) => {
+  buffer = Buffer.concat([buffer, chunk]);
+  for (;;) {
+    const end = buffer.indexOf("\\r\\n\\r\\n");
+    if (end === -1) return;
+    const length = Number(/Content-Length: (\\d+)/i.exec(buffer.subarray(0, end).toString())[1]);
+    if (buffer.length < end + 4 + length) return;
+    const message = JSON.parse(buffer.subarray(end + 4, end + 4 + length).toString());
+    buffer = buffer.subarray(end + 4 + length);
+    if (message.method === "initialize") {
+      const body = JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { capabilities: {} } });
+      process.stdout.write("Content-Length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body);
+    }
+  }
+});
+`;
+
 describe.skipIf(skipReason !== undefined)(
   `type diagnostics when no server answers${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
   () => {
-    it("a hung server is bounded: the edit is written and the result says the check did not answer", async () => {
-      const workspace = await typeCheckedWorkspace({ timeoutMs: 1_500, servers: false });
+    it("a server that never starts is bounded: the edit is written and the result says the check did not answer", async () => {
+      const workspace = await typeCheckedWorkspace({
+        timeoutMs: 1_000,
+        startTimeoutMs: 1_500,
+        servers: false,
+      });
       // A "server" that reads its input and never answers.
       await mkdir(path.join(workspace.root, "node_modules/typescript-language-server/lib"), {
         recursive: true,
@@ -201,6 +227,29 @@ describe.skipIf(skipReason !== undefined)(
         await workspace.client.close();
       }
     }, 60_000);
+
+    it("a server that starts but never answers a check is bounded, at start and once started", async () => {
+      const workspace = await typeCheckedWorkspace({
+        timeoutMs: 1_000,
+        startTimeoutMs: 3_000,
+        servers: false,
+      });
+      await mkdir(path.join(workspace.root, "node_modules/pyright"), { recursive: true });
+      await workspace.put("node_modules/pyright/langserver.index.js", SILENT_SERVER);
+      await workspace.put("slow.py", PY);
+      try {
+        // The first check waits for the start, then gets no answer; the next has the warm bound.
+        expect(await workspace.edit("slow.py", "return a + b", "return b + a")).toContain(
+          "Type check of slow.py unavailable: the pyright language server did not answer within 3000 ms (while checking)",
+        );
+        expect(await workspace.edit("slow.py", "return b + a", "return a + b")).toContain(
+          "Type check of slow.py unavailable: the pyright language server did not answer within 1000 ms (while checking)",
+        );
+      } finally {
+        await workspace.typeDiagnostics.close();
+        await workspace.client.close();
+      }
+    }, 90_000);
 
     it("without a server in the sandbox, the result says how to enable it", async () => {
       const workspace = await typeCheckedWorkspace({ servers: false });

@@ -38,11 +38,18 @@ export interface TypeDiagnosticsOptions {
   /** Where the language servers are in the sandbox, after the workspace's `node_modules`. @default {} */
   servers?: TypeServerPaths;
   /**
-   * How long a change's check may take, in milliseconds, from the call's start (a server's start
-   * included); past it the result says the check did not answer, and the server goes on.
+   * How long a change's check may take, in milliseconds, from the call's start; past it the
+   * result says the check did not answer, and the server goes on.
    * @default 10_000
    */
   timeoutMs?: number;
+  /**
+   * The same bound for a change checked while its server starts (the first of a session, or
+   * after the server stopped), until it has answered `initialize`: loading a project and the
+   * language's library takes seconds.
+   * @default 30_000
+   */
+  startTimeoutMs?: number;
 }
 
 /** A change being checked: begun before the tool writes, finished after. */
@@ -68,7 +75,9 @@ interface PendingFile {
   before: Promise<TypeDiagnostic[]> | undefined;
   /** `null` when the file did not exist; `undefined` when it could not be read. */
   beforeText: string | null | undefined;
-  reason?: string;
+  /** Ends the wait for this file's check, `boundMs` after the call's start. */
+  deadline: AbortSignal;
+  boundMs: number;
 }
 
 /**
@@ -78,7 +87,7 @@ interface PendingFile {
  */
 export function createTypeDiagnostics(
   client: SandboxClient,
-  { servers: paths = {}, timeoutMs = 10_000 }: TypeDiagnosticsOptions = {},
+  { servers: paths = {}, timeoutMs = 10_000, startTimeoutMs = 30_000 }: TypeDiagnosticsOptions = {},
 ): TypeDiagnostics {
   const running = new Map<TypeServerName, Promise<LanguageServer>>();
   const starts = new Map<TypeServerName, number>();
@@ -111,20 +120,38 @@ export function createTypeDiagnostics(
 
   return {
     async begin(filePaths) {
-      const deadline = AbortSignal.timeout(timeoutMs);
+      const warm = AbortSignal.timeout(timeoutMs);
+      let starting: AbortSignal | undefined;
       const pending: PendingFile[] = [];
       for (const filePath of new Set(filePaths.map(normalizeFilePath))) {
         const spec = typeServerFor(filePath);
         if (spec === undefined) {
-          pending.push({ path: filePath, spec, before: undefined, beforeText: undefined });
+          pending.push({
+            path: filePath,
+            spec,
+            before: undefined,
+            beforeText: undefined,
+            deadline: warm,
+            boundMs: timeoutMs,
+          });
           continue;
         }
         const beforeText = await readText(client, filePath);
-        const entry: PendingFile = { path: filePath, spec, before: undefined, beforeText };
+        const server = await running.get(spec.name)?.catch(() => undefined);
+        const isWarm = server?.alive === true && server.ready;
+        const entry: PendingFile = {
+          path: filePath,
+          spec,
+          before: undefined,
+          beforeText,
+          deadline: isWarm ? warm : (starting ??= AbortSignal.timeout(startTimeoutMs)),
+          boundMs: isWarm ? timeoutMs : startTimeoutMs,
+        };
+        const { deadline } = entry;
         if (beforeText === null) entry.before = Promise.resolve([]);
         else if (beforeText !== undefined) {
-          entry.before = serverFor(spec).then((server) =>
-            server.diagnose(filePath, beforeText, deadline),
+          entry.before = serverFor(spec).then((started) =>
+            started.diagnose(filePath, beforeText, deadline),
           );
           // Awaited in `finish`, which a failed change never calls.
           entry.before.catch(() => {});
@@ -133,7 +160,7 @@ export function createTypeDiagnostics(
       }
       return {
         finish: async () =>
-          (await Promise.all(pending.map((file) => finishFile(file, deadline)))).filter(
+          (await Promise.all(pending.map((file) => finishFile(file)))).filter(
             (check): check is FileTypeCheck => check !== undefined,
           ),
       };
@@ -148,11 +175,8 @@ export function createTypeDiagnostics(
     },
   };
 
-  async function finishFile(
-    file: PendingFile,
-    deadline: AbortSignal,
-  ): Promise<FileTypeCheck | undefined> {
-    const { path, spec } = file;
+  async function finishFile(file: PendingFile): Promise<FileTypeCheck | undefined> {
+    const { path, spec, deadline } = file;
     if (spec === undefined) return { path, status: "no-server" };
     const unavailable = (reason: string): FileTypeCheck => ({
       path,
@@ -193,7 +217,7 @@ export function createTypeDiagnostics(
     } catch (error) {
       if (error instanceof TypeServerUnavailable && error.timedOut !== undefined) {
         return unavailable(
-          `the ${spec.label} language server did not answer within ${timeoutMs} ms (while ${error.timedOut}); it goes on, and the next change is checked again`,
+          `the ${spec.label} language server did not answer within ${file.boundMs} ms (while ${error.timedOut}); it goes on, and the next change is checked again`,
         );
       }
       return unavailable(error instanceof Error ? error.message : String(error));
