@@ -121,7 +121,7 @@ export function createTypeDiagnostics(
   return {
     async begin(filePaths) {
       const warm = AbortSignal.timeout(timeoutMs);
-      let starting: AbortSignal | undefined;
+      const starting = AbortSignal.timeout(startTimeoutMs);
       const pending: PendingFile[] = [];
       for (const filePath of new Set(filePaths.map(normalizeFilePath))) {
         const spec = typeServerFor(filePath);
@@ -144,7 +144,7 @@ export function createTypeDiagnostics(
           spec,
           before: undefined,
           beforeText,
-          deadline: isWarm ? warm : (starting ??= AbortSignal.timeout(startTimeoutMs)),
+          deadline: isWarm ? warm : starting,
           boundMs: isWarm ? timeoutMs : startTimeoutMs,
         };
         const { deadline } = entry;
