@@ -47,6 +47,8 @@ interface OpenDocument {
   uri: string;
   version: number;
   text: string;
+  /** The server's last full diagnostic report of it, to be told "unchanged" next time. */
+  report?: { resultId: string; diagnostics: TypeDiagnostic[] };
 }
 
 /**
@@ -298,19 +300,30 @@ export class LanguageServer {
       }
       return found;
     }
+    // A server that has checked nothing since its last report says so instead of checking again.
+    const document = this.#documents.get(uri);
+    const previous = document?.report;
     const report = await connection.sendRequest(
       DocumentDiagnosticRequest.type,
-      { textDocument: { uri } },
+      {
+        textDocument: { uri },
+        ...(previous === undefined ? {} : { previousResultId: previous.resultId }),
+      },
       cancel.token,
     );
-    if (report.kind !== "full") return [];
-    return report.items
+    if (report.kind === "unchanged") return previous?.diagnostics ?? [];
+    const diagnostics = report.items
       .filter((item) => item.severity === 1)
       .map((item) => ({
         line: item.range.start.line + 1,
         message: typeof item.message === "string" ? item.message : item.message.value,
         ...(item.code === undefined ? {} : { code: String(item.code) }),
       }));
+    if (document !== undefined) {
+      if (report.resultId === undefined) delete document.report;
+      else document.report = { resultId: report.resultId, diagnostics };
+    }
+    return diagnostics;
   }
 
   #uriOf(filePath: string): string {
