@@ -67,6 +67,8 @@ export class LanguageServer {
   readonly #documents = new Map<string, OpenDocument>();
   #queue: Promise<unknown> = Promise.resolve();
   #exited: string | undefined;
+  /** Rejects once the server's job has ended: what waits on it stops waiting. */
+  readonly #gone: Promise<never>;
   #ready = false;
 
   private constructor(
@@ -88,12 +90,14 @@ export class LanguageServer {
     connection.onRequest(ConfigurationRequest.type, ({ items }) => items.map(() => null));
     connection.onRequest(RegistrationRequest.type, () => {});
     connection.onRequest(WorkDoneProgressCreateRequest.type, () => {});
-    void this.#link.ended.then((job) => {
+    this.#gone = this.#link.ended.then((job) => {
       this.#exited =
         job === undefined || job.state === "running"
           ? "stopped"
           : `exited (${job.exitCode === null ? `signal ${job.signal ?? "?"}` : `exit code ${job.exitCode}`})`;
+      throw this.#exitedError();
     });
+    this.#gone.catch(() => {});
     const rootUri = pathToFileURL(root).href;
     this.#initialized = connection
       .sendRequest(InitializeRequest.type, {
@@ -220,15 +224,18 @@ export class LanguageServer {
   async #diagnose(filePath: string, text: string, signal: AbortSignal): Promise<TypeDiagnostic[]> {
     if (!this.alive) throw this.#exitedError();
     try {
-      await bounded(this.#initialized, signal);
+      await bounded(Promise.race([this.#initialized, this.#gone]), signal);
     } catch (error) {
       throw signal.aborted ? this.#timeoutError("starting") : this.#failure(error);
     }
     const uri = this.#uriOf(filePath);
-    await this.#sync(uri, filePath, text);
     const cancel = new CancellationTokenSource();
     try {
-      return await bounded(this.#requestDiagnostics(uri, cancel), signal);
+      await this.#sync(uri, filePath, text);
+      return await bounded(
+        Promise.race([this.#requestDiagnostics(uri, cancel), this.#gone]),
+        signal,
+      );
     } catch (error) {
       cancel.cancel();
       throw signal.aborted ? this.#timeoutError("checking") : this.#failure(error);
@@ -365,9 +372,12 @@ interface TsserverResponse {
   }[];
 }
 
-/** `promise`, or a rejection once `signal` aborts. */
+/** `promise`, or a rejection once `signal` aborts (then `promise`'s own end is ignored). */
 function bounded<Value>(promise: Promise<Value>, signal: AbortSignal): Promise<Value> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
   return new Promise<Value>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

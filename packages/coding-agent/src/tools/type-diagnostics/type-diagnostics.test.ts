@@ -251,6 +251,24 @@ describe.skipIf(skipReason !== undefined)(
       }
     }, 90_000);
 
+    it("a server that exits is reported, and started again for the next change", async () => {
+      const workspace = await typeCheckedWorkspace({ servers: false });
+      await mkdir(path.join(workspace.root, "node_modules/pyright"), { recursive: true });
+      await workspace.put("node_modules/pyright/langserver.index.js", "process.exit(3);\n");
+      await workspace.put("crash.py", PY);
+      try {
+        const line =
+          "Type check of crash.py unavailable: the pyright language server exited (exit code 3); the next change starts it again.";
+        expect(await workspace.edit("crash.py", "return a + b", "return b + a")).toContain(line);
+        expect(await workspace.edit("crash.py", "return b + a", "return a + b")).toContain(line);
+        const started = ((await workspace.client.jobs?.list()) ?? []).length;
+        expect(started).toBe(2);
+      } finally {
+        await workspace.typeDiagnostics.close();
+        await workspace.client.close();
+      }
+    }, 60_000);
+
     it("without a server in the sandbox, the result says how to enable it", async () => {
       const workspace = await typeCheckedWorkspace({ servers: false });
       await workspace.put("none.py", PY);

@@ -78,6 +78,8 @@ interface PendingFile {
   /** Ends the wait for this file's check, `boundMs` after the call's start. */
   deadline: AbortSignal;
   boundMs: number;
+  /** The server that checked the text before, when it was checked. */
+  server?: Promise<LanguageServer>;
 }
 
 /**
@@ -150,7 +152,11 @@ export function createTypeDiagnostics(
         const { deadline } = entry;
         if (beforeText === null) entry.before = Promise.resolve([]);
         else if (beforeText !== undefined) {
-          entry.before = serverFor(spec).then((started) =>
+          // The same server checks the text after: one that stops meanwhile is not restarted
+          // within the call.
+          entry.server = serverFor(spec);
+          entry.server.catch(() => {});
+          entry.before = entry.server.then((started) =>
             started.diagnose(filePath, beforeText, deadline),
           );
           // Awaited in `finish`, which a failed change never calls.
@@ -197,7 +203,7 @@ export function createTypeDiagnostics(
       return unavailable(`it could not be read as text of at most ${MAX_CHECKED_CHARS} characters`);
     }
     try {
-      const server = await serverFor(spec);
+      const server = await (file.server ?? serverFor(spec));
       const [before, after] = await Promise.all([
         file.before,
         server.diagnose(path, afterText, deadline),
