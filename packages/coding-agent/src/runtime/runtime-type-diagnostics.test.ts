@@ -1,21 +1,14 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
-import { createLocalSandbox, createLocalSandboxProvider } from "@pleach/sandbox";
+import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { describe, expect, it } from "vitest";
-import { monorepoTypeServers } from "../test-support/type-servers.js";
+import { monorepoTypeServers, typeCheckSkipReason } from "../test-support/type-servers.js";
 import { createCodingAgentRuntime } from "./agent-runtime.js";
 import { createScriptedModel } from "./models/scripted.js";
 
-const probe = await createLocalSandbox({ root: process.cwd(), session: true });
-const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
-await probe.close();
 const bundled = monorepoTypeServers();
-const skipReason = !sessions
-  ? "no session sandbox here; needs bubblewrap and /usr/bin/perl"
-  : bundled === undefined
-    ? "the CLI's optional dependencies (typescript-language-server, typescript, pyright) are not installed"
-    : undefined;
+const skipReason = await typeCheckSkipReason();
 
 describe("the runtime's diagnostics option", () => {
   it('refuses a value other than "syntax" or "types"', () => {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { createLocalSandbox } from "@pleach/sandbox";
 import type { TypeServerPaths } from "../tools/type-diagnostics/servers.js";
 
 /**
@@ -21,4 +22,19 @@ export function monorepoTypeServers():
   };
   if (!Object.values(servers).every((entry) => existsSync(entry))) return undefined;
   return { servers, readFolders: folders };
+}
+
+/**
+ * Why tests of the type check with real servers cannot run here (no session sandbox, or the
+ * servers not installed), or `undefined` when they can.
+ */
+export async function typeCheckSkipReason(): Promise<string | undefined> {
+  const probe = await createLocalSandbox({ root: process.cwd(), session: true });
+  const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
+  await probe.close();
+  if (!sessions) return "no session sandbox here; needs bubblewrap and /usr/bin/perl";
+  if (monorepoTypeServers() === undefined) {
+    return "the CLI's optional dependencies (typescript-language-server, typescript, pyright) are not installed";
+  }
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { changedSpan } from "../syntax/syntax-errors.js";
 import type { TypeDiagnostic } from "./language-server.js";
 
 /** The errors a change made and the ones it removed. */
@@ -23,7 +24,7 @@ export function compareDiagnostics(
 ): DiagnosticChange {
   const beforeLines = before.text.split("\n");
   const afterLines = after.text.split("\n");
-  const changed = changedRegion(beforeLines, afterLines);
+  const changed = changedRegion(before.text, after.text);
   const remaining = [...before.diagnostics];
   const unmatched: TypeDiagnostic[] = [];
   const take = (test: (old: TypeDiagnostic) => boolean) => {
@@ -58,25 +59,14 @@ export function compareDiagnostics(
 
 /** 1-based inclusive line ranges, before and after, outside of which the texts are the same. */
 function changedRegion(
-  before: readonly string[],
-  after: readonly string[],
+  before: string,
+  after: string,
 ): { before: [number, number]; after: [number, number] } {
-  let prefix = 0;
-  while (prefix < before.length && prefix < after.length && before[prefix] === after[prefix]) {
-    prefix += 1;
-  }
-  let suffix = 0;
-  while (
-    suffix < before.length - prefix &&
-    suffix < after.length - prefix &&
-    before[before.length - 1 - suffix] === after[after.length - 1 - suffix]
-  ) {
-    suffix += 1;
-  }
+  const { newStart, oldEnd, newEnd } = changedSpan(before, after);
   // An empty range still holds the line at the change, where an error about it is reported.
   return {
-    before: [prefix + 1, Math.max(prefix + 1, before.length - suffix)],
-    after: [prefix + 1, Math.max(prefix + 1, after.length - suffix)],
+    before: [newStart, Math.max(newStart, oldEnd)],
+    after: [newStart, Math.max(newStart, newEnd)],
   };
 }
 

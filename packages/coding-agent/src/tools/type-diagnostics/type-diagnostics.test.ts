@@ -4,21 +4,14 @@ import type { AnyToolDefinition } from "@pleach/core";
 import { forceRemove, makeTempDir, useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox, type LocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { monorepoTypeServers } from "../../test-support/type-servers.js";
+import { monorepoTypeServers, typeCheckSkipReason } from "../../test-support/type-servers.js";
 import { createCodingAgentTools } from "../coding-agent-tools.js";
 import { createTypeDiagnostics, type TypeDiagnostics } from "./type-diagnostics.js";
 
 // Real language servers, run as jobs of a real session sandbox, over real files.
 
-const probe = await createLocalSandbox({ root: process.cwd(), session: true });
-const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
-await probe.close();
 const bundled = monorepoTypeServers();
-const skipReason = !sessions
-  ? "no session sandbox here; needs bubblewrap and /usr/bin/perl"
-  : bundled === undefined
-    ? "the CLI's optional dependencies (typescript-language-server, typescript, pyright) are not installed"
-    : undefined;
+const skipReason = await typeCheckSkipReason();
 
 /** A workspace over a session sandbox that can read the servers, and its tools with type checks. */
 async function typeCheckedWorkspace({

@@ -53,7 +53,7 @@ export function withTypeDiagnostics<Tool extends AnyToolDefinition>(
   if (files?.writes === undefined || !(schema instanceof z.ZodObject)) return tool;
   const wrapped: PluginToolDefinition = defineTool({
     name: tool.name,
-    description: tool.description,
+    description: `${tool.description} Type errors the change makes or fixes in a TypeScript, JavaScript or Python file are listed in the result too, from a language server.`,
     inputSchema: tool.inputSchema,
     outputSchema: schema.extend({ typeCheck: typeCheckSchema }),
     annotations: tool.annotations,
