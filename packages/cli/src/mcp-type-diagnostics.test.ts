@@ -45,6 +45,13 @@ describe("pleach mcp --diagnostics", () => {
         }),
       );
       onTestFinished(() => client.close());
+      // A first edit starts the server; under a heavy load its start may take longer than the
+      // 30 s a check waits for it (the result then says so), and the server goes on starting.
+      await writeFile(path.join(root, "warm.ts"), "export const warm = 1;\n");
+      await client.callTool({
+        name: "edit_file",
+        arguments: { path: "warm.ts", old: "= 1;", new: "= 2;" },
+      });
       const result = await client.callTool({
         name: "edit_file",
         arguments: { path: "count.ts", old: "= 1;", new: '= "one";' },
