@@ -4,7 +4,9 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   CODING_AGENT_TOOL_NAMES,
   createCodingAgentTools,
+  createTypeDiagnostics,
   showControlCharacters,
+  type TypeDiagnostics,
 } from "@pleach/coding-agent/tools";
 import { MODEL_OUTPUT_LIMIT, renderToolResult } from "@pleach/core";
 import type { LocalSandbox } from "@pleach/sandbox";
@@ -29,6 +31,7 @@ import {
 import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
 import { onTermination, type Termination } from "../termination.js";
+import { bundledTypeServers } from "../type-servers.js";
 
 /** The options `pleach mcp` takes. */
 export const MCP_OPTIONS = {
@@ -37,6 +40,7 @@ export const MCP_OPTIONS = {
   "progress-interval": { type: "string" },
   "max-result-chars": { type: "string" },
   "structured-output": { type: "boolean" },
+  diagnostics: { type: "string" },
   http: { type: "string" },
   "token-file": { type: "string" },
   ...ALLOW_HOST_OPTION,
@@ -46,7 +50,7 @@ export const MCP_OPTIONS = {
 /** How `pleach mcp` is used: the first line of its help and its line in `pleach help`. */
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
     [--progress-interval SECONDS] [--max-result-chars N] [--structured-output]
-    [--http [HOST:]PORT] [--token-file FILE]
+    [--diagnostics syntax|types] [--http [HOST:]PORT] [--token-file FILE]
     [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]...
     [--hide-read PATH]... [--allow-read PATH]...`;
 
@@ -73,6 +77,12 @@ ${domainOptionsHelp(22)}
   --structured-output also list output schemas and send each result as JSON
                       (structuredContent, bounded to the same size) for programs; off by
                       default because agent CLIs then show their model the JSON, not the text
+  --diagnostics syntax|types
+                      what edit_file, apply_diff and write_file check in the files they wrote:
+                      syntax (default), or also the type errors each change made or fixed
+                      (types: TypeScript/JavaScript through typescript-language-server, Python
+                      through pyright, run in the sandbox as background jobs; from the
+                      workspace's node_modules, else pleach's optional dependencies)
   --http [HOST:]PORT  serve Streamable HTTP on /mcp instead of stdio; HOST defaults to
                       127.0.0.1 (give 0.0.0.0 or another address deliberately)
   --token-file FILE   the bearer token HTTP clients must send (or set PLEACH_MCP_TOKEN);
@@ -110,6 +120,8 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   const progressIntervalMs = parseProgressInterval(values["progress-interval"]);
   const maxResultChars = parseMaxResultChars(values["max-result-chars"]);
   const listen = values.http === undefined ? undefined : parseListen(values.http);
+  const typeServers =
+    parseDiagnostics(values.diagnostics) === "types" ? bundledTypeServers() : undefined;
   const allowedHosts = parseAllowHosts({ values: values["allow-host"], command: "mcp" });
   if (listen === undefined && allowedHosts.length > 0) {
     throw new UsageError("--allow-host applies to --http only: stdio has no Host to check", {
@@ -133,9 +145,9 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     workspace: values.workspace,
     mode,
     network: parseNetworkFlags(values, "mcp"),
-    reads: hidingTokenFile(
-      parseReadFlags(values, io),
-      listen === undefined ? undefined : tokenFile,
+    reads: allowingTypeServers(
+      hidingTokenFile(parseReadFlags(values, io), listen === undefined ? undefined : tokenFile),
+      typeServers?.readFolders,
     ),
     io,
     command: "mcp",
@@ -146,9 +158,14 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
   // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
   const termination = onTermination();
   const stopping = new AbortController();
+  const typeDiagnostics =
+    typeServers === undefined
+      ? undefined
+      : createTypeDiagnostics(client, { servers: typeServers.servers });
   const tools = createCodingAgentTools(client, {
     maxResultChars,
     ...(only === undefined ? {} : { only }),
+    ...(typeDiagnostics === undefined ? {} : { typeDiagnostics }),
   });
   // Kept full outputs are linked as resources and read as read_file reads them (one bounded page),
   // whichever tools are served.
@@ -193,13 +210,13 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
       void termination.received.then(resolve);
     });
     await handle.close();
-    return await stopServing({ termination, stopping, factory, client });
+    return await stopServing({ termination, stopping, factory, client, typeDiagnostics });
   }
   const server = await startMcpHttpServer({ factory, token, ...listen, allowedHosts, onerror });
   io.stderr(`pleach mcp: serving ${served} at ${server.url.href}\n`);
   await termination.received;
   await server.close();
-  return await stopServing({ termination, stopping, factory, client });
+  return await stopServing({ termination, stopping, factory, client, typeDiagnostics });
 }
 
 /**
@@ -211,14 +228,17 @@ async function stopServing({
   stopping,
   factory,
   client,
+  typeDiagnostics,
 }: {
   termination: Termination;
   stopping: AbortController;
   factory: PleachMcpServerFactory;
   client: LocalSandbox;
+  typeDiagnostics: TypeDiagnostics | undefined;
 }): Promise<number> {
   stopping.abort(new Error("the MCP server stopped"));
   await factory.settled();
+  await typeDiagnostics?.close();
   await client.close();
   termination.dispose();
   return termination.exitStatus ?? 0;
@@ -262,6 +282,21 @@ function parseMaxResultChars(text: string | undefined): number {
     );
   }
   return chars;
+}
+
+function parseDiagnostics(text: string | undefined): "syntax" | "types" {
+  if (text === undefined || text === "syntax" || text === "types") return text ?? "syntax";
+  throw new UsageError(
+    `--diagnostics takes syntax or types (e.g. --diagnostics types), got ${JSON.stringify(text)}`,
+    { command: "mcp" },
+  );
+}
+
+/** `reads` with the folders of pleach's language servers readable by the sandbox's commands. */
+function allowingTypeServers(reads: ReadFlags, folders: readonly string[] = []): ReadFlags {
+  return folders.length === 0
+    ? reads
+    : { ...reads, allowReads: [...new Set([...reads.allowReads, ...folders])] };
 }
 
 function parseListen(text: string): { host: string; port: number } {

@@ -1,5 +1,6 @@
 import type { SandboxClient } from "../sandbox/index.js";
 import type { FileState } from "../tools/shared/file-state.js";
+import type { TypeDiagnostics } from "../tools/type-diagnostics/type-diagnostics.js";
 import type { ModelMessage, ModelUsage } from "./model.js";
 
 /** What a session's tools are made from. */
@@ -7,6 +8,8 @@ export interface ToolFactoryContext {
   client: SandboxClient;
   /** The session's file state; `undefined` when the runtime was built with `fileState: false`. */
   fileState: FileState | undefined;
+  /** The session's type check; `undefined` unless the runtime was built with `diagnostics: "types"`. */
+  typeDiagnostics: TypeDiagnostics | undefined;
 }
 
 /** Why a run stopped. */

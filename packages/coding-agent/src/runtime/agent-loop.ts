@@ -1,6 +1,10 @@
 import { type AnyToolDefinition, toolInputJSONSchema } from "@pleach/core";
 import type { SandboxProvider } from "../sandbox/index.js";
 import { createFileState } from "../tools/shared/file-state.js";
+import {
+  createTypeDiagnostics,
+  type TypeDiagnosticsOptions,
+} from "../tools/type-diagnostics/type-diagnostics.js";
 import type {
   AgentEvent,
   AgentResult,
@@ -30,6 +34,8 @@ interface LoopSettings {
   contextBudgetChars: number;
   maxResultChars: number;
   keepFileState: boolean;
+  /** Set with `diagnostics: "types"`: the session's type check is made with these. */
+  typeDiagnostics: TypeDiagnosticsOptions | undefined;
   stepLimits: StepLimits;
 }
 
@@ -70,9 +76,13 @@ export async function runLoop({
   if (abortSignal?.aborted) return finish("aborted");
 
   const session = await settings.sandboxProvider.acquire({ abortSignal });
+  const typeDiagnostics =
+    settings.typeDiagnostics === undefined
+      ? undefined
+      : createTypeDiagnostics(session.client, settings.typeDiagnostics);
   try {
     const fileState = settings.keepFileState ? createFileState() : undefined;
-    const made = settings.tools({ client: session.client, fileState });
+    const made = settings.tools({ client: session.client, fileState, typeDiagnostics });
     const toolList = [...made, ...(settings.model.extraTools?.(made) ?? [])];
     const toolDefinitions: ModelToolDefinition[] = toolList.map((tool) => ({
       name: tool.name,
@@ -161,6 +171,7 @@ export async function runLoop({
       elideOldResults({ system, transcript, elided, contextBudgetChars });
     }
   } finally {
+    await typeDiagnostics?.close();
     await session.release();
   }
 }

@@ -1,6 +1,7 @@
 import { type AnyToolDefinition, MODEL_OUTPUT_LIMIT } from "@pleach/core";
 import { checkSandboxProvider, type SandboxProvider } from "../sandbox/index.js";
 import { createCodingAgentTools } from "../tools/coding-agent-tools.js";
+import type { TypeDiagnosticsOptions } from "../tools/type-diagnostics/type-diagnostics.js";
 import type {
   AgentEvent,
   AgentResult,
@@ -30,7 +31,7 @@ export interface CodingAgentRuntimeOptions {
   model: ModelAdapter;
   /**
    * The tools of a session, made over its client.
-   * @default ({ client, fileState }) => createCodingAgentTools(client, { fileState })
+   * @default ({ client, fileState, typeDiagnostics }) => createCodingAgentTools(client, { fileState, typeDiagnostics })
    */
   tools?: (context: ToolFactoryContext) => readonly AnyToolDefinition[];
   /** @default DEFAULT_SYSTEM_PROMPT */
@@ -61,6 +62,21 @@ export interface CodingAgentRuntimeOptions {
    * @default true
    */
   fileState?: boolean;
+  /**
+   * What the results of `edit_file`, `apply_diff` and `write_file` check in the files they wrote:
+   * `"syntax"`, the syntax check alone; `"types"`, also the type errors each change made or fixed,
+   * from a language server kept running as a job of the session's sandbox (TypeScript and
+   * JavaScript through typescript-language-server, Python through pyright; see
+   * `typeDiagnostics` for where they are found). Needs a provider whose clients offer jobs.
+   * @default "syntax"
+   */
+  diagnostics?: "syntax" | "types";
+  /**
+   * With `diagnostics: "types"`: where the language servers are in the sandbox (after the
+   * workspace's `node_modules`) and how long a check may take.
+   * @default {}
+   */
+  typeDiagnostics?: TypeDiagnosticsOptions;
   /**
    * The most tool calls run per step (one model response). The calls past it are not run, and
    * the model gets an error for each saying to send fewer per step.
@@ -114,18 +130,26 @@ export interface CodingAgentRuntime {
 export function createCodingAgentRuntime({
   sandboxProvider,
   model,
-  tools = ({ client, fileState }) => createCodingAgentTools(client, { fileState }),
+  tools = ({ client, fileState, typeDiagnostics }) =>
+    createCodingAgentTools(client, { fileState, typeDiagnostics }),
   system = DEFAULT_SYSTEM_PROMPT,
   maxSteps = 50,
   maxTotalTokens = Number.POSITIVE_INFINITY,
   contextBudgetChars = 400_000,
   maxResultChars = MODEL_OUTPUT_LIMIT,
   fileState: keepFileState = true,
+  diagnostics = "syntax",
+  typeDiagnostics = {},
   maxToolCallsPerStep = 64,
   maxToolCallInputBytes = 256 * 1024,
   maxStepInputBytes = 1024 * 1024,
 }: CodingAgentRuntimeOptions): CodingAgentRuntime {
   checkSandboxProvider(sandboxProvider, "sandboxProvider");
+  if (diagnostics !== "syntax" && diagnostics !== "types") {
+    throw new TypeError(
+      `diagnostics must be "syntax" or "types", got ${JSON.stringify(diagnostics)}`,
+    );
+  }
   return {
     run({ task, abortSignal }) {
       const queue = createEventQueue<AgentEvent>();
@@ -143,6 +167,7 @@ export function createCodingAgentRuntime({
           contextBudgetChars,
           maxResultChars,
           keepFileState,
+          typeDiagnostics: diagnostics === "types" ? typeDiagnostics : undefined,
           stepLimits: { maxToolCallsPerStep, maxToolCallInputBytes, maxStepInputBytes },
         },
       }).then(

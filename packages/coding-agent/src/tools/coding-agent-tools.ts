@@ -15,6 +15,8 @@ import { createReadFileTool } from "./read-file/tool.js";
 import { createRunTestsTool } from "./run-tests/tool.js";
 import { createSearchFilesTool } from "./search-files/tool.js";
 import { type FileState, withFileState } from "./shared/file-state.js";
+import type { TypeDiagnostics } from "./type-diagnostics/type-diagnostics.js";
+import { withTypeDiagnostics } from "./type-diagnostics/with-type-diagnostics.js";
 import { createWriteFileTool } from "./write-file/tool.js";
 
 /**
@@ -109,6 +111,12 @@ export interface CodingAgentToolsOptions {
    */
   fileState?: FileState;
   /**
+   * The session's type check (see {@link createTypeDiagnostics}): with it, the tools that declare
+   * the files they write add the type errors each change made or fixed to their result. Without
+   * it, no type check (the syntax check runs either way).
+   */
+  typeDiagnostics?: TypeDiagnostics;
+  /**
    * More tools, made over the same client after the fourteen (a plugin's, a test's), each with
    * one registry line. They get the file state from their own declarations, as the fourteen do;
    * their names must differ from theirs.
@@ -134,6 +142,7 @@ export function createCodingAgentTools(
   {
     only,
     fileState,
+    typeDiagnostics,
     extraTools = [],
     maxResultChars = MODEL_OUTPUT_LIMIT,
   }: CodingAgentToolsOptions = {},
@@ -155,10 +164,11 @@ export function createCodingAgentTools(
         `unknown tool ${JSON.stringify(name)}; known: ${[...registry.keys()].join(", ")}`,
       );
     }
-    const tool = registration.create(client, { maxResultChars });
-    if (tool.name !== name) {
-      throw new TypeError(`the tool registered as ${JSON.stringify(name)} is named ${tool.name}`);
+    const made = registration.create(client, { maxResultChars });
+    if (made.name !== name) {
+      throw new TypeError(`the tool registered as ${JSON.stringify(name)} is named ${made.name}`);
     }
+    const tool = typeDiagnostics === undefined ? made : withTypeDiagnostics(made, typeDiagnostics);
     return fileState === undefined ? tool : withFileState(tool, { client, fileState });
   });
 }

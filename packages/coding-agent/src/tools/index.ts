@@ -82,6 +82,17 @@ export type {
   TestVerdict,
 } from "./test-output/parse.js";
 export { latestStatuses, parseTestRunnerOutput, readTestOutput } from "./test-output/parse.js";
+export type { TypeDiagnostic } from "./type-diagnostics/language-server.js";
+export type { TypeServerPaths } from "./type-diagnostics/servers.js";
+export { TYPE_SERVER_VERSIONS } from "./type-diagnostics/servers.js";
+export type {
+  FileTypeCheck,
+  TypeCheckRun,
+  TypeDiagnostics,
+  TypeDiagnosticsOptions,
+} from "./type-diagnostics/type-diagnostics.js";
+export { createTypeDiagnostics } from "./type-diagnostics/type-diagnostics.js";
+export { typeCheckSchema, withTypeDiagnostics } from "./type-diagnostics/with-type-diagnostics.js";
 export type { WriteFileInput, WriteFileOutput, WriteFileToolOptions } from "./write-file/tool.js";
 export {
   createWriteFileTool,

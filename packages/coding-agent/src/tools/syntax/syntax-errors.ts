@@ -97,7 +97,8 @@ export function introducedErrors(
   });
 }
 
-interface ChangedSpan {
+/** Where two texts differ, by line (see {@link changedSpan}). */
+export interface ChangedSpan {
   /** 1-based first changed line, the same in both texts. */
   newStart: number;
   /** Last changed line of the old text (`newStart - 1` when lines were only inserted). */
@@ -113,7 +114,8 @@ function mappedKey(line: number, { newStart, oldEnd, newEnd }: ChangedSpan): str
   return "span";
 }
 
-function changedSpan(before: string, after: string): ChangedSpan {
+/** The lines of `before` and `after` outside of which the two texts are the same. */
+export function changedSpan(before: string, after: string): ChangedSpan {
   const oldLines = before.split("\n");
   const newLines = after.split("\n");
   let prefix = 0;
