@@ -130,3 +130,17 @@ export async function expectRuntimeText({
   expect(withoutTimings(text)).toBe(withoutTimings(expected.output));
   return text;
 }
+
+/**
+ * A call longer than the client's tool timeout, as the long-call tests set it: `bash` sleeping
+ * 12 s under a 5 s client timeout, served with progress every second (`on`) or none within the
+ * call (`off`), to see whether the client's timer restarts on MCP progress notifications.
+ */
+export const LONG_CALL = {
+  call: { name: "bash", input: { command: "sleep 12 && echo slept" } },
+  clientTimeoutMs: 5_000,
+  progressFlags: {
+    on: ["--progress-interval", "1"],
+    off: ["--progress-interval", "3600"],
+  },
+} as const;
