@@ -20,7 +20,8 @@ export const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "")
 /**
  * An agent CLI from npm, installed once per version into a cache folder (`scripts/real-clients.sh`
  * installs the same before entering its network namespace), run by this Node through its
- * `entry`; or why it cannot be had. `override` is a command to use instead.
+ * `entry` (or the entry itself, when `native`); or why it cannot be had. `override` is a command
+ * to use instead.
  */
 export async function installedClient({
   name,
@@ -28,12 +29,15 @@ export async function installedClient({
   version,
   entry,
   override,
+  native = false,
 }: {
   name: string;
   packageName: string;
   version: string;
   entry: string;
   override: string | undefined;
+  /** The entry is a native program, run as it is (not by this Node). */
+  native?: boolean;
 }): Promise<{ command: string[] } | { skip: string }> {
   if (override) return { command: [override] };
   const folder = `${packageName.split("/").at(-1)}-${version}`;
@@ -50,7 +54,7 @@ export async function installedClient({
       return { skip: `could not install ${name} from npm: ${(error as Error).message}` };
     }
   }
-  return { command: [process.execPath, script] };
+  return { command: native ? [script] : [process.execPath, script] };
 }
 
 /** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
