@@ -7,6 +7,11 @@ export interface ToolFactoryContext {
   client: SandboxClient;
   /** The session's file state; `undefined` when the runtime was built with `fileState: false`. */
   fileState: FileState | undefined;
+  /**
+   * The runtime's `maxResultChars`: the most of one result the model sees, for the tools to fit
+   * their pages and cuts in (`createCodingAgentTools`' `maxResultChars`).
+   */
+  maxResultChars: number;
 }
 
 /** Why a run stopped. */

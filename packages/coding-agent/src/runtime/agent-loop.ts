@@ -72,7 +72,7 @@ export async function runLoop({
   const session = await settings.sandboxProvider.acquire({ abortSignal });
   try {
     const fileState = settings.keepFileState ? createFileState() : undefined;
-    const toolList = settings.tools({ client: session.client, fileState });
+    const toolList = settings.tools({ client: session.client, fileState, maxResultChars });
     const toolDefinitions: ModelToolDefinition[] = toolList.map((tool) => ({
       name: tool.name,
       description: tool.description,

@@ -30,7 +30,8 @@ export interface CodingAgentRuntimeOptions {
   model: ModelAdapter;
   /**
    * The tools of a session, made over its client.
-   * @default ({ client, fileState }) => createCodingAgentTools(client, { fileState })
+   * @default ({ client, fileState, maxResultChars }) =>
+   *   createCodingAgentTools(client, { fileState, maxResultChars })
    */
   tools?: (context: ToolFactoryContext) => readonly AnyToolDefinition[];
   /** @default DEFAULT_SYSTEM_PROMPT */
@@ -51,7 +52,9 @@ export interface CodingAgentRuntimeOptions {
    */
   contextBudgetChars?: number;
   /**
-   * The most characters of one tool result the model sees.
+   * The most characters of one tool result the model sees. The default tools fit their results in
+   * it (read_file's pages shrink whole, with their "call again with offset N" hint); a `tools`
+   * factory gets it as `maxResultChars`.
    * @default 50_000
    */
   maxResultChars?: number;
@@ -114,7 +117,8 @@ export interface CodingAgentRuntime {
 export function createCodingAgentRuntime({
   sandboxProvider,
   model,
-  tools = ({ client, fileState }) => createCodingAgentTools(client, { fileState }),
+  tools = ({ client, fileState, maxResultChars }) =>
+    createCodingAgentTools(client, { fileState, maxResultChars }),
   system = DEFAULT_SYSTEM_PROMPT,
   maxSteps = 50,
   maxTotalTokens = Number.POSITIVE_INFINITY,
