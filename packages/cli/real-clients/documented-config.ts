@@ -52,6 +52,7 @@ export function documentedConfig(client: string, lang: "json" | "toml"): Record<
  * The documented workspace placeholders: a path to replace, and the variable Cursor and VS Code
  * expand to the open folder.
  */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the editors' own variable, not a template.
 const WORKSPACE_PLACEHOLDERS = new Set(["/path/to/repo", "${workspaceFolder}"]);
 
 /**
