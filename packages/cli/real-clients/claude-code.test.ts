@@ -17,11 +17,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
 import { createCodingAgentTools } from "@pleach/coding-agent/tools";
-import { makeTempDir } from "@pleach/core/testing";
+import { makeTempDir, useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
 import {
+  expectHints,
   extraFlags,
   installedClient,
   LONG_CALL,
@@ -195,13 +196,7 @@ describe("Claude Code hands its model pleach's text", () => {
 
   it("kept the hints: read_file's offset, the test counts and failing names", (context) => {
     if (skip !== undefined) context.skip(skip);
-    const [read, failing, passing] = results.map((result) => withoutClientNote(result.text));
-    expect(read).toMatch(
-      /\[lines 1-490 of 2000; call read_file again with offset 491 to continue\]$/,
-    );
-    expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
-    expect(failing).toContain("failing tests:\n- checks");
-    expect(passing).toMatch(/2 passed/);
+    expectHints(results.map((result) => withoutClientNote(result.text)));
   });
 });
 
@@ -210,19 +205,10 @@ describe("Claude Code hands its model pleach's text", () => {
 // docs/mcp-clients.md gives MCP_TOOL_TIMEOUT for long calls, and pleach's descriptions point at
 // background jobs.
 describe("Claude Code on a call past MCP_TOOL_TIMEOUT, with progress every second", () => {
-  let root: string;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ dir: root, cleanup } = await makeTempDir("pleach-claude-code-long-"));
-  });
-  afterAll(async () => {
-    await cleanup?.();
-  });
-
   it("stops the call at its timeout and hands its model its own timeout text", async (context) => {
     const claude = await claudeCode();
     if ("skip" in claude) return context.skip(claude.skip);
+    const root = await useTempDir("pleach-claude-code-long-");
     const [result, ...more] = await runClaudeCode({
       command: claude.command,
       root,

@@ -16,7 +16,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
 import { createCodingAgentTools } from "@pleach/coding-agent/tools";
-import { makeTempDir } from "@pleach/core/testing";
+import { makeTempDir, useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
@@ -197,19 +197,10 @@ describe("Codex hands its model pleach's text, within its budget", () => {
 // tool_timeout_sec (measured with 5 s, the same with no progress): docs/mcp-clients.md gives
 // tool_timeout_sec for long calls, and pleach's descriptions point at background jobs.
 describe("Codex on a call past tool_timeout_sec, with progress every second", () => {
-  let root: string;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ dir: root, cleanup } = await makeTempDir("pleach-codex-long-"));
-  });
-  afterAll(async () => {
-    await cleanup?.();
-  });
-
   it("stops the call at its timeout and hands its model its own timeout text", async (context) => {
     const client = await codex();
     if ("skip" in client) return context.skip(client.skip);
+    const root = await useTempDir("pleach-codex-long-");
     const [result, ...more] = await runCodex({
       command: client.command,
       root,

@@ -16,11 +16,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { createToolset, type Toolset } from "@pleach/coding-agent/runtime";
 import { createCodingAgentTools } from "@pleach/coding-agent/tools";
-import { makeTempDir } from "@pleach/core/testing";
+import { makeTempDir, useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentedConfig, localServer } from "./documented-config.js";
 import {
+  expectHints,
   expectRuntimeText,
   installedClient,
   LONG_CALL,
@@ -167,11 +168,7 @@ describe("Copilot CLI hands its model pleach's text once, within its budget", ()
 
   it("kept the hints: read_file's offset, the test counts and failing names", (context) => {
     if (skip !== undefined) context.skip(skip);
-    const [read, failing, passing] = results.map((result) => result.text);
-    expect(read).toMatch(/call read_file again with offset \d+ to continue\]$/);
-    expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
-    expect(failing).toContain("failing tests:\n- checks");
-    expect(passing).toMatch(/2 passed/);
+    expectHints(results.map((result) => result.text));
   });
 });
 
@@ -180,19 +177,10 @@ describe("Copilot CLI hands its model pleach's text once, within its budget", ()
 // with none within the call, the same call stops at 5 s. (With no `timeout` set, a 75 s call
 // without progress was waited for.)
 describe("Copilot CLI on a call past its timeout", () => {
-  let root: string;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ dir: root, cleanup } = await makeTempDir("pleach-copilot-long-"));
-  });
-  afterAll(async () => {
-    await cleanup?.();
-  });
-
   const longCall = (progress: "on" | "off") => async () => {
     const client = await copilot();
     if ("skip" in client) return { skip: client.skip };
+    const root = await useTempDir("pleach-copilot-long-");
     const [result, ...more] = await runCopilot({
       command: client.command,
       root,

@@ -136,6 +136,20 @@ export async function expectRuntimeText({
 }
 
 /**
+ * Check the hints survived in what the model read for the first three steps (the client's own
+ * wrapper taken off): read_file's offset to continue at, the failing run's counts and failing
+ * names, the passing run's count.
+ */
+export function expectHints([read, failing, passing]: string[]): void {
+  expect(read).toMatch(
+    /\[lines 1-\d+ of 2000; call read_file again with offset \d+ to continue\]$/,
+  );
+  expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+  expect(failing).toContain("failing tests:\n- checks");
+  expect(passing).toMatch(/2 passed/);
+}
+
+/**
  * A call longer than the client's tool timeout, as the long-call tests set it: `bash` sleeping
  * 12 s under a 5 s client timeout, served with progress every second (`on`) or none within the
  * call (`off`), to see whether the client's timer restarts on MCP progress notifications.
