@@ -205,11 +205,6 @@ function ignoredCheck(transport, check) {
   if (transport === "stdio" && /-http-/.test(check.id)) return "an HTTP status: the bridge's, over stdio";
   if (/prompts/.test(check.id)) return reasons.prompts;
   if (/^Not testable:/.test(check.errorMessage ?? "")) return "the suite's fixture tool: pleach has none like it";
-  // The SDK's stdio entry (@modelcontextprotocol/server serveStdio) answers a server/discover
-  // without a valid _meta with -32601 rather than -32602 (HTTP: -32602). Not pleach's code.
-  if (transport === "stdio" && /^sep-2575-request-meta-invalid-missing-(meta|protocol-version)$/.test(check.id)) {
-    return "SDK stdio entry: -32601 for a server/discover without _meta";
-  }
   return undefined;
 }
 

@@ -48,12 +48,16 @@ export function documentedConfig(client: string, lang: "json" | "toml"): Record<
   return parseBlock(block) as Record<string, unknown>;
 }
 
-/** The documented workspace placeholder. */
-const WORKSPACE_PLACEHOLDER = "/path/to/repo";
+/**
+ * The documented workspace placeholders: a path to replace, and the variable Cursor and VS Code
+ * expand to the open folder.
+ */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the editors' own variable, not a template.
+const WORKSPACE_PLACEHOLDERS = new Set(["/path/to/repo", "${workspaceFolder}"]);
 
 /**
  * A documented server entry run from this checkout: `npx -y @pleach/cli` becomes this Node and
- * the built bin, the placeholder workspace becomes `root`; every other setting stays as given.
+ * the built bin, a placeholder workspace becomes `root`; every other setting stays as given.
  */
 export function localServer(
   server: { command: string; args: string[] },
@@ -66,7 +70,7 @@ export function localServer(
     command: process.execPath,
     args: [
       launcher,
-      ...server.args.slice(2).map((arg) => (arg === WORKSPACE_PLACEHOLDER ? root : arg)),
+      ...server.args.slice(2).map((arg) => (WORKSPACE_PLACEHOLDERS.has(arg) ? root : arg)),
     ],
   };
 }

@@ -20,7 +20,8 @@ export const extraFlags = (process.env.PLEACH_MCP_FLAGS ?? "")
 /**
  * An agent CLI from npm, installed once per version into a cache folder (`scripts/real-clients.sh`
  * installs the same before entering its network namespace), run by this Node through its
- * `entry`; or why it cannot be had. `override` is a command to use instead.
+ * `entry` (or the entry itself, when `native`); or why it cannot be had. `override` is a command
+ * to use instead.
  */
 export async function installedClient({
   name,
@@ -28,12 +29,15 @@ export async function installedClient({
   version,
   entry,
   override,
+  native = false,
 }: {
   name: string;
   packageName: string;
   version: string;
   entry: string;
   override: string | undefined;
+  /** The entry is a native program, run as it is (not by this Node). */
+  native?: boolean;
 }): Promise<{ command: string[] } | { skip: string }> {
   if (override) return { command: [override] };
   const folder = `${packageName.split("/").at(-1)}-${version}`;
@@ -50,7 +54,7 @@ export async function installedClient({
       return { skip: `could not install ${name} from npm: ${(error as Error).message}` };
     }
   }
-  return { command: [process.execPath, script] };
+  return { command: native ? [script] : [process.execPath, script] };
 }
 
 /** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
@@ -130,3 +134,31 @@ export async function expectRuntimeText({
   expect(withoutTimings(text)).toBe(withoutTimings(expected.output));
   return text;
 }
+
+/**
+ * Check the hints survived in what the model read for the first three steps (the client's own
+ * wrapper taken off): read_file's offset to continue at, the failing run's counts and failing
+ * names, the passing run's count.
+ */
+export function expectHints([read, failing, passing]: string[]): void {
+  expect(read).toMatch(
+    /\[lines 1-\d+ of 2000; call read_file again with offset \d+ to continue\]$/,
+  );
+  expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+  expect(failing).toContain("failing tests:\n- checks");
+  expect(passing).toMatch(/2 passed/);
+}
+
+/**
+ * A call longer than the client's tool timeout, as the long-call tests set it: `bash` sleeping
+ * 12 s under a 5 s client timeout, served with progress every second (`on`) or none within the
+ * call (`off`), to see whether the client's timer restarts on MCP progress notifications.
+ */
+export const LONG_CALL = {
+  call: { name: "bash", input: { command: "sleep 12 && echo slept" } },
+  clientTimeoutMs: 5_000,
+  progressFlags: {
+    on: ["--progress-interval", "1"],
+    off: ["--progress-interval", "3600"],
+  },
+} as const;

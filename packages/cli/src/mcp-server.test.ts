@@ -1,6 +1,6 @@
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { type AnyToolDefinition, defineTool, ToolError } from "@pleach/core";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   type CreatePleachMcpServerOptions,
@@ -73,6 +73,39 @@ describe("createPleachMcpServer", () => {
       }),
     ]);
     await structured.close();
+  });
+
+  it("tells the model of a tool with a time limit that the client may stop waiting first, and the way out", async () => {
+    const limited = defineTool({
+      name: "tests",
+      description: "Run the tests.",
+      inputSchema: z.strictObject({ timeout: z.number().int().optional() }),
+      outputSchema: z.string(),
+      execute: async () => "ok",
+    });
+    const jobs = defineTool({
+      name: "shell",
+      description: "Run a command.",
+      inputSchema: z.strictObject({ background: z.boolean().optional() }),
+      outputSchema: z.string(),
+      execute: async () => "ok",
+    });
+    const listed = async (tools: AnyToolDefinition[]) => {
+      const client = await connect(tools);
+      const { tools: listing } = await client.listTools();
+      await client.close();
+      return Object.fromEntries(listing.map((tool) => [tool.name, tool.description]));
+    };
+    const withJobs = await listed([limited, jobs, run]);
+    expect(withJobs.tests).toMatch(
+      /^Run the tests\.\n\nOver MCP your client may stop waiting before this time limit .*: run work that may take longer as a background job \(shell with background: true, then poll its output\)/,
+    );
+    // Tools without a time limit of their own are listed as they describe themselves.
+    expect(withJobs.shell).toBe("Run a command.");
+    expect(withJobs.run).toBe("Pretend to run a command.");
+    expect((await listed([limited])).tests).toMatch(
+      /split work that may take longer into shorter calls\.$/,
+    );
   });
 
   it("sends the text alone by default: no structuredContent for a client to show instead", async () => {
@@ -175,6 +208,40 @@ describe("createPleachMcpServer", () => {
     );
     expect(progress).toEqual([]);
     await client.close();
+  });
+
+  it("stops reporting progress once the client cancels the call, though the tool runs on", async () => {
+    const server = createPleachMcpServer({ tools: [slow], progressIntervalMs: 50 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const received: Array<{ method?: string; id?: unknown }> = [];
+    clientSide.onmessage = (message) => received.push(message as (typeof received)[number]);
+    await clientSide.start();
+    const send = (message: Record<string, unknown>) =>
+      clientSide.send({ jsonrpc: "2.0", ...message } as Parameters<typeof clientSide.send>[0]);
+    await send({
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "test", version: "1.0.0" },
+      },
+    });
+    await send({ method: "notifications/initialized" });
+    // `slow` ignores its abort signal: it runs its 500 ms whatever the client says.
+    await send({
+      id: 1,
+      method: "tools/call",
+      params: { name: "slow", arguments: { ms: 500 }, _meta: { progressToken: "p" } },
+    });
+    const progress = () => received.filter((m) => m.method === "notifications/progress").length;
+    await vi.waitFor(() => expect(progress()).toBeGreaterThan(0));
+    await send({ method: "notifications/cancelled", params: { requestId: 1 } });
+    const atCancel = progress();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(progress()).toBe(atCancel);
+    await server.close();
   });
 
   it("logs server-side errors unasked, and a call's course once the client sets debug", async () => {

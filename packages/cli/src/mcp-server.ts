@@ -143,14 +143,18 @@ interface ResultShape {
 function describeTool(
   tool: AnyToolDefinition,
   { maxResultChars, structuredOutput }: ResultShape,
+  jobTool: string | undefined,
 ): { listing: Tool; wrapped: boolean } {
   const outputSchema = toolOutputJSONSchema(tool);
   const wrapped = outputSchema.type !== "object";
   const { title } = tool.annotations;
+  const inputSchema = toolInputJSONSchema(tool);
   const listing: Tool = {
     name: tool.name,
-    description: tool.description,
-    inputSchema: toolInputJSONSchema(tool) as Tool["inputSchema"],
+    description: hasInput(inputSchema, "timeout")
+      ? `${tool.description}\n\n${clientTimeoutNote(jobTool)}`
+      : tool.description,
+    inputSchema: inputSchema as Tool["inputSchema"],
     annotations: { ...tool.annotations },
     icons: [PLEACH_ICON],
     // Results are already capped to the budget; this keeps Claude Code from spilling one of
@@ -164,6 +168,28 @@ function describeTool(
   }
   if (title !== undefined) listing.title = title;
   return { listing, wrapped };
+}
+
+/** Whether a tool's input JSON Schema has the top-level property `name`. */
+function hasInput(schema: JSONSchema, name: string): boolean {
+  const { properties } = schema;
+  return typeof properties === "object" && properties !== null && name in properties;
+}
+
+/**
+ * What a tool with a time limit of its own (a `timeout` input) says over MCP: the client may give
+ * up first. Measured with Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0 (docs/
+ * mcp-clients.md), each stops a call at its own tool timeout (Codex: 60 s unless configured)
+ * whatever progress is sent, and hands its model its own "timed out" text; only Copilot CLI
+ * 1.0.102 restarts its timer on progress. `jobTool` is the served tool that runs background jobs
+ * (the one with a `background` input), the way out.
+ */
+function clientTimeoutNote(jobTool: string | undefined): string {
+  const wayOut =
+    jobTool === undefined
+      ? "split work that may take longer into shorter calls"
+      : `run work that may take longer as a background job (${jobTool} with background: true, then poll its output) and go on meanwhile`;
+  return `Over MCP your client may stop waiting before this time limit (its own tool timeout, often 60 s, which progress does not extend in most clients): ${wayOut}.`;
 }
 
 function wrapSchema(schema: JSONSchema): JSONSchema {
@@ -216,10 +242,11 @@ export function createPleachMcpServerFactory({
   }
   const shape: ResultShape = { maxResultChars, structuredOutput };
   const served = new Map<string, ServedTool>();
+  const jobTool = tools.find((tool) => hasInput(toolInputJSONSchema(tool), "background"))?.name;
   for (const tool of tools) {
     if (served.has(tool.name))
       throw new TypeError(`two tools are named ${JSON.stringify(tool.name)}`);
-    served.set(tool.name, { tool, ...describeTool(tool, shape) });
+    served.set(tool.name, { tool, ...describeTool(tool, shape, jobTool) });
   }
   const listResult: ListToolsResult = { tools: [...served.values()].map(({ listing }) => listing) };
 
@@ -253,6 +280,9 @@ export function createPleachMcpServerFactory({
         progressIntervalMs,
         ...(logError === undefined ? {} : { logError }),
       });
+      // A cancelled call gets no answer, so no more progress either, however long the tool takes
+      // to stop.
+      handlerContext.mcpReq.signal.addEventListener("abort", () => report.stop(), { once: true });
       const call = callTool({ entry, args, abortSignal: AbortSignal.any(signals), shape });
       running.add(call);
       try {

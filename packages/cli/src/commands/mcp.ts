@@ -30,6 +30,7 @@ import {
 } from "../cli-support.js";
 import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
+import { PleachStdioWire } from "../mcp-stdio-wire.js";
 import { onTermination, type Termination } from "../termination.js";
 import { bundledTypeServers } from "../type-servers.js";
 
@@ -200,7 +201,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
 
   if (listen === undefined || token === undefined) {
     // stdout belongs to the protocol from here on: everything human goes to stderr.
-    const handle = serveStdio(factory, { onerror });
+    const handle = serveStdio(factory, { onerror, transport: new PleachStdioWire() });
     io.stderr(`pleach mcp: serving ${served} over stdio\n`);
     // A signal ends the server like the end of stdin does, so exit handlers (the sandbox's
     // placeholder cleanup) run instead of the process dying mid-way.

@@ -10,6 +10,11 @@ export interface ToolFactoryContext {
   fileState: FileState | undefined;
   /** The session's type check; `undefined` unless the runtime was built with `diagnostics: "types"`. */
   typeDiagnostics: TypeDiagnostics | undefined;
+  /**
+   * The runtime's `maxResultChars`: the most of one result the model sees, for the tools to fit
+   * their pages and cuts in (`createCodingAgentTools`' `maxResultChars`).
+   */
+  maxResultChars: number;
 }
 
 /** Why a run stopped. */

@@ -82,7 +82,12 @@ export async function runLoop({
       : createTypeDiagnostics(session.client, settings.typeDiagnostics);
   try {
     const fileState = settings.keepFileState ? createFileState() : undefined;
-    const made = settings.tools({ client: session.client, fileState, typeDiagnostics });
+    const made = settings.tools({
+      client: session.client,
+      fileState,
+      typeDiagnostics,
+      maxResultChars,
+    });
     const toolList = [...made, ...(settings.model.extraTools?.(made) ?? [])];
     const toolDefinitions: ModelToolDefinition[] = toolList.map((tool) => ({
       name: tool.name,

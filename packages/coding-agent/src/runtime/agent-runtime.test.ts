@@ -269,6 +269,33 @@ describe("createCodingAgentRuntime", () => {
     expect(await readFile(path.join(root, "new.txt"), "utf8")).toBe("fresh\n");
   });
 
+  it("fits the default tools' results in maxResultChars: a read_file page shrinks whole, with its hint", async () => {
+    const line = (n: number) => `line ${String(n).padStart(5, "0")} ${"x".repeat(88)}`;
+    const root = await workspace({
+      "big.txt": `${Array.from({ length: 2_000 }, (_, index) => line(index + 1)).join("\n")}\n`,
+    });
+    const model = createScriptedModel({
+      steps: [{ toolCalls: [{ name: "read_file", input: { path: "big.txt" } }] }, { text: "done" }],
+    });
+    const run = createCodingAgentRuntime({
+      sandboxProvider: createLocalSandboxProvider({ root }),
+      model,
+      maxResultChars: 12_000,
+    }).run({ task: "t" });
+    const outputs: string[] = [];
+    for await (const event of run) if (event.type === "tool-result") outputs.push(event.output);
+    const [page = ""] = outputs;
+    expect(page.length).toBeLessThanOrEqual(12_000);
+    // Whole lines from the first on, none cut out of the middle by the cap.
+    expect(page).not.toContain("characters omitted");
+    const lines = page.split("\n");
+    const shown = lines.slice(0, -1);
+    expect(shown.every((text, index) => text === line(index + 1))).toBe(true);
+    expect(lines.at(-1)).toBe(
+      `[lines 1-${shown.length} of 2000; call read_file again with offset ${shown.length + 1} to continue]`,
+    );
+  });
+
   it("answers a re-read of an unchanged file without repeating it", async () => {
     const root = await workspace({ "a.txt": "alpha\n" });
     const model = createScriptedModel({

@@ -31,7 +31,8 @@ export interface CodingAgentRuntimeOptions {
   model: ModelAdapter;
   /**
    * The tools of a session, made over its client.
-   * @default ({ client, fileState, typeDiagnostics }) => createCodingAgentTools(client, { fileState, typeDiagnostics })
+   * @default ({ client, fileState, typeDiagnostics, maxResultChars }) =>
+   *   createCodingAgentTools(client, { fileState, typeDiagnostics, maxResultChars })
    */
   tools?: (context: ToolFactoryContext) => readonly AnyToolDefinition[];
   /** @default DEFAULT_SYSTEM_PROMPT */
@@ -52,7 +53,9 @@ export interface CodingAgentRuntimeOptions {
    */
   contextBudgetChars?: number;
   /**
-   * The most characters of one tool result the model sees.
+   * The most characters of one tool result the model sees. The default tools fit their results in
+   * it (read_file's pages shrink whole, with their "call again with offset N" hint); a `tools`
+   * factory gets it as `maxResultChars`.
    * @default 50_000
    */
   maxResultChars?: number;
@@ -130,8 +133,8 @@ export interface CodingAgentRuntime {
 export function createCodingAgentRuntime({
   sandboxProvider,
   model,
-  tools = ({ client, fileState, typeDiagnostics }) =>
-    createCodingAgentTools(client, { fileState, typeDiagnostics }),
+  tools = ({ client, fileState, typeDiagnostics, maxResultChars }) =>
+    createCodingAgentTools(client, { fileState, typeDiagnostics, maxResultChars }),
   system = DEFAULT_SYSTEM_PROMPT,
   maxSteps = 50,
   maxTotalTokens = Number.POSITIVE_INFINITY,
