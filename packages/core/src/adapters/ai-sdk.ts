@@ -3,8 +3,8 @@ import { tool as aiTool, jsonSchema, type Tool } from "ai";
 import type { AnyToolDefinition } from "../define-tool.js";
 import { formatBytes } from "../format-bytes.js";
 import { type JSONSchema, toolInputJSONSchema, toolOutputJSONSchema } from "../json-schema.js";
-import { renderToolResult } from "../render.js";
 import { type ToolImage, toolImageOf } from "./image-output.js";
+import { textToolOutput } from "./text-output.js";
 
 type ToolModelOutput = Awaited<ReturnType<NonNullable<Tool<unknown, unknown>["toModelOutput"]>>>;
 type ContentPart = Extract<ToolModelOutput, { type: "content" }>["value"][number];
@@ -73,11 +73,7 @@ export function toAISDKTool(
           ],
         };
       }
-      const rendered = renderToolResult(
-        { ok: true, result: tool.toModelOutput(output) },
-        { maxChars },
-      );
-      return { type: rendered.error ? "error-text" : "text", value: rendered.output };
+      return textToolOutput(tool, output, maxChars);
     },
   });
 }
