@@ -9,6 +9,8 @@ export default defineConfig({
   ssr: { resolve: { conditions, externalConditions: conditions } },
   test: {
     include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    // Tests that need Node 22 run under vitest.node22.config.ts.
+    exclude: ["**/node_modules/**", "**/*.node22.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

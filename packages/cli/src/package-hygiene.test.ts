@@ -14,7 +14,15 @@ const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, "../../..");
 const packages = ["core", "coding-agent", "sandbox", "cli"];
 /** The frameworks the adapters and the contract suite import, at the versions core is tested with. */
-const peers = ["ai", "openai", "@anthropic-ai/sdk", "vitest"];
+const peers = [
+  "ai",
+  "openai",
+  "@anthropic-ai/sdk",
+  "@anthropic-ai/claude-agent-sdk",
+  "deepagents",
+  "@mastra/core",
+  "vitest",
+];
 
 interface Manifest {
   name: string;
@@ -121,10 +129,34 @@ describe("the packed packages", { timeout: 300_000 }, () => {
         "@pleach/core/ai-sdk",
         "@pleach/core/openai",
         "@pleach/core/anthropic",
+        "@pleach/core/claude-agent-sdk",
+        "@pleach/core/deepagents",
+        "@pleach/core/mastra",
         "@pleach/core/sandbox",
         "@pleach/core/testing",
       ]),
     );
+  });
+
+  it("takes ai@7 beside @pleach/core with no peer conflict", async () => {
+    const core = await manifest("core");
+    const ai7 = core.devDependencies?.["ai-v7"]?.replace(/^npm:/, "");
+    expect(ai7).toMatch(/^ai@7\./);
+    // Strict peers: a conflict with @pleach/core's range would be an ERESOLVE failure here.
+    const { stderr } = await run(
+      "npm",
+      [
+        "install",
+        "--dry-run",
+        "--strict-peer-deps",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        `${ai7}`,
+      ],
+      { cwd: app, timeout: 120_000 },
+    );
+    expect(stderr).not.toMatch(/ERESOLVE|peer dep/i);
   });
 
   it("ships the sandbox's Perl programs, which its code reads from src/", () => {

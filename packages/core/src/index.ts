@@ -20,6 +20,7 @@ export { renderToolResult } from "./render.js";
 export type { RunToolCallOptions, ToolCallArguments } from "./run-tool-call.js";
 export { runToolCall } from "./run-tool-call.js";
 export type { SandboxMode } from "./sandbox/contract.js";
+export { shellJoin, shellQuote } from "./shell-quote.js";
 export {
   removeStrictNulls,
   toolStrictInputJSONSchema,
