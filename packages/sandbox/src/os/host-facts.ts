@@ -21,7 +21,7 @@ import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } fro
 import { type ReadView, readView } from "./read-view.js";
 
 export type { HiddenPath, ReadPolicy } from "./hidden-reads.js";
-export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
+export type { ProtectedPath, WorkspaceProtection } from "./protection.js";
 export type { ReadView } from "./read-view.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */

@@ -240,7 +240,7 @@ export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = PROTECTED_ENTRIES.
  * `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, any case). Such variables never reach a confined
  * command, not even when the caller names them explicitly.
  */
-export function isSecretLookingName(name: string): boolean {
+function isSecretLookingName(name: string): boolean {
   return /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i.test(name);
 }
 

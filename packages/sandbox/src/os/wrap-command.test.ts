@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { closingShell } from "./bubblewrap.js";
 import { shellCommand } from "./command-text.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import type { HostFacts } from "./host-facts.js";
-import { createCommandWrapper } from "./index.js";
 import { nonInteractiveEnvironment } from "./protected-entries.js";
 import { seatbeltProfile } from "./seatbelt.js";
 import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
