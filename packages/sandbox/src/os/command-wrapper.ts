@@ -3,12 +3,8 @@ import type { NetworkAccess } from "../network/domain-rules.js";
 import type { ProxyRequest } from "../network/proxy-log.js";
 import type { FailurePolicy } from "./failure-notes.js";
 import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
-import {
-  currentProtection,
-  type HostFactsCache,
-  sharedHostFactsCache,
-  type WorkspaceProtection,
-} from "./host-facts.js";
+import { currentProtection, type HostFactsCache, sharedHostFactsCache } from "./host-facts.js";
+import type { WorkspaceProtection } from "./protection.js";
 import type { SessionCommand } from "./session-processes.js";
 import type { SessionSandbox, SessionSandboxSpec } from "./session-sandbox.js";
 import type { WrappedCommand } from "./wrap-command.js";

@@ -20,10 +20,6 @@ import {
 import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
 import { type ReadView, readView } from "./read-view.js";
 
-export type { HiddenPath, ReadPolicy } from "./hidden-reads.js";
-export type { ProtectedPath, WorkspaceProtection } from "./protection.js";
-export type { ReadView } from "./read-view.js";
-
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {
   /** The trusted absolute path of the launcher. */

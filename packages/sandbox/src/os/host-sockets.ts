@@ -10,7 +10,6 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
-import type { HiddenPath } from "./hidden-reads.js";
 import { pathState } from "./path-state.js";
 
 /** Folders under the home directory where agents and container engines keep their sockets. */
@@ -33,7 +32,8 @@ export function hostSockets({
 }: {
   root: string;
   workspaceSockets: readonly string[];
-  hiddenPaths: readonly HiddenPath[];
+  /** The paths commands cannot read (`hiddenReads`). */
+  hiddenPaths: readonly { path: string; state: string }[];
   hostEnvironment: Readonly<Record<string, string | undefined>>;
 }): string[] {
   const hiddenFolders = new Set(

@@ -1,6 +1,6 @@
 import { type FSWatcher, lstatSync, watch } from "node:fs";
 import path from "node:path";
-import type { ProtectedPath } from "./host-facts.js";
+import type { ProtectedPath } from "./protection.js";
 
 /**
  * The paths a sandbox that lives on (a session's) mounts over, as they were when it started, and

@@ -4,11 +4,11 @@ import { type CommandProxy, startCommandProxy } from "../network/command-proxy.j
 import type { DomainRules } from "../network/domain-rules.js";
 import { SANDBOX_PROXY_FOLDER, sessionForwarder } from "../network/proxy-forwarder.js";
 import type { ProcessKey } from "../process-key.js";
-import type { ProtectedPath } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
 import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
+import type { ProtectedPath } from "./protection.js";
 import {
   childOf,
   processGone,
