@@ -404,9 +404,11 @@ describe("createCommandWrapper", () => {
       hostEnvironment: { PATH: "/bin", SECRET_TOKEN: "kept" },
     });
     expect(await wrapper.invocation({ ...request, mode: "danger-full-access" })).toEqual({
+      kind: "one-off",
       file: "/bin/bash",
       args: ["-c", "echo hi"],
       env: { PATH: "/bin", SECRET_TOKEN: "kept", ...nonInteractiveEnvironment(), EXTRA: "1" },
+      release: expect.any(Function),
     });
   });
 
