@@ -5,7 +5,7 @@
 //
 //   node bench/sandbox-exec.mjs [runs] [big-tree-folders]
 //
-// PLEACH_SANDBOX_BASELINE=/path/to/other/dist/os/index.js adds the same pleach rows for another
+// PLEACH_SANDBOX_BASELINE=/path/to/other/dist/index.js adds the same pleach rows for another
 // build (say, a copy of dist made before a change), interleaved with this one's, so that a
 // before/after comparison shares the machine's load.
 //
@@ -44,9 +44,26 @@ async function load(specifier) {
   });
 }
 
-const current = await load(new URL("../packages/sandbox/dist/os/index.js", import.meta.url).href);
+/**
+ * A build of @pleach/sandbox (its dist/index.js), with two internals: the host-facts cache
+ * (os/host-facts.js) and the warm sandbox's runner (os/session-run.js; builds before the
+ * invocation union ran it as `invocation.warm.run`).
+ */
+async function loadBuild(index) {
+  const build = await load(index);
+  const { createHostFactsCache } = await load(new URL("./os/host-facts.js", index).href);
+  const sessionRun = await import(new URL("./os/session-run.js", index).href).catch(
+    () => undefined,
+  );
+  return { ...build, createHostFactsCache, runWarm: sessionRun?.runWarm };
+}
+
+const current = await loadBuild(new URL("../packages/sandbox/dist/index.js", import.meta.url).href);
 const baselinePath = process.env.PLEACH_SANDBOX_BASELINE;
-const baseline = baselinePath === undefined ? undefined : await load(baselinePath);
+const baseline =
+  baselinePath === undefined
+    ? undefined
+    : await loadBuild(new URL(path.resolve(baselinePath), "file:///").href);
 
 const probe = await current.probeSandboxBackend({ backend: "bubblewrap" });
 if (!probe.available) {
@@ -110,11 +127,15 @@ function spawnAndWait(file, args, env, inputs = []) {
   });
 }
 
-async function fullCall(wrapper, root) {
+async function fullCall(build, wrapper, root) {
   const invocation = await wrapper.invocation(request(root));
   try {
     // A warm sandbox runs the command when one is ready (see the wrapper's `warmSandbox`).
-    const warm = invocation.warm?.run({ timeoutMs: 60_000, maxOutputBytes: 1_000_000 });
+    const options = { timeoutMs: 60_000, maxOutputBytes: 1_000_000 };
+    const warm =
+      invocation.kind === "session" && invocation.warm !== undefined
+        ? build.runWarm(invocation.warm, invocation.command, options)
+        : invocation.warm?.run?.(options);
     if (warm === undefined) {
       await spawnAndWait(invocation.file, invocation.args, invocation.env, invocation.inputs);
     } else if ((await warm).exitCode !== 0) throw new Error("true failed in the warm sandbox");
@@ -143,9 +164,9 @@ async function pleachVariants(build, prefix) {
     variants: {
       [`${prefix}argv only (prepared once)`]: () =>
         spawnAndWait(precomputed.file, precomputed.args, precomputed.env, precomputed.inputs),
-      [`${prefix}full call, back to back`]: () => fullCall(wrapper, smallRoot),
-      [`${prefix}full call, placeholderIdleMs 0`]: () => fullCall(eagerWrapper, eagerRoot),
-      [`${prefix}big tree (${folders} folders)`]: () => fullCall(bigWrapper, bigRoot),
+      [`${prefix}full call, back to back`]: () => fullCall(build, wrapper, smallRoot),
+      [`${prefix}full call, placeholderIdleMs 0`]: () => fullCall(build, eagerWrapper, eagerRoot),
+      [`${prefix}big tree (${folders} folders)`]: () => fullCall(build, bigWrapper, bigRoot),
     },
     /** First calls on the big tree, as a new process makes them (walking the whole tree). */
     async coldCalls(count) {
@@ -154,7 +175,7 @@ async function pleachVariants(build, prefix) {
         const hostFactsCache = build.createHostFactsCache();
         const fresh = build.createCommandWrapper({ placeholderIdleMs: 0, hostFactsCache });
         const started = performance.now();
-        await fullCall(fresh, bigRoot);
+        await fullCall(build, fresh, bigRoot);
         times.push(performance.now() - started);
         await fresh.close?.();
         hostFactsCache.close?.();

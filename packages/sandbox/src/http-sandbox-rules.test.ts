@@ -6,7 +6,7 @@ import {
   createHttpStreamSandboxProvider,
   type HttpStreamSandboxProvider,
 } from "./http-provider.js";
-import { createCommandWrapper } from "./os/index.js";
+import { createCommandWrapper } from "./os/create-command-wrapper.js";
 import { createSandboxServer, type SandboxServer } from "./server/sandbox-server.js";
 
 // The sandbox's rules over HTTP: its notes on a failed command, and its read policy on the file

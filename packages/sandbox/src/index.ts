@@ -30,33 +30,16 @@ export { createLocalSandbox } from "./local-sandbox.js";
 export type { DomainList, NetworkOption } from "./network/domain-rules.js";
 export { parseNetworkOption } from "./network/domain-rules.js";
 export type { ProxyRequest } from "./network/proxy-log.js";
-export type {
-  CommandInvocation,
-  CommandWrapper,
-  CommandWrapperOptions,
-  CurrentProtectionOptions,
-  FailurePolicy,
-  HiddenPath,
-  InvocationRequest,
-  ProtectedPath,
-  ReadPolicy,
-  WorkspaceProtection,
-} from "./os/index.js";
-export {
-  CONFINED_ENVIRONMENT,
-  CREDENTIAL_STORES,
-  createCommandWrapper,
-  currentProtection,
-  HOME_FOLDER_ENTRIES,
-  hiddenReads,
-  isSecretLookingName,
-  MAX_COMMAND_BYTES,
-  NON_INTERACTIVE_ENVIRONMENT,
-  PROTECTED_ENTRIES,
-  PROTECTED_WORKSPACE_ENTRIES,
-  probeSandboxBackend,
-} from "./os/index.js";
-export type { ProtectedEntry } from "./os/protected-entries.js";
+export type { CommandWrapper, CommandWrapperOptions } from "./os/command-wrapper.js";
+export { createCommandWrapper } from "./os/create-command-wrapper.js";
+export type { HiddenPath } from "./os/hidden-reads.js";
+export { hiddenReads } from "./os/hidden-reads.js";
+export type { CurrentProtectionOptions } from "./os/host-facts.js";
+export { currentProtection } from "./os/host-facts.js";
+export type { BackendProbe } from "./os/probe.js";
+export { probeSandboxBackend } from "./os/probe.js";
+export { PROTECTED_WORKSPACE_ENTRIES } from "./os/protected-entries.js";
+export type { ProtectedPath, WorkspaceProtection } from "./os/protection.js";
 export type { SandboxServer, SandboxServerOptions } from "./server/options.js";
 export type {
   CreateSandboxRequest,

@@ -5,7 +5,7 @@ import { describeSandboxClientContract, useTempDir } from "@pleach/core/testing"
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "./local-sandbox.js";
 import { MAX_COMMAND_BYTES } from "./os/command-text.js";
-import { createCommandWrapper } from "./os/index.js";
+import { createCommandWrapper } from "./os/create-command-wrapper.js";
 
 describeSandboxClientContract(
   "local, danger-full-access",

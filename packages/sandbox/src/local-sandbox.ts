@@ -14,15 +14,12 @@ import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core
 import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
+import { type CommandWrapper, hiddenWith, protectionWith } from "./os/command-wrapper.js";
+import { createCommandWrapper } from "./os/create-command-wrapper.js";
 import { failureNotes } from "./os/failure-notes.js";
-import type { WorkspaceProtection } from "./os/host-facts.js";
-import {
-  type CommandWrapper,
-  createCommandWrapper,
-  hiddenWith,
-  protectionWith,
-} from "./os/index.js";
 import { removeIdlePlaceholders } from "./os/placeholders.js";
+import type { WorkspaceProtection } from "./os/protection.js";
+import { runWarm } from "./os/session-run.js";
 import { sessionServerSupported } from "./os/session-server.js";
 import { fromErrno } from "./paths.js";
 import { readLimitOf } from "./read-limit.js";
@@ -305,15 +302,23 @@ export async function createLocalSandbox({
           maxOutputBytes,
           onOutput,
         };
-        const chosen = await session?.sandboxFor(invocation.session);
+        // A session's command runs in its sandbox, a burst's in the wrapper's warm one; either
+        // runs apart, one-off, when that sandbox cannot take it.
+        const inSandbox = invocation.kind === "session" ? invocation : undefined;
+        const chosen =
+          inSandbox?.warm === undefined ? await session?.sandboxFor(inSandbox) : undefined;
         const refusalMark = chosen?.sandbox?.refusalCount ?? 0;
-        const inSession =
-          chosen?.sandbox === undefined || invocation.session === undefined
-            ? undefined
-            : await session?.run(chosen.sandbox, invocation.session, {
-                ...runOptions,
-                fullOutputOverBytes,
-              });
+        let inSession: ExecResult | undefined;
+        if (inSandbox?.warm !== undefined) {
+          if (stdin === undefined) {
+            inSession = await runWarm(inSandbox.warm, inSandbox.command, runOptions);
+          }
+        } else if (inSandbox !== undefined && chosen?.sandbox !== undefined) {
+          inSession = await session?.run(chosen.sandbox, inSandbox, {
+            ...runOptions,
+            fullOutputOverBytes,
+          });
+        }
         const result =
           inSession ??
           (await runProcess(invocation, {
@@ -321,27 +326,30 @@ export async function createLocalSandbox({
             cwd: confinedByBubblewrap ? rootReal : directory,
           }));
         // Released before the result is read: it makes inert what the command made (its notes).
-        await invocation.release?.();
+        await invocation.release();
         // The notes that tie a failure to a rule: the policy's own (a protected path, a hidden
         // file, ...), and, for a failed command, what the domain proxy refused it.
-        const policy = invocation.failurePolicy;
+        const { confinement } = invocation;
         const refused =
           result.exitCode !== 0
-            ? inSession === undefined
-              ? refusalNotes(invocation.proxyLog ?? [])
-              : (chosen?.sandbox?.refusalsSince(refusalMark) ?? [])
+            ? chosen?.sandbox === undefined || inSession === undefined
+              ? refusalNotes(confinement?.proxyLog ?? [])
+              : chosen.sandbox.refusalsSince(refusalMark)
             : [];
         const notes =
-          policy === undefined ? refused : failureNotes({ result, policy, proxyNotes: refused });
+          confinement === undefined
+            ? refused
+            : failureNotes({ result, policy: confinement.policy, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
-        if (invocation.gitEntries !== undefined && session !== undefined) {
-          gitEntriesSeen = invocation.gitEntries;
+        const repositories = confinement?.repositories;
+        if (repositories !== undefined && session !== undefined) {
+          gitEntriesSeen = repositories.gitEntries;
         }
-        notes.push(...pendingNotes.splice(0), ...(invocation.inertNotes ?? []));
+        notes.push(...pendingNotes.splice(0), ...(repositories?.notes ?? []));
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
-        await invocation.release?.();
+        await invocation.release();
       }
     },
   };

@@ -3,10 +3,10 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { BoundedOutput } from "./bounded-output.js";
-import type { CommandInvocation } from "./os/index.js";
+import type { WrappedCommand } from "./os/wrap-command.js";
 import { type RunProcessOptions, runProcess } from "./run-process.js";
 
-function bash(command: string): CommandInvocation {
+function bash(command: string): WrappedCommand {
   // SHLVL: a top-level bash whose stdin is a socket would source ~/.bashrc.
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", SHLVL: "1" };
   return { file: "/bin/bash", args: ["-c", command], env };

@@ -3,7 +3,7 @@ import { statSync } from "node:fs";
 import { ToolError } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { CommandOutput } from "./bounded-output.js";
-import type { CommandInvocation } from "./os/command-wrapper.js";
+import type { WrappedCommand } from "./os/wrap-command.js";
 import type { RunProcessOptions } from "./run-options.js";
 
 export type { RunProcessOptions } from "./run-options.js";
@@ -11,13 +11,13 @@ export type { RunProcessOptions } from "./run-options.js";
 import { feedInputs, inputPipes } from "./os/launcher-inputs.js";
 
 /**
- * Run an invocation in a new process group and settle with its {@link ExecResult}. A timeout or an
+ * Run a launch in a new process group and settle with its {@link ExecResult}. A timeout or an
  * abort kills the whole group (TERM, then KILL); so does the command's own exit, so that nothing it
  * started outlives the call. Output is read through pipes and kept in bounded memory whatever the
  * command prints.
  */
 export async function runProcess(
-  invocation: CommandInvocation,
+  invocation: WrappedCommand,
   {
     cwd,
     stdin,
@@ -31,17 +31,6 @@ export async function runProcess(
 ): Promise<ExecResult> {
   if (abortSignal?.aborted) {
     throw new ToolError("ABORTED", "the command was aborted before it started");
-  }
-  if (stdin === undefined && invocation.warm !== undefined) {
-    const warm = invocation.warm.run({
-      timeoutMs,
-      maxOutputBytes,
-      killGraceMs,
-      drainMs,
-      ...(abortSignal === undefined ? {} : { abortSignal }),
-      ...(onOutput === undefined ? {} : { onOutput }),
-    });
-    if (warm !== undefined) return warm;
   }
   const output = new CommandOutput(maxOutputBytes, onOutput);
 

@@ -4,7 +4,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "./local-sandbox.js";
-import { createCommandWrapper } from "./os/index.js";
+import { createCommandWrapper } from "./os/create-command-wrapper.js";
 
 /** A fake home outside `/tmp`, with an ssh key and an npm token, removed after the test. */
 async function fakeHome(): Promise<string> {

@@ -4,7 +4,8 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
-import { createCommandWrapper, type InvocationRequest } from "../os/index.js";
+import type { InvocationRequest } from "../os/command-wrapper.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 import { runInvocation } from "../os/test-support/run-invocation.js";
 import { attackSuiteSkipReason } from "../os/test-support/suite.js";
 import { parseNetworkOption } from "./domain-rules.js";
@@ -48,7 +49,7 @@ async function runWith(
   const invocation = await wrapper.invocation(request);
   try {
     const result = await runInvocation(invocation, { timeoutMs: 120_000 });
-    return { ...result, log: [...(invocation.proxyLog ?? [])] };
+    return { ...result, log: [...(invocation.confinement?.proxyLog ?? [])] };
   } finally {
     await invocation.release?.();
     await wrapper.close?.();

@@ -7,7 +7,9 @@ import {
 } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
 import { SHELL } from "./command-text.js";
-import { HIDDEN_TREES, type HiddenPath, type HostFacts } from "./host-facts.js";
+import type { HiddenPath } from "./hidden-reads.js";
+import type { HostFacts } from "./host-facts.js";
+import { HIDDEN_TREES } from "./host-sockets.js";
 import { requestedEnvironment } from "./protected-entries.js";
 import { type ReadView, visibleInView } from "./read-view.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";

@@ -1,77 +1,92 @@
-import type { ExecResult, SandboxMode } from "@pleach/core/sandbox";
+import type { SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkAccess } from "../network/domain-rules.js";
 import type { ProxyRequest } from "../network/proxy-log.js";
-import type { WarmRunOptions } from "../run-options.js";
 import type { FailurePolicy } from "./failure-notes.js";
 import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
-import {
-  currentProtection,
-  type HostFactsCache,
-  sharedHostFactsCache,
-  type WorkspaceProtection,
-} from "./host-facts.js";
-import type { SessionCommand, SessionSandboxSpec } from "./session-sandbox.js";
+import { currentProtection, type HostFactsCache, sharedHostFactsCache } from "./host-facts.js";
+import type { WorkspaceProtection } from "./protection.js";
+import type { SessionCommand } from "./session-processes.js";
+import type { SessionSandbox, SessionSandboxSpec } from "./session-sandbox.js";
+import type { WrappedCommand } from "./wrap-command.js";
 
-/** How to start a command: an argv and an environment, never a shell string built by us. */
-export interface CommandInvocation {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
+/** What a confined command runs under, and what its end found: the notes of its result. */
+export interface Confinement {
+  /** The rules the command runs under, for `failureNotes` to tie its failures to. */
+  policy: FailurePolicy;
   /**
-   * What `file` reads from its file descriptors 3, 4, ..., in order: spawn it with one pipe per
-   * input past stdio, each holding its data and then closed (`inputPipes` and `feedInputs` in
-   * `launcher-inputs.ts`). Bubblewrap reads its seccomp filter from fd 3 this way and refuses to
-   * start without it. Absent when there is none.
+   * With a domain policy: the requests the command made to a proxy of its own, filled as it runs
+   * (read it once the command is done); empty otherwise.
    */
-  inputs?: readonly Uint8Array[];
+  proxyLog: readonly ProxyRequest[];
   /**
-   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it lets
-   * go of the placeholder folders that kept missing protected paths uncreatable, which are removed
-   * once no command has used them for `placeholderIdleMs`. Safe to call twice; absent when there
-   * is nothing to undo.
+   * In workspace-write, filled by `release`: one note for each repository the command made,
+   * saying how it was made inert (see `makeNewRepositoriesInert`), and the git directory entries
+   * found once it ended, for the next {@link InvocationRequest.repositoriesSince}.
    */
-  release?: () => Promise<void>;
-  /**
-   * A warm sandbox ready for this very command (see `warmSandbox`): `run` runs it there and
-   * settles as a spawn of `file` would, or returns `undefined` if the sandbox was taken or went
-   * away meanwhile (then spawn `file`). Only for commands without stdin.
-   */
-  warm?: { run(options: WarmRunOptions): Promise<ExecResult> | undefined };
-  /**
-   * Asked for with `session`: what a session sandbox for this command is built from, the key it
-   * must match to run the command (the sandbox's argv and the identity of every protected path),
-   * and the command as such a sandbox runs it (with a domain policy, the rules of the proxy the
-   * sandbox holds for the session). Absent where a session sandbox cannot run it (not bubblewrap,
-   * no trusted Perl).
-   */
-  session?: SessionInvocation;
-  /**
-   * The rules the command runs under, for `failureNotes` to tie its failures to; absent where
-   * nothing is confined (`danger-full-access`).
-   */
-  failurePolicy?: FailurePolicy;
-  /**
-   * Filled by `release` in workspace-write: one line for each repository the command made, saying
-   * how it was made inert (see `makeNewRepositoriesInert`). Read it once `release` settled.
-   */
-  inertNotes?: readonly string[];
-  /**
-   * Filled by `release` in workspace-write: the git directory entries found once the command
-   * ended, for the next {@link InvocationRequest.repositoriesSince}.
-   */
-  gitEntries?: readonly string[];
-  /**
-   * With a domain policy: the requests the command made to its proxy, filled as it runs (read it
-   * once the command is done). Absent otherwise.
-   */
-  proxyLog?: readonly ProxyRequest[];
+  repositories?: { notes: string[]; gitEntries: string[] };
 }
 
-/** How a session sandbox runs one command (see {@link CommandInvocation.session}). */
-export interface SessionInvocation {
+/** What every invocation has: its launch (how to start it in a process of its own), its release, and what confines it. */
+interface InvocationBase extends WrappedCommand {
+  /**
+   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it makes
+   * inert the repositories the command made, lets go of the placeholder folders that kept missing
+   * protected paths uncreatable (removed once no command has used them for `placeholderIdleMs`)
+   * and stops the command's own proxy. Safe to call twice.
+   */
+  release(): Promise<void>;
+  /** Absent where nothing is confined (`danger-full-access`). */
+  confinement?: Confinement;
+}
+
+/** A command that runs in a sandbox of its own (or unconfined): spawn the launch. */
+export interface OneOffInvocation extends InvocationBase {
+  kind: "one-off";
+}
+
+/**
+ * A command that runs in a session sandbox: the caller's (asked for with
+ * {@link InvocationRequest.session}), or, for a command outside a session, the wrapper's warm one
+ * (see `warmSandbox`). The launch is for when that sandbox cannot take it (it cannot start, is
+ * busy or gone, or the command has stdin): then it runs apart, as a one-off.
+ */
+export interface SessionInvocation extends InvocationBase {
+  kind: "session";
+  confinement: Confinement;
+  /** What a session sandbox must match to run it: its argv and every protected path's identity. */
   key: string;
+  /**
+   * What a session sandbox for it is built from (with a domain policy, the rules of the proxy
+   * the sandbox holds for the session).
+   */
   spec: Omit<SessionSandboxSpec, "kept" | "cleanFolders" | "idleMs">;
+  /** The command as a session sandbox runs it. */
   command: SessionCommand;
+  /** The wrapper's warm sandbox, idle and ready for it (`runWarm`); absent in a session. */
+  warm?: SessionSandbox;
+}
+
+/** How to start a command: a one-off launch, or a run in a session sandbox. */
+export type CommandInvocation = OneOffInvocation | SessionInvocation;
+
+/** `invocation` as a one-off: its launch, release and confinement, without a session sandbox. */
+export function runApart({
+  file,
+  args,
+  env,
+  inputs,
+  release,
+  confinement,
+}: CommandInvocation): OneOffInvocation {
+  return {
+    kind: "one-off",
+    file,
+    args,
+    env,
+    ...(inputs === undefined ? {} : { inputs }),
+    release,
+    ...(confinement === undefined ? {} : { confinement }),
+  };
 }
 
 /** What {@link CommandWrapper.invocation} needs to know about one command. */
@@ -91,12 +106,12 @@ export interface InvocationRequest {
    */
   network: NetworkAccess;
   /**
-   * The command is for a session sandbox: describe one (`CommandInvocation.session`) rather than
-   * use a warm sandbox of the wrapper's.
+   * The command is for the caller's session sandbox: a {@link SessionInvocation} without a warm
+   * sandbox of the wrapper's wherever a session sandbox can run it (bubblewrap, trusted Perl).
    */
   session?: boolean;
   /**
-   * The git directory entries found at the session's last look (`CommandInvocation.gitEntries`),
+   * The git directory entries found at the session's last look (`Confinement.repositories`),
    * when its jobs may have run since: a repository that appeared since then is taken for the
    * session's and made inert when this command ends, not only one the command made.
    * @default this call's walk: only what the command itself made

@@ -1,5 +1,5 @@
 import { ToolError } from "@pleach/core";
-import { startCommandProxy } from "../network/command-proxy.js";
+import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
@@ -9,7 +9,9 @@ import type {
   CommandInvocation,
   CommandWrapper,
   CommandWrapperOptions,
+  Confinement,
   InvocationRequest,
+  SessionInvocation,
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
@@ -23,7 +25,6 @@ import {
   requestedEnvironment,
 } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
-import { runWarm } from "./session-run.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
@@ -80,10 +81,12 @@ export function createCommandWrapper({
         // A long command's text is read from fd 3 (`shellCommand`).
         const shell = shellCommand(command, 3);
         return {
+          kind: "one-off",
           file: SHELL,
           args: shell.args,
           env: { ...definedOnly(hostEnvironment), ...nonInteractiveEnvironment(), ...env },
           ...(shell.input === undefined ? {} : { inputs: [shell.input] }),
+          release: async () => {},
         };
       }
       if (mode !== "read-only" && mode !== "workspace-write") {
@@ -113,16 +116,7 @@ export function createCommandWrapper({
       // when it runs apart (its sandbox cannot start, or the jobs hold one of other rules).
       const proxy = await startCommandProxy(rules, chosen);
       try {
-        const invocation = await confined({
-          ...request,
-          network: proxy.network,
-          ...(session && chosen === "bubblewrap" ? { sessionRules: rules } : {}),
-        });
-        const release = async () => {
-          await invocation.release?.();
-          await proxy.close();
-        };
-        return { ...invocation, release, proxyLog: proxy.log };
+        return await confined({ ...request, network: proxy.network, proxy, rules });
       } catch (error) {
         await proxy.close();
         throw error;
@@ -130,7 +124,7 @@ export function createCommandWrapper({
     },
   };
 
-  /** Make inert what appeared in `root` since the walk that found `before`; see `afterwards`. */
+  /** Make inert what appeared in `root` since the walk that found `before`; see `finish`. */
   async function inertSince(
     root: string,
     before: readonly string[],
@@ -158,14 +152,16 @@ export function createCommandWrapper({
     probe,
     session,
     repositoriesSince,
-    sessionRules,
+    proxy,
+    rules,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
     backend: SandboxPolicy["backend"];
     probe: Extract<BackendProbe, { available: true }>;
-    /** The rules of the proxy a session sandbox holds for the session, with a domain policy. */
-    sessionRules?: DomainRules;
+    /** With a domain policy: the command's own proxy, and its rules. */
+    proxy?: CommandProxy;
+    rules?: DomainRules;
   }): Promise<CommandInvocation> {
     const protect = mode === "workspace-write";
     const hostFacts = await gatherHostFacts({
@@ -193,9 +189,9 @@ export function createCommandWrapper({
       const policy = { backend, mode, cwd, network, env: commandVariables } as const;
       const facts =
         lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-      const wrapped: CommandInvocation = {
-        ...wrapCommand({ command, policy, hostFacts: facts }),
-        failurePolicy: {
+      const launch = wrapCommand({ command, policy, hostFacts: facts });
+      const confinement: Confinement = {
+        policy: {
           backend,
           mode,
           // A domain list's refusals are the proxy's own notes.
@@ -206,131 +202,140 @@ export function createCommandWrapper({
           hiddenPaths: facts.hiddenPaths,
           ...(facts.readView === undefined ? {} : { readView: facts.readView }),
         },
+        proxyLog: proxy?.log ?? [],
+        ...(protect ? { repositories: { notes: [], gitEntries: [] } } : {}),
       };
       // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
       // session it runs in the session sandbox, through the proxy held for the session.
+      const sessionRules = session && backend === "bubblewrap" ? rules : undefined;
       const reusable =
         backend === "bubblewrap" &&
-        (typeof network !== "object" || (session && sessionRules !== undefined)) &&
+        (session || (warmEnabled && rules === undefined)) &&
         sessionServerSupported();
-      if (!reusable || (!session && !warmEnabled)) {
-        return afterwards(lease === undefined ? wrapped : { ...wrapped, release: lease.release });
-      }
-      // The session sandbox binds the folder of its own proxy (see `SessionSandbox`).
-      const sandboxArgs = bubblewrapSandboxArguments({
-        policy: sessionRules === undefined ? policy : { ...policy, network: false },
-        hostFacts: facts,
-      });
-      const inWorkspace = new Set([root]);
-      for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
-      // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
-      for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
-      const identities = pathIdentities(root, inWorkspace);
-      const key = `${JSON.stringify([wrapped.file, sandboxArgs, wrapped.env, sessionRules ?? null])}\n${identities}`;
-      const commandEnv = {
-        ...wrapped.env,
-        ...requestedEnvironment(policy.env, policyProxyEnvironment(network)),
-      };
-      const spec = {
-        file: wrapped.file,
-        sandboxArgs,
-        // The seccomp filter only: a long command's text is the command's, not the sandbox's.
-        inputs: (wrapped.inputs ?? []).slice(0, 1),
-        protectedPaths: facts.protectedPaths,
-        placeholderIdleMs,
-        ...(sessionRules === undefined ? {} : { network: sessionRules }),
-      };
-      if (session) {
-        return afterwards({
-          ...wrapped,
-          ...(lease === undefined ? {} : { release: lease.release }),
-          session: { key, spec, command: { cwd, command, env: commandEnv } },
-        });
-      }
-      const warm = warmSlots.take(`${root}\0${mode}\0${network}`, key, () => {
-        const started = new SessionSandbox(
-          {
-            ...spec,
-            cleanFolders: [
-              "/tmp",
-              "/run",
-              "/dev",
-              "/dev/shm",
-              ...(hostFacts.varRunIsDirectory ? ["/var/run"] : []),
-            ],
-            idleMs: placeholderIdleMs,
-          },
-          () => {},
+      const plan = reusable ? sessionPlan() : undefined;
+      let release = async () => lease?.release();
+      let warm: SessionSandbox | undefined;
+      if (plan !== undefined && !session) {
+        const turn = warmSlots.take(`${root}\0${mode}\0${network}`, plan.key, () =>
+          startWarm(plan.spec, hostFacts.varRunIsDirectory),
         );
-        void started.ready.then((ok) => {
-          // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
-          if (!ok) warmEnabled = false;
+        warm = turn.sandbox;
+        release = async () => {
+          turn.done();
+          // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
+          // points in the workspace as it starts, which must not happen after the call.
+          await turn.started?.ready;
+          // A sandbox gone under its command holds the command's lease until bubblewrap is gone,
+          // so that exit does not remove a placeholder it still mounts over.
+          if (warm !== undefined && !warm.alive) await warm.destroy();
+          await lease?.release();
+        };
+      }
+      const base = { ...launch, confinement, release: finish(release, confinement) };
+      return plan !== undefined && (session || warm !== undefined)
+        ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
+        : { kind: "one-off", ...base };
+
+      /** What a session sandbox for the command is built from, and the key it must match. */
+      function sessionPlan(): Pick<SessionInvocation, "key" | "spec" | "command"> {
+        // The session sandbox binds the folder of its own proxy (see `SessionSandbox`).
+        const sandboxArgs = bubblewrapSandboxArguments({
+          policy: sessionRules === undefined ? policy : { ...policy, network: false },
+          hostFacts: facts,
         });
-        return started;
-      });
-      const ready = warm.sandbox;
-      const release = async () => {
-        warm.done();
-        // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
-        // points in the workspace as it starts, which must not happen after the call.
-        await warm.started?.ready;
-        // A sandbox gone under its command holds the command's lease until bubblewrap is gone,
-        // so that exit does not remove a placeholder it still mounts over.
-        if (ready !== undefined && !ready.alive) await ready.destroy();
-        await lease?.release();
-      };
-      return afterwards({
-        ...wrapped,
-        release,
-        ...(ready === undefined
-          ? {}
-          : {
-              warm: {
-                run: (options) => runWarm(ready, { cwd, command, env: commandEnv }, options),
-              },
-            }),
-      });
+        const inWorkspace = new Set([root]);
+        for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+        // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
+        for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
+        const identities = pathIdentities(root, inWorkspace);
+        return {
+          key: `${JSON.stringify([launch.file, sandboxArgs, launch.env, sessionRules ?? null])}\n${identities}`,
+          spec: {
+            file: launch.file,
+            sandboxArgs,
+            // The seccomp filter only: a long command's text is the command's, not the sandbox's.
+            inputs: (launch.inputs ?? []).slice(0, 1),
+            protectedPaths: facts.protectedPaths,
+            placeholderIdleMs,
+            ...(sessionRules === undefined ? {} : { network: sessionRules }),
+          },
+          command: {
+            cwd,
+            command,
+            env: {
+              ...launch.env,
+              ...requestedEnvironment(policy.env, policyProxyEnvironment(network)),
+            },
+          },
+        };
+      }
     } catch (error) {
       await lease?.release();
       throw error;
     }
 
     /**
-     * `made` with a release that first makes inert every repository the command made meanwhile
-     * (found by a walk once it ended, against this call's): git would otherwise run its config and
-     * hooks on the host, and from the next call on they would be protected as they stand.
+     * `release` run once, after making inert every repository the command made meanwhile (found
+     * by a walk once it ended, against this call's: git would otherwise run its config and hooks
+     * on the host, and from the next call on they would be protected as they stand), and
+     * followed by stopping the command's own proxy.
      */
-    function afterwards(made: CommandInvocation): CommandInvocation {
-      if (!protect) return made;
-      const inertNotes: string[] = [];
-      const gitEntries: string[] = [];
+    function finish(release: () => Promise<void>, { repositories }: Confinement) {
       let finished: Promise<void> | undefined;
-      const release = () => {
+      return () => {
         finished ??= (async () => {
           try {
             // What a session's jobs made since its last look is protected now, as it stands: only
             // the git directories found then are known not to be theirs.
-            const found = await inertSince(
-              hostFacts.root,
-              repositoriesSince ?? hostFacts.gitEntries,
-              repositoriesSince === undefined
-                ? hostFacts.protectedPaths.map(({ path }) => path)
-                : undefined,
-            );
-            inertNotes.push(...found.notes);
-            gitEntries.push(...found.gitEntries);
+            if (repositories !== undefined) {
+              const found = await inertSince(
+                hostFacts.root,
+                repositoriesSince ?? hostFacts.gitEntries,
+                repositoriesSince === undefined
+                  ? hostFacts.protectedPaths.map(({ path }) => path)
+                  : undefined,
+              );
+              repositories.notes.push(...found.notes);
+              repositories.gitEntries.push(...found.gitEntries);
+            }
           } catch (error) {
-            inertNotes.push(
+            repositories?.notes.push(
               `pleach could not look for repositories this command made (${(error as Error).message}); do not run git in folders it made before you looked at their config and hooks`,
             );
           } finally {
-            await made.release?.();
+            try {
+              await release();
+            } finally {
+              await proxy?.close();
+            }
           }
         })();
         return finished;
       };
-      return { ...made, release, inertNotes, gitEntries };
     }
+  }
+
+  /** A warm sandbox for a burst of commands of one spec (see `warmSandbox`). */
+  function startWarm(spec: SessionInvocation["spec"], varRunIsDirectory: boolean): SessionSandbox {
+    const started = new SessionSandbox(
+      {
+        ...spec,
+        cleanFolders: [
+          "/tmp",
+          "/run",
+          "/dev",
+          "/dev/shm",
+          ...(varRunIsDirectory ? ["/var/run"] : []),
+        ],
+        idleMs: placeholderIdleMs,
+      },
+      () => {},
+    );
+    void started.ready.then((ok) => {
+      // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+      if (!ok) warmEnabled = false;
+    });
+    return started;
   }
 }
 

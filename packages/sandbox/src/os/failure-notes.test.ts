@@ -4,8 +4,8 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { type FailurePolicy, failureNotes } from "./failure-notes.js";
-import { createCommandWrapper } from "./index.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();

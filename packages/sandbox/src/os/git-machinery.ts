@@ -11,6 +11,30 @@ import path from "node:path";
 import { isInside } from "../paths.js";
 import { leadsTo, lstatOr, realpathOr, stateOf, statOr } from "./path-state.js";
 
+/** An entry of a folder, as `readdir` with file types gives it. */
+export interface FolderEntry {
+  name: string;
+  isDirectory(): boolean;
+}
+
+/**
+ * Whether a folder holding `entries` is one git takes for a git directory, by git's own test
+ * (setup.c, `is_git_directory`): a `HEAD`, and `objects` and `refs` (or a `commondir` naming where
+ * they are). Git looks at a folder itself before its parents, and `safe.bareRepository` lets it
+ * use such a folder by default, so its name does not matter. Looser than git (any type, `HEAD`
+ * unread): a folder that only looks like one is protected too, never the other way round.
+ */
+export function holdsGitDirectoryLayout(entries: Iterable<FolderEntry>): boolean {
+  const names = new Set<string>();
+  for (const entry of entries) {
+    if (entry.name === "HEAD" && entry.isDirectory()) continue;
+    names.add(entry.name);
+  }
+  return (
+    names.has("HEAD") && (names.has("commondir") || (names.has("objects") && names.has("refs")))
+  );
+}
+
 /** How deep `include.path` chains are followed, as git's own limit. */
 const MAX_INCLUDE_DEPTH = 10;
 

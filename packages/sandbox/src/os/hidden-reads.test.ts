@@ -15,8 +15,8 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { defaultCredentialHomes, hiddenReads } from "./hidden-reads.js";
-import { createCommandWrapper } from "./index.js";
 import { CREDENTIAL_STORES } from "./protected-entries.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 

@@ -5,8 +5,7 @@ import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import { lstatOr, realpathOr, statOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
-import { outermostOnly } from "./protection.js";
-import { databaseUsers } from "./user-database.js";
+import { databaseUsers, outermostOnly } from "./protection.js";
 
 // What commands may not read: the read side of the one protection policy (`protection.ts` is the
 // write side), from the one list of credential stores in `protected-entries.ts`.

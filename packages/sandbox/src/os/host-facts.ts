@@ -1,9 +1,7 @@
-import { type Dirent, readdirSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { ToolError } from "@pleach/core";
-import { isInside, isInsideAny } from "../paths.js";
-import { boundUnixSockets } from "./bound-sockets.js";
+import { isInside } from "../paths.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import {
   defaultCredentialHomes,
@@ -11,6 +9,7 @@ import {
   hiddenReads,
   type ReadPolicy,
 } from "./hidden-reads.js";
+import { hostSockets } from "./host-sockets.js";
 import { pathState, realpathOr } from "./path-state.js";
 import {
   inheritedEnvironment,
@@ -20,10 +19,6 @@ import {
 } from "./protected-entries.js";
 import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
 import { type ReadView, readView } from "./read-view.js";
-
-export type { HiddenPath, ReadPolicy } from "./hidden-reads.js";
-export type { ProtectedPath, ProtectedPathState, WorkspaceProtection } from "./protection.js";
-export type { ReadView } from "./read-view.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {
@@ -201,11 +196,6 @@ export interface GatherHostFactsOptions {
   cache?: HostFactsCache;
 }
 
-/** Folders under the home directory where agents and container engines keep their sockets. */
-const HOME_SOCKET_FOLDERS = [".ssh", ".gnupg", ".docker", ".docker/run", ".docker/desktop"];
-/** Trees the bubblewrap sandbox replaces with empty ones, so their sockets are out of reach. */
-export const HIDDEN_TREES: readonly string[] = ["/tmp", "/run", "/var/run", "/dev"];
-
 /** Options of {@link currentProtection}. */
 export type CurrentProtectionOptions = Pick<
   GatherHostFactsOptions,
@@ -298,8 +288,6 @@ export async function gatherHostFacts({
   const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
-  // Sockets bound anywhere on the host, read on every call with the rest.
-  const bound = boundUnixSockets();
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
   const view = readView({
     root: rootReal,
@@ -307,10 +295,6 @@ export async function gatherHostFacts({
     searchPath: hostEnvironment.PATH,
     allowReads: readPolicy.allowReads ?? [],
   });
-  // A socket inside a hidden folder is out of reach already (and a mask could not be made there).
-  const hiddenFolders = new Set(
-    hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
-  );
   return {
     root: rootReal,
     hiddenPaths,
@@ -318,12 +302,12 @@ export async function gatherHostFacts({
     protectedPaths: protect
       ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
       : [],
-    hostSockets: [
-      ...walk.sockets,
-      ...hostSocketsOutside({ root: rootReal, hostEnvironment, bound }),
-    ]
-      .filter((socket) => !isInsideAny(hiddenFolders, socket))
-      .sort(),
+    hostSockets: hostSockets({
+      root: rootReal,
+      workspaceSockets: walk.sockets,
+      hiddenPaths,
+      hostEnvironment,
+    }),
     runPathsToKeep: runPathsToKeep(),
     varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
@@ -337,56 +321,6 @@ export async function gatherHostFacts({
     },
     ...(bubblewrap === undefined ? {} : { bubblewrap }),
   };
-}
-
-function hostSocketsOutside({
-  root,
-  hostEnvironment,
-  bound,
-}: {
-  root: string;
-  hostEnvironment: Readonly<Record<string, string | undefined>>;
-  /** The sockets bound in the host's network namespace now (`boundUnixSockets`). */
-  bound: readonly string[];
-}): string[] {
-  // Every socket bound in the host's network namespace when the command starts, wherever it
-  // lives (a daemon's socket in /var/tmp or under a home), besides the ones named by variables.
-  const candidates = new Set<string>(bound);
-  const named = [
-    hostEnvironment.SSH_AUTH_SOCK,
-    hostEnvironment.DOCKER_HOST?.replace(/^unix:\/\//, ""),
-  ];
-  for (const value of named) {
-    if (value?.startsWith("/")) candidates.add(value);
-  }
-  const home = hostEnvironment.HOME;
-  if (home?.startsWith("/")) {
-    for (const folder of HOME_SOCKET_FOLDERS) {
-      const directory = path.join(home, folder);
-      let entries: Dirent[] = [];
-      try {
-        entries = readdirSync(directory, { withFileTypes: true });
-      } catch {
-        // Missing, or not ours to list.
-      }
-      for (const entry of entries) {
-        if (entry.isSocket()) candidates.add(path.join(directory, entry.name));
-      }
-    }
-  }
-  const sockets: string[] = [];
-  for (const candidate of candidates) {
-    let real: string;
-    try {
-      real = realpathSync.native(candidate);
-    } catch {
-      continue;
-    }
-    if (pathState(real) !== "other") continue;
-    if (isInside(root, real) || HIDDEN_TREES.some((tree) => isInside(tree, real))) continue;
-    sockets.push(real);
-  }
-  return sockets;
 }
 
 function runPathsToKeep(): string[] {

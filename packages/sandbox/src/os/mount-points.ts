@@ -1,6 +1,6 @@
-import { type FSWatcher, lstatSync, watch } from "node:fs";
+import { type BigIntStats, type FSWatcher, lstatSync, watch } from "node:fs";
 import path from "node:path";
-import type { ProtectedPath } from "./host-facts.js";
+import type { ProtectedPath } from "./protection.js";
 
 /**
  * The paths a sandbox that lives on (a session's) mounts over, as they were when it started, and
@@ -58,14 +58,19 @@ export class MountPoints {
 }
 
 /**
- * What is at `target` now: device, inode, kind and birth time (an inode number is soon used
- * again), and for a placeholder (which nothing changes but its removal) its change time too; or
- * `missing`.
+ * Who is at `target` now: device, inode, kind and birth time (an inode number can be used again
+ * at once), and with `withChangeTime` its change time too (for a placeholder or a protected path,
+ * which nothing changes but the host, since the sandbox mounts over it); or `missing`.
  */
-function identityAt(target: string, placeholder: boolean): string {
-  const info = lstatSync(target, { throwIfNoEntry: false });
+export function identityAt(target: string, withChangeTime: boolean): string {
+  let info: BigIntStats | undefined;
+  try {
+    info = lstatSync(target, { throwIfNoEntry: false, bigint: true });
+  } catch {
+    return "missing";
+  }
   if (info === undefined) return "missing";
   const kind = info.isDirectory() ? "folder" : info.isSymbolicLink() ? "link" : "other";
-  const changed = placeholder ? `:${info.ctimeMs}` : "";
-  return `${info.dev}:${info.ino}:${kind}:${info.birthtimeMs}${changed}`;
+  const changed = withChangeTime ? `:${info.ctimeNs}` : "";
+  return `${info.dev}:${info.ino}:${kind}:${info.birthtimeNs}${changed}`;
 }

@@ -1,7 +1,10 @@
 import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from "node:fs";
 import path from "node:path";
 
-/** What is at a protected path. */
+/**
+ * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
+ * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
+ */
 export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
 
 /** What an `lstat` found: a final symbolic link is reported as one, never followed. */

@@ -1,4 +1,4 @@
-import type { ProtectedPath } from "./host-facts.js";
+import type { ProtectedPath } from "./protection.js";
 
 /** The variable that tells a confined command which folders it sees are placeholders. */
 const PLACEHOLDERS_VARIABLE = "PLEACH_PLACEHOLDERS";

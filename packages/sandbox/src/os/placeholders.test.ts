@@ -23,9 +23,9 @@ import path from "node:path";
 import { hostState, useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
-import type { ProtectedPath } from "./host-facts.js";
-import { createCommandWrapper } from "./index.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { PLACEHOLDER_KEEPER } from "./placeholder-folder.js";
+import type { ProtectedPath } from "./protection.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 type PlaceholdersModule = typeof import("./placeholders.js");

@@ -1,7 +1,6 @@
 import { lstatSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import type { ProtectedPath } from "./host-facts.js";
 import { pathState } from "./path-state.js";
 import {
   createPlaceholders,
@@ -19,6 +18,7 @@ import {
   usedElsewhere,
   writeRegistry,
 } from "./placeholder-registry.js";
+import type { ProtectedPath } from "./protection.js";
 
 export { removeLeftoverPlaceholders } from "./placeholder-registry.js";
 

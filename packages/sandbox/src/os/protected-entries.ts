@@ -115,6 +115,77 @@ export const HOME_FOLDER_ENTRIES: readonly ProtectedEntry[] = [
 ];
 
 /**
+ * Folders with a role for the host: the host's programs read their configuration there, run what
+ * lies there, or load code from there, whatever the files inside are named. Inside the workspace
+ * each is protected whole, not file by file (see `hostRolePaths` in `protection.ts`).
+ *
+ * Each variable names one folder or file, or a `:`-separated list of them (`list`).
+ */
+export const ROLE_VARIABLES: Readonly<Record<string, { why: string; list?: true }>> = {
+  PATH: { why: "the host runs the programs there by name", list: true },
+  XDG_CONFIG_HOME: { why: "programs read their configuration there (git's global config too)" },
+  XDG_CONFIG_DIRS: { why: "programs read their configuration there", list: true },
+  XDG_DATA_HOME: { why: "programs load plugins, completions and desktop entries from there" },
+  XDG_DATA_DIRS: {
+    why: "programs load plugins, completions and desktop entries from there",
+    list: true,
+  },
+  ZDOTDIR: { why: "zsh runs its start-up files from there" },
+  BASH_ENV: { why: "bash runs it before every script" },
+  ENV: { why: "sh runs it at start-up" },
+  PYTHONUSERBASE: { why: "Python runs the .pth files of its user site-packages there" },
+  PYTHONSTARTUP: { why: "interactive Python runs it at start-up" },
+  PYTHONPATH: { why: "Python imports modules from there first", list: true },
+  IPYTHONDIR: { why: "IPython runs its start-up files from there" },
+  JUPYTER_CONFIG_DIR: { why: "Jupyter runs its configuration files" },
+  CARGO_HOME: { why: "cargo reads its config (rustc wrappers) and installs programs there" },
+  RUSTUP_HOME: { why: "rustup keeps the toolchains the host runs there" },
+  GOPATH: { why: "go installs programs in its bin", list: true },
+  GOBIN: { why: "go installs programs there" },
+  npm_config_prefix: { why: "npm installs global programs there" },
+  NPM_CONFIG_PREFIX: { why: "npm installs global programs there" },
+  npm_config_userconfig: { why: "npm reads it as the user's configuration" },
+  NPM_CONFIG_USERCONFIG: { why: "npm reads it as the user's configuration" },
+  PNPM_HOME: { why: "pnpm installs global programs there" },
+  BUN_INSTALL: { why: "bun installs global programs there" },
+  DENO_INSTALL: { why: "deno installs programs there" },
+  VOLTA_HOME: { why: "Volta's shims run the tools there" },
+  NVM_DIR: { why: "nvm's shell functions run from there" },
+  PYENV_ROOT: { why: "pyenv's shims run the interpreters there" },
+  RBENV_ROOT: { why: "rbenv's shims run the interpreters there" },
+  ASDF_DATA_DIR: { why: "asdf's shims run the tools there" },
+  SDKMAN_DIR: { why: "SDKMAN's start-up script runs from there" },
+  GIT_CONFIG_GLOBAL: { why: "git reads it as the global configuration (core.fsmonitor)" },
+  GIT_CONFIG_SYSTEM: { why: "git reads it as the system configuration (core.fsmonitor)" },
+  GNUPGHOME: { why: "gpg trusts its keys and runs the programs gpg.conf names" },
+  DOCKER_CONFIG: { why: "docker runs its cli-plugins and the credential helpers its config names" },
+  KUBECONFIG: { why: "kubectl runs the exec credential plugins it names", list: true },
+  MYVIMRC: { why: "vim runs it at start-up" },
+};
+
+/**
+ * Names at the top of a home folder that the host runs or reads even while they are missing now:
+ * kept from being made, beside the dot-entries there already (each protected whole).
+ */
+export const HOME_ROLE_NAMES: readonly string[] = [
+  ".config",
+  ".local",
+  ".vim",
+  ".vimrc",
+  ".gvimrc",
+  ".tmux.conf",
+  ".bashrc.d",
+  ".oh-my-zsh",
+  ".hgrc",
+  ".vscode-server",
+  ".inputrc",
+  ".emacs",
+  ".emacs.d",
+  ".wgetrc",
+  ".curlrc",
+];
+
+/**
  * The credential stores in the home of the user running pleach that commands in `read-only` and
  * `workspace-write` cannot read (see `hiddenReads`): reading one fails with "Permission denied".
  * Each `why` says what the store holds.
@@ -169,7 +240,7 @@ export const PROTECTED_WORKSPACE_ENTRIES: readonly string[] = PROTECTED_ENTRIES.
  * `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, any case). Such variables never reach a confined
  * command, not even when the caller names them explicitly.
  */
-export function isSecretLookingName(name: string): boolean {
+function isSecretLookingName(name: string): boolean {
   return /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i.test(name);
 }
 

@@ -11,7 +11,7 @@ import {
 import type { SandboxClient } from "@pleach/core/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
-import { createCommandWrapper } from "./index.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { HOME_FOLDER_ENTRIES, PROTECTED_ENTRIES } from "./protected-entries.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 

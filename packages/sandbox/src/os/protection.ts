@@ -1,21 +1,17 @@
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
 import { gitMachinery } from "./git-machinery.js";
-import { hostRolePaths } from "./host-roles.js";
-/**
- * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
- * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
- */
-import type { ProtectedPathState } from "./path-state.js";
-import { lstatOr, realpathOr, stateOf } from "./path-state.js";
+import { lstatOr, type ProtectedPathState, pathState, realpathOr, stateOf } from "./path-state.js";
 import {
   GIT_DIRECTORY_ENTRIES,
   HOME_FOLDER_ENTRIES,
+  HOME_ROLE_NAMES,
   PROTECTED_ENTRIES,
   type ProtectedEntry,
+  ROLE_VARIABLES,
 } from "./protected-entries.js";
-import { databaseUsers } from "./user-database.js";
 
 export type { ProtectedPathState } from "./path-state.js";
 
@@ -236,4 +232,121 @@ export function outermostOnly<Entry extends { path: string }>(paths: readonly En
     outermost.push(entry);
   }
   return outermost;
+}
+
+/** A path protected for its role, with the rule a refusal names. */
+interface RolePath {
+  path: string;
+  rule: string;
+}
+
+/** Options of {@link hostRolePaths}. */
+interface HostRolePathsOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  hostEnvironment: Readonly<Record<string, string | undefined>>;
+  /** Real paths of the host's home folders. */
+  homeFolders: readonly string[];
+}
+
+/**
+ * The paths protected in the workspace `root` for the role of the folder they are in, one rule:
+ * a folder a host variable names (`PATH`, `XDG_CONFIG_HOME`, `ZDOTDIR`, `PYTHONUSERBASE`,
+ * `CARGO_HOME`, ... see {@link ROLE_VARIABLES}) is protected whole, and in a home folder every
+ * entry at its top whose name starts with a dot is (also the missing {@link HOME_ROLE_NAMES}).
+ * Where such a folder is the workspace itself, every entry at its top is protected instead (a
+ * home's dot-entries only); names made there later are protected from the next call on.
+ */
+function hostRolePaths({ root, hostEnvironment, homeFolders }: HostRolePathsOptions): RolePath[] {
+  const found: RolePath[] = [];
+  for (const home of homeFolders) {
+    if (!isInside(root, home)) continue;
+    const where =
+      home === root ? "the workspace, a home folder" : `${relative(root, home)}, a home folder`;
+    const names = new Set(HOME_ROLE_NAMES);
+    for (const name of entriesOf(home)) if (name.startsWith(".")) names.add(name);
+    for (const name of names) {
+      const entry = path.join(home, name);
+      found.push({
+        path: entry,
+        rule: `${relative(root, entry)} is protected: it is at the top of ${where}, where every dot-entry is the configuration of a program the host runs`,
+      });
+    }
+  }
+  for (const [variable, { why, list }] of Object.entries(ROLE_VARIABLES)) {
+    const value = hostEnvironment[variable];
+    if (value === undefined || value === "") continue;
+    for (const named of list ? value.split(":") : [value]) {
+      if (!named.startsWith("/")) continue;
+      const folder = realOf(path.resolve(named));
+      if (!isInside(root, folder)) continue;
+      if (folder !== root) {
+        found.push({
+          path: folder,
+          rule: `${relative(root, folder)} is protected: it is what the host's ${variable} names, and ${why}`,
+        });
+        continue;
+      }
+      for (const name of entriesOf(root)) {
+        found.push({
+          path: path.join(root, name),
+          rule: `${name} is protected: the workspace is what the host's ${variable} names, and ${why}`,
+        });
+      }
+    }
+  }
+  return found;
+}
+
+/** The names in `folder`, or none when it cannot be listed (missing, not a folder). */
+function entriesOf(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
+
+/** The real path of `target`, through its deepest existing ancestor when it is missing. */
+function realOf(target: string): string {
+  if (pathState(target) !== "missing") return realpathOr(target);
+  const parent = path.dirname(target);
+  return parent === target ? target : path.join(realOf(parent), path.basename(target));
+}
+
+function relative(root: string, target: string): string {
+  return path.relative(root, target) || ".";
+}
+
+/** A user of the user database: its uid and its home folder, as written there. */
+export interface DatabaseUser {
+  uid: number;
+  home: string;
+}
+
+const usersRead = new Map<string, readonly DatabaseUser[]>();
+
+/**
+ * The users of `file` (`/etc/passwd` form: `name:password:uid:gid:comment:home:shell`) whose home
+ * is an absolute path other than `/`, read once per process. Empty when there is no such file
+ * (macOS keeps its users elsewhere).
+ */
+export function databaseUsers(file = "/etc/passwd"): readonly DatabaseUser[] {
+  let users = usersRead.get(file);
+  if (users === undefined) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // No user database: the callers' other sources (HOME, os.homedir()) still count.
+    }
+    users = text.split("\n").flatMap((line) => {
+      const [, , uid, , , home] = line.split(":");
+      return home?.startsWith("/") === true && home !== "/" && /^[0-9]+$/.test(uid ?? "")
+        ? [{ uid: Number(uid), home }]
+        : [];
+    });
+    usersRead.set(file, users);
+  }
+  return users;
 }

@@ -5,8 +5,8 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
-import { createCommandWrapper } from "./index.js";
 import { readView } from "./read-view.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 

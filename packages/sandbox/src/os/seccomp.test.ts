@@ -1,6 +1,6 @@
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { createCommandWrapper } from "./index.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";
 import { attackSuiteSkipReason } from "./test-support/suite.js";
 

@@ -4,7 +4,8 @@ import { CommandOutput } from "../bounded-output.js";
 import type { WarmRunOptions } from "../run-options.js";
 import { fitsInArgument } from "./command-text.js";
 import { exitCodeOf } from "./exit-status.js";
-import type { SessionCommand, SessionSandbox } from "./session-sandbox.js";
+import type { SessionCommand } from "./session-processes.js";
+import type { SessionSandbox } from "./session-sandbox.js";
 
 /** Options of {@link runInSession}: a one-off run's, and what to keep of the output. */
 export interface SessionRunOptions extends WarmRunOptions {
@@ -43,6 +44,9 @@ export function runInSession(
     keep,
   }: SessionRunOptions,
 ): Promise<SessionRunResult> | undefined {
+  if (abortSignal?.aborted) {
+    return Promise.reject(new ToolError("ABORTED", "the command was aborted before it started"));
+  }
   const started = performance.now();
   const output = new CommandOutput(maxOutputBytes, onOutput);
   let outputBytes = 0;

@@ -1,55 +1,30 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import type net from "node:net";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import type { DomainRules } from "../network/domain-rules.js";
 import { SANDBOX_PROXY_FOLDER, sessionForwarder } from "../network/proxy-forwarder.js";
-import { type ProcessKey, processKeyOf, processState } from "../process-key.js";
-import type { ProtectedPath } from "./host-facts.js";
+import type { ProcessKey } from "../process-key.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
 import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
+import type { ProtectedPath } from "./protection.js";
+import {
+  childOf,
+  processGone,
+  type SessionProcess,
+  type SessionProcessEvents,
+  SessionProcesses,
+} from "./session-processes.js";
 import {
   AnswerReader,
-  inputRequest,
   plainRequest,
-  runRequest,
-  type ServerAnswer,
   type SessionRunRequest,
   sessionServerArguments,
 } from "./session-server.js";
 
-/**
- * A session sandbox: one bubblewrap sandbox that lives as long as a session (a provider's
- * `acquire` to `release`, `pleach mcp`'s process), in which every command of the session runs and
- * its background jobs live. Its server (`session-server.ts`, pid 1) runs each command under a
- * keeper of its own, so that what a command leaves behind is killed when it ends while the jobs
- * and the other commands run on. The sandbox is built from the same argv as a one-off sandbox for
- * the same policy, used only while that argv and the protected paths are unchanged (the session
- * decides), and dies with the host process (`--die-with-parent`, the pid namespace going with its
- * pid 1), taking every process of the session and its private folders (`/tmp`, the kept outputs'
- * memory-backed folder) with it.
- *
- * With network rules it holds a domain proxy on the host for its life, and a forwarder inside
- * beside the commands (as a one-off sandbox's, but started once), so that its commands and jobs
- * reach the network through the proxy under those rules; both end with the sandbox, cutting every
- * connection of its processes.
- */
-
-/** How long the server (and the proxy's forwarder) has to start. */
-const START_TIMEOUT_MS = 5_000;
-/** How long the server has to empty the private folders. */
-const CLEAN_TIMEOUT_MS = 5_000;
-
-/** One command for a session sandbox: its folder, text and whole environment. */
-export interface SessionCommand {
-  cwd: string;
-  command: string;
-  env: Readonly<Record<string, string>>;
-}
-/** After bubblewrap is gone, how long its pid 1 (and with it every process of the sandbox) has to go. */
-const INIT_GONE_TIMEOUT_MS = 10_000;
+/** How long the server has to start (and the proxy's forwarder), or to empty the private folders. */
+const SERVER_TIMEOUT_MS = 5_000;
 
 /** What a session sandbox is built from. */
 export interface SessionSandboxSpec {
@@ -82,49 +57,22 @@ export interface SessionSandboxSpec {
 /** Refusal lines of the proxy a session sandbox keeps for its commands' notes, the newest. */
 const KEPT_REFUSALS = 100;
 
-/** What a process of the session hears of itself. */
-export interface SessionProcessEvents {
-  onData(stream: "stdout" | "stderr", data: Buffer): void;
-  /** Its main process ended with this wait status. */
-  onExit(status: number): void;
-  /**
-   * Its keeper and every process of it are gone and all their output was read (also when the
-   * sandbox died); the last event.
-   */
-  onGone(): void;
-  /** Its output could not be kept (a file of that name stands in the folder, or it is full). */
-  onNoKeep?(): void;
-}
-
-/** A command running in a session sandbox. */
-export interface SessionProcess {
-  readonly id: string;
-  /** Bytes for its stdin (only when started with `stdin: true`). */
-  input(bytes: Buffer): void;
-  /** Bytes given to {@link input} that have not reached its stdin yet (the command has not read them). */
-  readonly queuedInput: number;
-  /** End its stdin. */
-  endInput(): void;
-  /** Send a signal to every process of it. */
-  signal(name: "TERM" | "KILL"): void;
-  /** Kill every process of it; `onGone` follows. */
-  reap(): void;
-}
-
-/** A process of the sandbox, as the host follows it. */
-interface ProcessEntry {
-  events: SessionProcessEvents;
-  closed: boolean;
-  gone: boolean;
-  exited: boolean;
-  /** After its exit, how long its output may stay open before what it left is killed. */
-  drainMs: number;
-  drainTimer?: NodeJS.Timeout;
-  /** Input bytes sent that the server has not said were taken. */
-  queuedInput: number;
-  reap(): void;
-}
-
+/**
+ * A session sandbox: one bubblewrap sandbox that lives as long as a session (a provider's
+ * `acquire` to `release`, `pleach mcp`'s process), in which every command of the session runs and
+ * its background jobs live. Its server (`session-server.ts`, pid 1) runs each command under a
+ * keeper of its own, so that what a command leaves behind is killed when it ends while the jobs
+ * and the other commands run on. The sandbox is built from the same argv as a one-off sandbox for
+ * the same policy, used only while that argv and the protected paths are unchanged (the session
+ * decides), and dies with the host process (`--die-with-parent`, the pid namespace going with its
+ * pid 1), taking every process of the session and its private folders (`/tmp`, the kept outputs'
+ * memory-backed folder) with it.
+ *
+ * With network rules it holds a domain proxy on the host for its life, and a forwarder inside
+ * beside the commands (as a one-off sandbox's, but started once), so that its commands and jobs
+ * reach the network through the proxy under those rules; both end with the sandbox, cutting every
+ * connection of its processes.
+ */
 export class SessionSandbox {
   #child: ChildProcess | undefined;
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
@@ -138,21 +86,23 @@ export class SessionSandbox {
    */
   stoppedFor: { path: string; running: number } | undefined;
   #dead = false;
-  #nextId = 0;
-  readonly #processes = new Map<string, ProcessEntry>();
-  readonly #reader = new AnswerReader();
+  readonly #processes = new SessionProcesses(
+    (request) => this.#send(request),
+    () => {
+      if (this.#retired) void this.destroy();
+      else this.#armIdleTimer();
+    },
+  );
   #onReady: ((ok: boolean) => void) | undefined;
   #gone: Promise<void> = Promise.resolve();
-  /** Whether the kept-output folder is mounted. */
-  #keptMounted = false;
+  /** The kept-output folder, once it is mounted. */
+  #kept: SessionSandboxSpec["kept"];
   /** Destroy it once its last process is gone (see {@link retire}). */
   #retired = false;
   #cleaning = false;
   #onCleaned: (() => void) | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
   #proxy: CommandProxy | undefined;
-  /** The proxy's forwarder: a process of the sandbox that is none of its commands. */
-  #forwarder: { id: string; entry: ProcessEntry } | undefined;
   /** The proxy's newest refusal lines, and how many it made in all. */
   readonly #refusals: string[] = [];
   #refusalCount = 0;
@@ -175,19 +125,23 @@ export class SessionSandbox {
 
   /** Started, not retired, and running nothing: a command may run now. */
   get idle(): boolean {
+    return this.#takesCommands && this.#processes.running === 0;
+  }
+
+  /** Started, not retired, and not cleaning: a command may start now. */
+  get #takesCommands(): boolean {
     return (
       !this.#dead &&
       !this.#retired &&
       !this.#cleaning &&
       this.#onReady === undefined &&
-      this.#child !== undefined &&
-      this.#processes.size === 0
+      this.#child !== undefined
     );
   }
 
   /** How many processes of the session run (commands and jobs, until each is gone). */
   get running(): number {
-    return this.#processes.size;
+    return this.#processes.running;
   }
 
   /**
@@ -215,7 +169,7 @@ export class SessionSandbox {
 
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
   get keptFolder(): string | undefined {
-    return this.#keptMounted ? this.spec.kept?.path : undefined;
+    return this.#kept?.path;
   }
 
   async #start(): Promise<boolean> {
@@ -244,17 +198,15 @@ export class SessionSandbox {
     // Stopped as soon as one changes on the host, rather than at the next command.
     this.#mountPoints = new MountPoints(this.#lease.protectedPaths, (changed) => {
       if (this.#dead) return;
-      this.stoppedFor = { path: changed, running: this.#processes.size };
+      this.stoppedFor = { path: changed, running: this.#processes.running };
       void this.destroy();
     });
     const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
-    this.#keptMounted =
-      kept !== undefined && (keptState === "missing" || keptState === "directory");
+    const mounted = keptState === "missing" || keptState === "directory" ? kept : undefined;
+    this.#kept = mounted;
     const statusFd = 3 + this.spec.inputs.length;
     const keptArgs =
-      this.#keptMounted && kept !== undefined
-        ? ["--size", String(kept.sizeBytes), "--tmpfs", kept.path]
-        : [];
+      mounted === undefined ? [] : ["--size", String(mounted.sizeBytes), "--tmpfs", mounted.path];
     const child = spawn(
       this.spec.file,
       [
@@ -283,14 +235,21 @@ export class SessionSandbox {
       // The server is gone; its exit says so.
     });
     const status = child.stdio[statusFd] as net.Socket | null;
+    const reader = new AnswerReader();
     status?.on("data", (chunk: Buffer) => {
-      for (const answer of this.#reader.push(chunk)) this.#answer(answer);
+      for (const answer of reader.push(chunk)) {
+        if (answer.kind === "ready") this.#onReady?.(true);
+        else if (answer.kind === "cleaned") this.#onCleaned?.();
+        else this.#processes.answer(answer);
+      }
     });
     const gone = () => void this.destroy();
     child.once("exit", gone);
     child.once("error", gone);
     status?.once("close", gone);
-    const ok = (await this.#whenReady()) && (this.#proxy === undefined || (await this.#forward()));
+    const ok =
+      (await answered((answer) => (this.#onReady = answer))) &&
+      (this.#proxy === undefined || (await this.#forward()));
     this.#onReady = undefined;
     if (!ok) throw new Error("the session sandbox did not start");
     this.#init = childOf(child.pid);
@@ -298,23 +257,13 @@ export class SessionSandbox {
     return !this.#dead;
   }
 
-  /** Settles with whether {@link #onReady} was called with true in time. */
-  #whenReady(): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), START_TIMEOUT_MS);
-      this.#onReady = (ready) => {
-        clearTimeout(timer);
-        resolve(ready);
-      };
-    });
-  }
-
   /** Start the proxy's forwarder in the sandbox: whether it listens. */
   #forward(): Promise<boolean> {
-    const ready = this.#whenReady();
+    const ready = answered((answer) => (this.#onReady = answer));
     let said = "";
     const forwarder = sessionForwarder();
-    this.#forwarder = this.#launch(
+    // The network of its commands goes with it; what they ask the proxy then fails.
+    this.#processes.launch(
       { cwd: "/", command: forwarder.command, env: forwarder.env, stdin: false, pty: false },
       {
         onData: (stream, data) => {
@@ -325,90 +274,9 @@ export class SessionSandbox {
         onExit: () => this.#onReady?.(false),
         onGone: () => this.#onReady?.(false),
       },
-      0,
+      { drainMs: 0, counted: false },
     );
     return ready;
-  }
-
-  #answer(answer: ServerAnswer): void {
-    if (answer.kind === "ready") {
-      this.#onReady?.(true);
-      return;
-    }
-    if (answer.kind === "cleaned") {
-      this.#onCleaned?.();
-      return;
-    }
-    const entry =
-      this.#processes.get(answer.id) ??
-      (answer.id === this.#forwarder?.id ? this.#forwarder.entry : undefined);
-    if (entry === undefined) return;
-    const { events } = entry;
-    switch (answer.kind) {
-      case "out":
-        events.onData("stdout", answer.data);
-        break;
-      case "err":
-        events.onData("stderr", answer.data);
-        break;
-      case "exit":
-        entry.exited = true;
-        events.onExit(answer.status);
-        this.#reapWhenDrained(entry);
-        break;
-      case "closed":
-        entry.closed = true;
-        this.#reapWhenDrained(entry);
-        // Its processes may be gone before the last of their output was read: gone follows it.
-        if (entry.gone) this.#end(answer.id);
-        break;
-      case "nokeep":
-        events.onNoKeep?.();
-        break;
-      case "took":
-        entry.queuedInput = Math.max(0, entry.queuedInput - answer.bytes);
-        break;
-      case "gone":
-        entry.gone = true;
-        if (entry.closed) this.#end(answer.id);
-        break;
-      case "failed":
-        this.#end(answer.id);
-        break;
-    }
-  }
-
-  /**
-   * A command ends with its main process: once that has exited and its output has closed, or
-   * `drainMs` after the exit (a background child may hold the output), what it left is killed.
-   */
-  #reapWhenDrained(entry: ProcessEntry): void {
-    if (!entry.exited || entry.gone) return;
-    if (entry.closed) {
-      clearTimeout(entry.drainTimer);
-      entry.reap();
-    } else {
-      entry.drainTimer ??= setTimeout(() => entry.reap(), entry.drainMs);
-    }
-  }
-
-  /** A process is over: its processes gone and its output read (or the sandbox gone). */
-  #end(id: string): void {
-    if (id === this.#forwarder?.id) {
-      // The network of its commands is gone with it; what they ask the proxy fails.
-      const { entry } = this.#forwarder;
-      this.#forwarder = undefined;
-      entry.events.onGone();
-      return;
-    }
-    const entry = this.#processes.get(id);
-    if (entry === undefined) return;
-    clearTimeout(entry.drainTimer);
-    this.#processes.delete(id);
-    entry.events.onGone();
-    if (this.#processes.size > 0) return;
-    if (this.#retired) void this.destroy();
-    else this.#armIdleTimer();
   }
 
   #armIdleTimer(): void {
@@ -416,7 +284,7 @@ export class SessionSandbox {
     const idleMs = this.spec.idleMs;
     if (idleMs === undefined || this.#dead) return;
     this.#idleTimer = setTimeout(() => {
-      if (this.#processes.size === 0 && !this.#cleaning) void this.destroy();
+      if (this.#processes.running === 0 && !this.#cleaning) void this.destroy();
     }, idleMs);
     this.#idleTimer.unref();
   }
@@ -426,15 +294,11 @@ export class SessionSandbox {
    * while none runs; `false` (and the sandbox destroyed) when the server did not answer in time.
    */
   async clean(): Promise<boolean> {
-    if (this.#dead || this.#processes.size > 0 || this.#cleaning) return false;
+    if (this.#dead || this.#processes.running > 0 || this.#cleaning) return false;
     this.#cleaning = true;
     clearTimeout(this.#idleTimer);
-    const done = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), CLEAN_TIMEOUT_MS);
-      this.#onCleaned = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
+    const done = await answered((answer) => {
+      this.#onCleaned = () => answer(true);
       this.#send(plainRequest("clean"));
     });
     this.#onCleaned = undefined;
@@ -450,7 +314,7 @@ export class SessionSandbox {
    */
   retire(): void {
     this.#retired = true;
-    if (this.#processes.size === 0) void this.destroy();
+    if (this.#processes.running === 0) void this.destroy();
   }
 
   #send(request: Buffer): void {
@@ -467,53 +331,9 @@ export class SessionSandbox {
     events: SessionProcessEvents,
     { drainMs = 250 }: { drainMs?: number } = {},
   ): SessionProcess | undefined {
-    if (
-      this.#dead ||
-      this.#retired ||
-      this.#cleaning ||
-      this.#onReady !== undefined ||
-      this.#child === undefined
-    ) {
-      return undefined;
-    }
+    if (!this.#takesCommands) return undefined;
     clearTimeout(this.#idleTimer);
-    const { id, entry } = this.#launch(request, events, drainMs);
-    this.#processes.set(id, entry);
-    return {
-      id,
-      input: (bytes) => {
-        if (bytes.length === 0) return;
-        entry.queuedInput += bytes.length;
-        this.#send(inputRequest(id, bytes));
-      },
-      get queuedInput() {
-        return entry.queuedInput;
-      },
-      endInput: () => this.#send(plainRequest("eof", id)),
-      signal: (name) => this.#send(plainRequest("signal", id, name)),
-      reap: () => this.#send(plainRequest("reap", id)),
-    };
-  }
-
-  /** Ask the server to start `request`: its id, and the entry its answers go to. */
-  #launch(
-    request: Omit<SessionRunRequest, "id">,
-    events: SessionProcessEvents,
-    drainMs: number,
-  ): { id: string; entry: ProcessEntry } {
-    this.#nextId += 1;
-    const id = String(this.#nextId);
-    const entry: ProcessEntry = {
-      events,
-      closed: false,
-      gone: false,
-      exited: false,
-      drainMs,
-      queuedInput: 0,
-      reap: () => this.#send(plainRequest("reap", id)),
-    };
-    this.#send(runRequest({ ...request, id }));
-    return { id, entry };
+    return this.#processes.launch(request, events, { drainMs, counted: true });
   }
 
   /** Delete a kept output. */
@@ -543,7 +363,6 @@ export class SessionSandbox {
     }
     // Every connection of its processes ends here, whatever the sandbox takes to go.
     const proxyClosed = this.#proxy?.close();
-    const lease = this.#lease;
     const init = this.#init;
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
     if (running) child.ref();
@@ -557,32 +376,21 @@ export class SessionSandbox {
       .then(() => (init === undefined ? true : processGone(init)))
       .then(async (gone) => {
         await proxyClosed;
-        if (gone) await lease?.release();
+        if (gone) await this.#lease?.release();
       });
-    for (const id of [...this.#processes.keys()]) this.#end(id);
-    if (this.#forwarder !== undefined) this.#end(this.#forwarder.id);
+    this.#processes.endAll();
     this.onGone(this);
     return this.#gone;
   }
 }
 
-/** The one child of process `pid` (bubblewrap's: the sandbox's pid 1), when it can be told. */
-function childOf(pid: number | undefined): ProcessKey | undefined {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ");
-    return children.length === 1 ? processKeyOf(Number(children[0])) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Settles with true once the process `key` is gone, with false if it is still there after the timeout. */
-async function processGone(key: ProcessKey): Promise<boolean> {
-  const deadline = performance.now() + INIT_GONE_TIMEOUT_MS;
-  // The key is of this boot and pid namespace: it is its own vantage point.
-  while (processState(key, key) === "alive") {
-    if (performance.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return true;
+/** Settles with what `arm`'s callback is given, or with `false` after {@link SERVER_TIMEOUT_MS}. */
+function answered(arm: (answer: (ok: boolean) => void) => void): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), SERVER_TIMEOUT_MS);
+    arm((ok) => {
+      clearTimeout(timer);
+      resolve(ok);
+    });
+  });
 }

@@ -5,7 +5,9 @@ import type { ExecResult } from "@pleach/core/sandbox";
 import { forceRemove, useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
-import { type CommandWrapper, createCommandWrapper, sessionServerSupported } from "./index.js";
+import type { CommandWrapper } from "./command-wrapper.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
+import { sessionServerSupported } from "./session-server.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const attackSkip = await attackSuiteSkipReason();

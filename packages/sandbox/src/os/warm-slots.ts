@@ -1,4 +1,4 @@
-import { lstatSync } from "node:fs";
+import { identityAt } from "./mount-points.js";
 import type { SessionSandbox } from "./session-sandbox.js";
 
 /** The warm sandbox of one workspace, mode and network, and when its last command ended. */
@@ -80,21 +80,11 @@ export class WarmSlots {
 }
 
 /**
- * Who each path is, so that a warm sandbox is dropped once one was replaced or removed: device,
- * inode and birth time, and for every path but `root` the change time too (an inode number can be
- * reused at once; a protected path or placeholder changes only from the host, since the sandbox
- * mounts over it, while the root changes with every file a command adds at its top).
+ * Who each path is ({@link identityAt}), so that a warm sandbox is dropped once one was replaced
+ * or removed: with the change time for every path but `root` (a protected path or placeholder
+ * changes only from the host, since the sandbox mounts over it, while the root changes with every
+ * file a command adds at its top).
  */
 export function pathIdentities(root: string, paths: Iterable<string>): string {
-  const parts: string[] = [];
-  for (const each of paths) {
-    try {
-      const stats = lstatSync(each, { bigint: true });
-      const changed = each === root ? "" : `:${stats.ctimeNs}`;
-      parts.push(`${each}:${stats.dev}:${stats.ino}:${stats.birthtimeNs}${changed}`);
-    } catch {
-      parts.push(`${each}:-`);
-    }
-  }
-  return parts.join("\n");
+  return [...paths].map((each) => `${each}:${identityAt(each, each !== root)}`).join("\n");
 }

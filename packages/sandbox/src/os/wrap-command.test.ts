@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { closingShell } from "./bubblewrap.js";
 import { shellCommand } from "./command-text.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import type { HostFacts } from "./host-facts.js";
-import { createCommandWrapper } from "./index.js";
 import { nonInteractiveEnvironment } from "./protected-entries.js";
 import { seatbeltProfile } from "./seatbelt.js";
 import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
@@ -404,9 +404,11 @@ describe("createCommandWrapper", () => {
       hostEnvironment: { PATH: "/bin", SECRET_TOKEN: "kept" },
     });
     expect(await wrapper.invocation({ ...request, mode: "danger-full-access" })).toEqual({
+      kind: "one-off",
       file: "/bin/bash",
       args: ["-c", "echo hi"],
       env: { PATH: "/bin", SECRET_TOKEN: "kept", ...nonInteractiveEnvironment(), EXTRA: "1" },
+      release: expect.any(Function),
     });
   });
 

@@ -7,7 +7,7 @@ import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { MAX_PATH_COMPONENTS } from "../workspace-root.js";
-import { createCommandWrapper } from "./index.js";
+import { createCommandWrapper } from "./create-command-wrapper.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 // Writes that make folders, raced by a command, and paths built to make the walk slow.

@@ -7,7 +7,7 @@ import {
   type HttpStreamSandboxProvider,
 } from "../http-provider.js";
 import { createLocalSandbox } from "../local-sandbox.js";
-import { createCommandWrapper } from "../os/index.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
 import { hidePaths } from "./hide-paths.js";
 import { createSandboxServer, type SandboxServer } from "./sandbox-server.js";

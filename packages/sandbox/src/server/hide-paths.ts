@@ -1,6 +1,5 @@
 import { ToolError } from "@pleach/core";
-import type { CommandInvocation } from "../os/command-wrapper.js";
-import { type CommandWrapper, protectionWith } from "../os/index.js";
+import { type CommandWrapper, protectionWith, runApart } from "../os/command-wrapper.js";
 
 /** Options of {@link hidePaths}. */
 export interface HidePathsOptions {
@@ -37,48 +36,39 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       // Unconfined (danger-full-access) commands see the host, deliberately.
       if (wrapper.backend !== "bubblewrap" || masks.length === 0) return invocation;
       if (request.mode === "danger-full-access") return invocation;
-      // A warm sandbox was started from the wrapper's own arguments, without the masks: the
-      // command never runs in one, it gets a sandbox of its own with them (or a session sandbox
-      // built with them).
-      const { warm: _unmasked, ...oneOff } = invocation;
       // Mounts apply in order: right after the read-only host, before the workspace's own bind.
-      const at = hostBindEnd(oneOff.args);
-      if (at === undefined) {
-        await oneOff.release?.();
+      const masked = withMasks(invocation.args);
+      if (masked === undefined) {
+        await invocation.release();
         throw new ToolError(
           "NO_SANDBOX",
           "cannot hide the other sandboxes and the server's token from this command (the launcher's arguments are not bubblewrap's as expected), so it does not run",
         );
       }
-      const masked: CommandInvocation = {
-        ...oneOff,
-        args: [...oneOff.args.slice(0, at), ...masks, ...oneOff.args.slice(at)],
-      };
-      // A session sandbox is built from its own copy of the arguments: it gets the masks too.
-      const session = oneOff.session;
-      const sessionAt = session === undefined ? undefined : hostBindEnd(session.spec.sandboxArgs);
-      if (session === undefined || sessionAt === undefined) {
-        delete masked.session;
-        return masked;
+      // A warm sandbox was started from the wrapper's own arguments, without the masks: the
+      // command never runs in one, it gets a sandbox of its own with them. A session sandbox is
+      // built from its own copy of the arguments: it gets the masks too.
+      const sandboxArgs =
+        invocation.kind === "session" && invocation.warm === undefined
+          ? withMasks(invocation.spec.sandboxArgs)
+          : undefined;
+      if (invocation.kind === "one-off" || sandboxArgs === undefined) {
+        return { ...runApart(invocation), args: masked };
       }
-      const { sandboxArgs } = session.spec;
       return {
-        ...masked,
-        session: {
-          ...session,
-          key: `${session.key}\n${JSON.stringify(masks)}`,
-          spec: {
-            ...session.spec,
-            sandboxArgs: [
-              ...sandboxArgs.slice(0, sessionAt),
-              ...masks,
-              ...sandboxArgs.slice(sessionAt),
-            ],
-          },
-        },
+        ...invocation,
+        args: masked,
+        key: `${invocation.key}\n${JSON.stringify(masks)}`,
+        spec: { ...invocation.spec, sandboxArgs },
       };
     },
   };
+
+  /** `args` with the masks right after the bind of the read-only host; `undefined` without one. */
+  function withMasks(args: readonly string[]): string[] | undefined {
+    const at = hostBindEnd(args);
+    return at === undefined ? undefined : [...args.slice(0, at), ...masks, ...args.slice(at)];
+  }
 }
 
 function hostBindEnd(args: readonly string[]): number | undefined {

@@ -1,6 +1,6 @@
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkOption } from "../network/domain-rules.js";
-import type { CommandWrapper } from "../os/index.js";
+import type { CommandWrapper } from "../os/command-wrapper.js";
 import type { LocalSessionOptions } from "../session/local-session.js";
 import type { ConnectionLimitsOptions } from "./connection-limits.js";
 import type { SandboxTemplate } from "./protocol.js";

@@ -6,8 +6,9 @@ import { makeTempDir } from "@pleach/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { hiddenWith } from "../os/command-wrapper.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 import { currentProtection } from "../os/host-facts.js";
-import { createCommandWrapper, hiddenWith } from "../os/index.js";
 import { createRawFiles } from "./raw-files.js";
 
 // The server's file route reads and writes bytes itself, past the local client's strings: every

@@ -6,7 +6,7 @@ import { type SandboxMode, sandboxJobsOf } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { NetworkOption } from "../network/domain-rules.js";
-import { type CommandWrapper, hiddenWith } from "../os/index.js";
+import { type CommandWrapper, hiddenWith } from "../os/command-wrapper.js";
 import { isInside } from "../paths.js";
 import type { LocalSessionOptions } from "../session/local-session.js";
 import type { StreamingExecLimits } from "./exec-limits.js";

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
-import { createCommandWrapper, probeSandboxBackend } from "../os/index.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
+import { probeSandboxBackend } from "../os/probe.js";
 import { createSandboxServer } from "./sandbox-server.js";
 
 const TOKEN = "t".repeat(32);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpStreamSandboxProvider } from "../http-provider.js";
-import { createCommandWrapper } from "../os/index.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 import { createSandboxServer } from "./sandbox-server.js";
 
 // A workspace the server did not make (a host folder bound into a container) is the user's: it

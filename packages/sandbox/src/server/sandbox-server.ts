@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ToolError } from "@pleach/core";
 import { parseNetworkOption } from "../network/domain-rules.js";
-import { createCommandWrapper } from "../os/index.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
 import { isInside } from "../paths.js";
 import { createConnectionLimits } from "./connection-limits.js";
 import { createE2BRoutes } from "./e2b/e2b-routes.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SessionProcessEvents } from "../os/session-sandbox.js";
+import type { SessionProcessEvents } from "../os/session-processes.js";
 import { JobTable } from "./job-table.js";
 
 /** A job table over a fake session sandbox: `print` is the job's output. */

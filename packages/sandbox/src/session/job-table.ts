@@ -8,7 +8,7 @@ import type {
 } from "@pleach/core/sandbox";
 import { checkEnvironment, checkJobInput } from "@pleach/core/sandbox";
 import { exitCodeOf, signalName } from "../os/exit-status.js";
-import type { SessionProcess, SessionProcessEvents } from "../os/session-sandbox.js";
+import type { SessionProcess, SessionProcessEvents } from "../os/session-processes.js";
 import { OutputLog } from "./output-log.js";
 import { UntilMatcher } from "./until-matcher.js";
 

@@ -250,7 +250,7 @@ export class LocalSession {
       ...(options.env === undefined ? {} : { env: options.env }),
     });
     try {
-      const session = invocation.session;
+      const session = invocation.kind === "session" ? invocation : undefined;
       if (session === undefined || !fitsInArgument(command))
         throw jobsUnavailable(session === undefined);
       const { sandbox, note } = await this.sandboxFor(session);

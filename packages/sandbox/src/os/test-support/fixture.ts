@@ -7,7 +7,10 @@ import type { ExecResult } from "@pleach/core/sandbox";
 import { forceRemove, hostState } from "@pleach/core/testing";
 import { createLocalSandbox, type LocalSandbox } from "../../local-sandbox.js";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
-import { type CommandWrapper, createCommandWrapper, type InvocationRequest } from "../index.js";
+import type { WarmRunOptions } from "../../run-options.js";
+import type { CommandInvocation, CommandWrapper, InvocationRequest } from "../command-wrapper.js";
+import { createCommandWrapper } from "../create-command-wrapper.js";
+import { runWarm as runInWarm } from "../session-run.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
 /** A workspace to attack, and the host paths around it that must not change. */
@@ -89,7 +92,7 @@ async function runWarm(
 ): Promise<RunResult> {
   for (let attempt = 0; ; attempt += 1) {
     const warmUp = await runner.invocation({ ...request, command: "true", env: {} });
-    const ran = warmUp.warm?.run({ timeoutMs, maxOutputBytes: 1024 });
+    const ran = inWarmSandbox(warmUp, { timeoutMs, maxOutputBytes: 1024 });
     try {
       if (ran !== undefined) {
         await ran;
@@ -103,13 +106,20 @@ async function runWarm(
   }
   const invocation = await runner.invocation(request);
   try {
-    const ran = invocation.warm?.run({ timeoutMs, maxOutputBytes: 1024 * 1024 });
+    const ran = inWarmSandbox(invocation, { timeoutMs, maxOutputBytes: 1024 * 1024 });
     if (ran === undefined) throw new Error("the command did not run in the warm sandbox");
     const { exitCode, stdout, stderr } = await ran;
     return { exitCode, stdout, stderr };
   } finally {
     await invocation.release?.();
   }
+}
+
+/** Run `invocation` in the wrapper's warm sandbox it was given, if it was given one. */
+function inWarmSandbox(invocation: CommandInvocation, options: WarmRunOptions) {
+  return invocation.kind === "session" && invocation.warm !== undefined
+    ? runInWarm(invocation.warm, invocation.command, options)
+    : undefined;
 }
 
 /** Run `request` as the one job of a session of its own, to its end. */

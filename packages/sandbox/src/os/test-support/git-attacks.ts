@@ -5,8 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
 import { createLocalSandbox } from "../../local-sandbox.js";
+import { createCommandWrapper } from "../create-command-wrapper.js";
 import { createHostFactsCache } from "../host-facts.js";
-import { createCommandWrapper } from "../index.js";
 import { attempt, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 

@@ -4,13 +4,10 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import {
-  CONFINED_ENVIRONMENT,
-  type CommandInvocation,
-  createCommandWrapper,
-  NON_INTERACTIVE_ENVIRONMENT,
-} from "../index.js";
+import { createCommandWrapper } from "../create-command-wrapper.js";
 import { feedInputs, inputPipes } from "../launcher-inputs.js";
+import { CONFINED_ENVIRONMENT, NON_INTERACTIVE_ENVIRONMENT } from "../protected-entries.js";
+import type { WrappedCommand } from "../wrap-command.js";
 import { attempt, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 
@@ -30,7 +27,7 @@ async function hostProcessesWith(marker: string): Promise<string[]> {
 }
 
 /** Run an argv on a pseudo-terminal that is its controlling terminal; what the terminal echoed. */
-function onTerminal({ inputs, ...invocation }: CommandInvocation) {
+function onTerminal({ inputs, ...invocation }: WrappedCommand) {
   return new Promise<{ output: string; status: number }>((resolve, reject) => {
     // The driver's command inherits its fds 3 and up: the invocation's inputs.
     const child = spawn(PYTHON, [driver], {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { CommandInvocation } from "../index.js";
+import type { CommandInvocation } from "../command-wrapper.js";
 import { feedInputs, inputPipes } from "../launcher-inputs.js";
 
 /** What a test sees of a command it ran. */

@@ -1,4 +1,51 @@
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync } from "node:fs";
+import {
+  closeSync,
+  type Dirent,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+} from "node:fs";
+import path from "node:path";
+import { isInside, isInsideAny } from "../paths.js";
+import { pathState } from "./path-state.js";
+
+/** Folders under the home directory where agents and container engines keep their sockets. */
+const HOME_SOCKET_FOLDERS = [".ssh", ".gnupg", ".docker", ".docker/run", ".docker/desktop"];
+/** Trees the bubblewrap sandbox replaces with empty ones, so their sockets are out of reach. */
+export const HIDDEN_TREES: readonly string[] = ["/tmp", "/run", "/var/run", "/dev"];
+
+/**
+ * The Unix sockets a confined command could otherwise connect to, sorted: `workspaceSockets` (the
+ * walk's), every socket bound in a network namespace this process sees ({@link boundUnixSockets},
+ * read afresh on every call) and the host's agent and container sockets, outside the trees the
+ * sandbox hides anyway ({@link HIDDEN_TREES}) and the hidden folders (a mask could not be made
+ * there). A read-only mount does not stop `connect()`, so each is masked.
+ */
+export function hostSockets({
+  root,
+  workspaceSockets,
+  hiddenPaths,
+  hostEnvironment,
+}: {
+  root: string;
+  workspaceSockets: readonly string[];
+  /** The paths commands cannot read (`hiddenReads`). */
+  hiddenPaths: readonly { path: string; state: string }[];
+  hostEnvironment: Readonly<Record<string, string | undefined>>;
+}): string[] {
+  const hiddenFolders = new Set(
+    hiddenPaths.filter(({ state }) => state === "folder").map(({ path: folder }) => folder),
+  );
+  return [
+    ...workspaceSockets,
+    ...hostSocketsOutside({ root, hostEnvironment, bound: boundUnixSockets() }),
+  ]
+    .filter((socket) => !isInsideAny(hiddenFolders, socket))
+    .sort();
+}
 
 /**
  * The absolute paths of the Unix sockets bound in every network namespace this process can see,
@@ -85,4 +132,54 @@ function tableStart(table: string): string | undefined {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+function hostSocketsOutside({
+  root,
+  hostEnvironment,
+  bound,
+}: {
+  root: string;
+  hostEnvironment: Readonly<Record<string, string | undefined>>;
+  /** The sockets bound in the host's network namespace now (`boundUnixSockets`). */
+  bound: readonly string[];
+}): string[] {
+  // Every socket bound in the host's network namespace when the command starts, wherever it
+  // lives (a daemon's socket in /var/tmp or under a home), besides the ones named by variables.
+  const candidates = new Set<string>(bound);
+  const named = [
+    hostEnvironment.SSH_AUTH_SOCK,
+    hostEnvironment.DOCKER_HOST?.replace(/^unix:\/\//, ""),
+  ];
+  for (const value of named) {
+    if (value?.startsWith("/")) candidates.add(value);
+  }
+  const home = hostEnvironment.HOME;
+  if (home?.startsWith("/")) {
+    for (const folder of HOME_SOCKET_FOLDERS) {
+      const directory = path.join(home, folder);
+      let entries: Dirent[] = [];
+      try {
+        entries = readdirSync(directory, { withFileTypes: true });
+      } catch {
+        // Missing, or not ours to list.
+      }
+      for (const entry of entries) {
+        if (entry.isSocket()) candidates.add(path.join(directory, entry.name));
+      }
+    }
+  }
+  const sockets: string[] = [];
+  for (const candidate of candidates) {
+    let real: string;
+    try {
+      real = realpathSync.native(candidate);
+    } catch {
+      continue;
+    }
+    if (pathState(real) !== "other") continue;
+    if (isInside(root, real) || HIDDEN_TREES.some((tree) => isInside(tree, real))) continue;
+    sockets.push(real);
+  }
+  return sockets;
 }

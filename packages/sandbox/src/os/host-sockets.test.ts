@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { boundUnixSockets } from "./bound-sockets.js";
+import { boundUnixSockets } from "./host-sockets.js";
 
 describe("boundUnixSockets", () => {
   it("reads the absolute paths of the kernel's table, leaving out abstract, unnamed and relative ones", async () => {
