@@ -15,6 +15,7 @@ import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.j
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
 import { failureNotes } from "./os/failure-notes.js";
+import type { HiddenScope } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/host-facts.js";
 import {
   type CommandWrapper,
@@ -190,7 +191,7 @@ export async function createLocalSandbox({
     gitEntriesSeen = found.gitEntries;
   };
   // The file tools run unconfined on the host: they refuse what commands cannot read.
-  const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
+  const hidden = (scope: HiddenScope) => hiddenWith(commandWrapper, rootReal, mode, scope);
   const prepare = (
     command: string,
     { cwd = "", env = {} }: { cwd?: string; env?: Record<string, string> },

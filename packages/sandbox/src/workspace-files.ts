@@ -17,9 +17,8 @@ import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
-import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
+import { type HiddenPaths, refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
 import { refuseGitDirectoryWrite } from "./os/git-layout.js";
-import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
@@ -44,9 +43,10 @@ export interface ReadWorkspaceFileOptions {
   maxBytes?: number | undefined;
   /**
    * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. Asked once
-   * per read, and judged on the real path of the file opened.
+   * per read in the workspace scope (in the host scope too for a file of several names), and
+   * judged on the real path of the file opened.
    */
-  hidden: () => readonly HiddenPath[];
+  hidden: HiddenPaths;
   /** What is protected in the workspace now; asked only for a hidden file, to name both rules. */
   protection: () => Promise<WorkspaceProtection>;
 }
@@ -70,10 +70,9 @@ export async function readWorkspaceFile({
   const shown = String(filePath);
   const limit = maxBytes === undefined ? maxFileBytes : Math.min(maxFileBytes, maxBytes);
   const whose = limit < maxFileBytes ? "the caller asked for at most" : "this sandbox reads";
-  const hiddenPaths = hidden();
   const { fd, walked } = openWorkspaceFile(root, filePath);
   try {
-    await refuseHiddenRead({ root, fd, walked, shown, hidden: hiddenPaths, protection });
+    await refuseHiddenRead({ root, fd, walked, shown, hidden, protection });
     const info = fstatSync(fd);
     if (info.isDirectory()) {
       throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${shown} (list it instead)`);
@@ -218,9 +217,10 @@ export interface WriteWorkspaceFileOptions {
   protection: () => Promise<WorkspaceProtection>;
   /**
    * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. A write at
-   * or under one is refused (`HIDDEN_PATH`), judged on the real path of the folder held.
+   * or under one is refused (`HIDDEN_PATH`), judged on the real path of the folder held (in the
+   * workspace scope, all that can apply to it).
    */
-  hidden: () => readonly HiddenPath[];
+  hidden: HiddenPaths;
 }
 
 /**
@@ -246,7 +246,7 @@ export async function writeWorkspaceFile({
     throw new ToolError("READ_ONLY", `the read-only sandbox refuses writes: ${shown}`);
   }
   const policy = mode === "danger-full-access" ? undefined : await protection();
-  const hiddenPaths = hidden();
+  const hiddenPaths = hidden("workspace");
   const refuseHidden = (located: Located) => refuseHiddenWrite(root, located, shown, hiddenPaths);
   // Judge the path before anything is made for it, then again on the walk that makes its folders.
   const probe = locate(root, filePath);

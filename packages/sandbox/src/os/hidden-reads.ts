@@ -26,6 +26,15 @@ export interface HiddenPath {
   rule: string;
 }
 
+/**
+ * Which hidden paths to find: every one (`"host"`: what commands are confined by), or only those
+ * that can apply to a path in the workspace (`"workspace"`: at, inside or holding the root), which
+ * is all the host-side file tools need, since they judge real paths of workspace files. The same
+ * rules either way; the narrow scope only skips the search of system folders that do not meet the
+ * workspace, the most of the broad one's cost.
+ */
+export type HiddenScope = "host" | "workspace";
+
 /** What a command may not read, besides the defaults, and what it may read back. */
 export interface ReadPolicy {
   /**
@@ -88,6 +97,8 @@ function userDatabaseHome(): string {
  *
  * A hidden path inside the workspace `root` (a real path) is hidden there too; a workspace that
  * lies inside an existing hidden path is refused (`UNSUPPORTED`): commands could not run in it.
+ * With `scope: "workspace"`, only the hidden paths at, inside or holding `root` (see
+ * {@link HiddenScope}).
  */
 export function hiddenReads({
   root,
@@ -96,12 +107,15 @@ export function hiddenReads({
   credentialHomes,
   hostEnvironment = process.env,
   userDatabase = "/etc/passwd",
+  scope = "host",
 }: ReadPolicy & {
   root: string;
   /** For `HOME`, a default credential home. @default process.env */
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
   /** The user database, in `/etc/passwd` form, whose homes a root caller hides. @default "/etc/passwd" */
   userDatabase?: string;
+  /** @default "host" */
+  scope?: HiddenScope;
 }): HiddenPath[] {
   const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
   const candidates = new Map<string, string>();
@@ -113,7 +127,7 @@ export function hiddenReads({
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
     candidates.set(name, `it holds ${why} of another user`);
   }
-  for (const { name, why } of systemSecrets(root, homes)) candidates.set(name, why);
+  for (const { name, why } of systemSecrets(root, homes, scope)) candidates.set(name, why);
   for (const hidden of hideReads) {
     candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
   }
@@ -164,7 +178,9 @@ export function hiddenReads({
     if (real !== candidate) hidden.push({ path: candidate, state: "link", rule });
     hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
   }
-  return outermostOnly(hidden);
+  const outermost = outermostOnly(hidden);
+  // One that held the root was refused above: what is left of the workspace's lies inside it.
+  return scope === "host" ? outermost : outermost.filter((each) => isInside(root, each.path));
 }
 
 /**
@@ -254,9 +270,15 @@ const MAX_SECRET_ENTRIES = 20_000;
  * `/etc/ssl/private`, the SSH host keys, `/etc/sudoers`, `/var/lib/docker`, ...) and the caller
  * could read anyway (root, its owner or a member of its group), since the sandbox keeps the
  * caller's uid; but not a folder that holds the workspace `root` or is one of `homes`. A folder
- * found is hidden whole, not searched.
+ * found is hidden whole, not searched. In the `workspace` scope only what meets `root` is looked
+ * at (what holds it or lies inside it; the entries found are real paths), so a workspace outside
+ * the searched folders costs no search at all.
  */
-function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[] {
+function systemSecrets(
+  root: string,
+  homes: readonly string[],
+  scope: HiddenScope,
+): ProtectedEntry[] {
   const uid = process.getuid?.();
   const groups = new Set(process.getgroups?.() ?? []);
   const secrets: ProtectedEntry[] = [];
@@ -272,6 +294,9 @@ function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[]
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
       if (NOT_SEARCHED.has(entryPath) || entry.isSymbolicLink()) continue;
+      if (scope === "workspace" && !isInside(entryPath, root) && !isInside(root, entryPath)) {
+        continue;
+      }
       let info: Stats | undefined;
       try {
         info = lstatOr(entryPath);
@@ -297,6 +322,8 @@ function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[]
       }
     }
   };
-  for (const { folder, depth } of SECRET_SEARCH) search(folder, depth);
+  for (const { folder, depth } of SECRET_SEARCH) {
+    if (scope === "host" || isInside(folder, root) || isInside(root, folder)) search(folder, depth);
+  }
   return secrets;
 }
