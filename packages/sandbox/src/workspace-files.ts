@@ -8,6 +8,7 @@ import {
   lstatSync,
   openSync,
   read,
+  readSync,
   renameSync,
   type Stats,
   unlinkSync,
@@ -148,7 +149,16 @@ export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string
   }
 }
 
-/** `pread` of `length` bytes at `position` into `buffer` from `offset`, on the thread pool. */
+/**
+ * The most bytes read synchronously: a read of a small file takes microseconds, less than the trip
+ * through libuv's thread pool a larger one is worth (it does not stall the event loop).
+ */
+const SYNCHRONOUS_READ_BYTES = 64 * 1024;
+
+/**
+ * `pread` of `length` bytes at `position` into `buffer` from `offset`: on the thread pool, but
+ * synchronously for at most {@link SYNCHRONOUS_READ_BYTES}.
+ */
 function readAt(
   fd: number,
   buffer: Buffer,
@@ -156,6 +166,9 @@ function readAt(
   length: number,
   position: number,
 ): Promise<number> {
+  if (length <= SYNCHRONOUS_READ_BYTES) {
+    return Promise.resolve(readSync(fd, buffer, offset, length, position));
+  }
   return new Promise((resolve, reject) => {
     read(fd, buffer, offset, length, position, (error, bytesRead) => {
       if (error) reject(error);

@@ -154,14 +154,26 @@ export function hiddenReads({
   }
 
   const hidden: HiddenPath[] = [];
+  // Most candidates are missing, many in the same folder: each folder is resolved once per call.
+  const realFolders = new Map<string, string>();
+  const realFolder = (folder: string) => {
+    let real = realFolders.get(folder);
+    if (real === undefined) {
+      real = realpathOr(folder);
+      realFolders.set(folder, real);
+    }
+    return real;
+  };
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
-    const real = realpathOr(candidate);
-    const info = statOr(real);
+    // Nothing there (the most common answer) is one failed lstat.
+    const present = entryExists(candidate);
+    const real = present ? realpathOr(candidate) : candidate;
+    const info = present ? statOr(real) : undefined;
     if (info === undefined) {
       hidden.push({ path: candidate, state: "missing", rule });
       // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
-      const parent = realpathOr(path.dirname(candidate));
+      const parent = realFolder(path.dirname(candidate));
       const underTarget = path.join(parent, path.basename(candidate));
       if (underTarget !== candidate) hidden.push({ path: underTarget, state: "missing", rule });
       continue;
@@ -226,7 +238,8 @@ export function hiddenPathError(
  * The credential stores present in the other homes of `userDatabase` (`/etc/passwd` form) when
  * pleach runs as root, whose commands read every user's files. A home counts when it is a folder
  * its user owns, as a system account's `/bin` or `/usr/sbin` is not. Only the stores there now are
- * listed, at one `lstat` each: a missing one would cost every command a failed lookup per home.
+ * listed: a missing one would cost every command a failed lookup per home. One listing of the home
+ * says which are there (a store deeper down, `.config/gh`, is looked up when its first folder is).
  */
 function otherUsersStores(ownHomes: readonly string[], userDatabase: string): ProtectedEntry[] {
   if (process.getuid?.() !== 0) return [];
@@ -236,12 +249,26 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
     if (ownHomes.includes(folder)) continue;
     const info = statOr(folder);
     if (info?.isDirectory() !== true || info.uid !== uid) continue;
+    const names = namesIn(folder);
     for (const { name, why } of CREDENTIAL_STORES) {
       const store = path.join(folder, name);
-      if (entryExists(store)) stores.push({ name: store, why });
+      const slash = name.indexOf("/");
+      const listed = names?.has(slash === -1 ? name : name.slice(0, slash));
+      if (listed === false) continue;
+      if ((listed === true && slash === -1) || entryExists(store))
+        stores.push({ name: store, why });
     }
   }
   return stores;
+}
+
+/** The names in `folder`, or `undefined` when it cannot be listed. */
+function namesIn(folder: string): Set<string> | undefined {
+  try {
+    return new Set(readdirSync(folder));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
