@@ -119,9 +119,14 @@ export function hiddenReads({
 }): HiddenPath[] {
   const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
   const candidates = new Map<string, string>();
+  // Candidates a listing of their home showed missing: most are, and a listing is one lookup.
+  const absent = new Set<string>();
   for (const home of homes) {
+    const names = namesIn(home);
     for (const { name, why } of CREDENTIAL_STORES) {
-      candidates.set(path.resolve(home, name), `it holds ${why}`);
+      const candidate = path.resolve(home, name);
+      candidates.set(candidate, `it holds ${why}`);
+      if (names !== undefined && !names.has(firstSegment(name))) absent.add(candidate);
     }
   }
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
@@ -166,8 +171,7 @@ export function hiddenReads({
   };
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
-    // Nothing there (the most common answer) is one failed lstat.
-    const present = entryExists(candidate);
+    const present = !absent.has(candidate) && entryExists(candidate);
     const real = present ? realpathOr(candidate) : candidate;
     const info = present ? statOr(real) : undefined;
     if (info === undefined) {
@@ -251,15 +255,21 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
     if (info?.isDirectory() !== true || info.uid !== uid) continue;
     const names = namesIn(folder);
     for (const { name, why } of CREDENTIAL_STORES) {
-      const store = path.join(folder, name);
-      const slash = name.indexOf("/");
-      const listed = names?.has(slash === -1 ? name : name.slice(0, slash));
+      const listed = names?.has(firstSegment(name));
       if (listed === false) continue;
-      if ((listed === true && slash === -1) || entryExists(store))
+      const store = path.join(folder, name);
+      if ((listed === true && !name.includes("/")) || entryExists(store)) {
         stores.push({ name: store, why });
+      }
     }
   }
   return stores;
+}
+
+/** The first folder of the relative path `name` (`.config` of `.config/gh`), or `name` itself. */
+function firstSegment(name: string): string {
+  const slash = name.indexOf("/");
+  return slash === -1 ? name : name.slice(0, slash);
 }
 
 /** The names in `folder`, or `undefined` when it cannot be listed. */
