@@ -13,6 +13,7 @@ import {
   type Stats,
   unlinkSync,
   write,
+  writeSync,
 } from "node:fs";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -150,14 +151,14 @@ export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string
 }
 
 /**
- * The most bytes read synchronously: a read of a small file takes microseconds, less than the trip
- * through libuv's thread pool a larger one is worth (it does not stall the event loop).
+ * The most bytes read or written synchronously: a small file's takes microseconds, less than the
+ * trip through libuv's thread pool that a larger one is worth (it does not stall the event loop).
  */
-const SYNCHRONOUS_READ_BYTES = 64 * 1024;
+const SYNCHRONOUS_IO_BYTES = 64 * 1024;
 
 /**
  * `pread` of `length` bytes at `position` into `buffer` from `offset`: on the thread pool, but
- * synchronously for at most {@link SYNCHRONOUS_READ_BYTES}.
+ * synchronously for at most {@link SYNCHRONOUS_IO_BYTES}.
  */
 function readAt(
   fd: number,
@@ -166,7 +167,7 @@ function readAt(
   length: number,
   position: number,
 ): Promise<number> {
-  if (length <= SYNCHRONOUS_READ_BYTES) {
+  if (length <= SYNCHRONOUS_IO_BYTES) {
     return Promise.resolve(readSync(fd, buffer, offset, length, position));
   }
   return new Promise((resolve, reject) => {
@@ -392,9 +393,16 @@ function leadingBytes(text: string, limit: number): string {
   return text.slice(0, end);
 }
 
-/** Write all of `bytes` to `fd`, off the event loop. */
+/**
+ * Write all of `bytes` to `fd`, off the event loop (synchronously for at most
+ * {@link SYNCHRONOUS_IO_BYTES}, as a read).
+ */
 async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
   let offset = 0;
+  if (bytes.length <= SYNCHRONOUS_IO_BYTES) {
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    return;
+  }
   while (offset < bytes.length) {
     offset += await new Promise<number>((resolve, reject) => {
       write(fd, bytes, offset, bytes.length - offset, null, (error, written) => {
