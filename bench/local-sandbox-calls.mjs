@@ -113,6 +113,12 @@ async function firstCall(href, root) {
   return Number(out);
 }
 
+/** `items` from the one at `by` (modulo their number) on, then the ones before it. */
+const rotated = (items, by) => {
+  const at = by % items.length;
+  return [...items.slice(at), ...items.slice(0, at)];
+};
+
 const rows = [];
 function report(name, values, against) {
   const value = median(values);
@@ -152,12 +158,13 @@ try {
             .ms,
         );
       }
-      for (const { name, client } of clients) {
+      // Each run starts with another build, so that none always comes first after find.
+      for (const { name, client } of rotated(clients, run * 2)) {
         await sleep(idleMs);
         samples.get(name).push(await timedExec(client));
       }
       if (folders > 0 && run < 3) {
-        for (const build of loaded)
+        for (const build of rotated(loaded, run))
           firsts.get(`${label} ${build.label} first call`).push(await firstCall(build.href, root));
       }
     }

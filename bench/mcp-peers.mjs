@@ -5,6 +5,9 @@
 // server is installed from npm into a cache folder on first run.
 //
 // Run by hand after building: `npx tsc -b && node bench/mcp-peers.mjs [calls]`.
+// PLEACH_BUILDS="before=/path/to/packages/cli/bin/pleach.js,..." adds the same calls to other
+// builds' servers, interleaved with this one's (each edits a copy of its own), so that a
+// before/after comparison shares the machine's load.
 // Targets (issue 28): read and edit within 1.5x of the filesystem server's median, list within 5x.
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -20,6 +23,10 @@ const WARMUP = 10;
 const FILESYSTEM_SERVER = "@modelcontextprotocol/server-filesystem@2026.8.31";
 const CHECKOUT = "webpack@5.113.0";
 const launcher = new URL("../packages/cli/bin/pleach.js", import.meta.url).pathname;
+const otherBuilds = (process.env.PLEACH_BUILDS ?? "")
+  .split(",")
+  .filter(Boolean)
+  .map((each) => each.split("="));
 const cache = path.join(os.tmpdir(), "pleach-bench-peers");
 
 /** Install `spec` into the cache (once) and return its folder. */
@@ -90,6 +97,15 @@ try {
   const pleach = await connect(process.execPath, [launcher, "mcp", "--workspace", root]);
   const filesystem = await connect(process.execPath, [filesystemServer, root]);
   clients.push(pleach, filesystem);
+  // Each other build: its server, and a copy of the file to edit of its own.
+  const others = [];
+  for (const [label, otherLauncher] of otherBuilds) {
+    const client = await connect(process.execPath, [otherLauncher, "mcp", "--workspace", root]);
+    clients.push(client);
+    const copy = `${editTarget}.${label}.js`;
+    await copyFile(path.join(root, editTarget), path.join(root, copy));
+    others.push({ label, client, editTarget: copy });
+  }
 
   // Each case: the pleach call and the filesystem server's call for the same work.
   const cases = [
@@ -103,10 +119,10 @@ try {
       name: `edit_file one line of ${editTarget}`,
       target: 1.5,
       // Back and forth, so that every call finds its text.
-      pleach: (call) => ({
+      pleach: (call, target = editTarget) => ({
         name: "edit_file",
         arguments: {
-          path: editTarget,
+          path: target,
           old: call % 2 === 0 ? line : `${line} `,
           new: call % 2 === 0 ? `${line} ` : line,
         },
@@ -137,13 +153,19 @@ try {
   );
   let met = true;
   for (const each of cases) {
-    const times = { pleach: [], peer: [] };
+    const times = { pleach: [], peer: [], ...Object.fromEntries(others.map((o) => [o.label, []])) };
+    const callers = [
+      ["pleach", pleach, (call) => each.pleach(call)],
+      ["peer", filesystem, (call) => each.peer(call)],
+      ...others.map((other) => [
+        other.label,
+        other.client,
+        (call) => each.pleach(call, other.editTarget),
+      ]),
+    ];
     for (let call = 0; call < WARMUP + CALLS; call += 1) {
-      for (const [who, client] of [
-        ["pleach", pleach],
-        ["peer", filesystem],
-      ]) {
-        const request = each[who](call);
+      for (const [who, client, make] of callers) {
+        const request = make(call);
         const started = performance.now();
         const result = await client.callTool(request);
         const ms = performance.now() - started;
@@ -158,6 +180,12 @@ try {
     console.log(
       `  ${each.name.padEnd(62)} pleach ${median(times.pleach).toFixed(2)} ms  filesystem ${median(times.peer).toFixed(2)} ms  ratio ${ratio.toFixed(2)}x (target <= ${each.target}x)`,
     );
+    for (const { label } of others) {
+      const other = median(times[label]);
+      console.log(
+        `  ${"".padEnd(62)} ${label} ${other.toFixed(2)} ms  ratio ${(other / median(times.peer)).toFixed(2)}x`,
+      );
+    }
   }
   console.log(met ? "all targets met" : "some targets missed");
 } finally {

@@ -1,7 +1,12 @@
 import { fstatSync } from "node:fs";
 import path from "node:path";
 import { type Located, openedPath } from "./beneath.js";
-import { type HiddenPath, hiddenPathError, hiddenPathOf } from "./os/hidden-reads.js";
+import {
+  type HiddenPath,
+  type HiddenScope,
+  hiddenPathError,
+  hiddenPathOf,
+} from "./os/hidden-reads.js";
 import { statOr } from "./os/path-state.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { isInside } from "./paths.js";
@@ -10,13 +15,19 @@ import type { WorkspaceRoot } from "./workspace-root.js";
 /**
  * The read policy on the host side: the file tools run unconfined, so they refuse what commands
  * cannot read (`hiddenReads`), judged on the real path of what the race-free walk holds open
- * (`/proc/self/fd` on Linux), never on the name the caller gave.
+ * (`/proc/self/fd` on Linux), never on the name the caller gave. That path lies in the workspace,
+ * so the hidden paths that can apply to it (the `workspace` scope) are all they need, but for
+ * another name of a file: a hard link can name a hidden file from anywhere.
  */
+
+/** What the read policy hides, in the scope asked for (`hiddenWith`). */
+export type HiddenPaths = (scope: HiddenScope) => readonly HiddenPath[];
 
 /**
  * Throw `HIDDEN_PATH` when the file open as `fd` (walked as `walked`) lies at or under one of
- * `hidden`, or is another name of a hidden file; `PROTECTED_PATH` naming both rules when the
- * protection policy covers it too.
+ * `hidden` (the workspace scope's), or is another name of a hidden file (asked for in the host
+ * scope only then: a file of more than one name is rare); `PROTECTED_PATH` naming both rules when
+ * the protection policy covers it too.
  */
 export async function refuseHiddenRead({
   root,
@@ -31,11 +42,11 @@ export async function refuseHiddenRead({
   walked: string;
   /** The path as the caller wrote it. */
   shown: string;
-  hidden: readonly HiddenPath[];
+  hidden: HiddenPaths;
   protection: () => Promise<WorkspaceProtection>;
 }): Promise<void> {
   const opened = openedPath(fd, walked);
-  const covering = hiddenPathOf(hidden, [opened]) ?? hardLinkedFile(fd, hidden);
+  const covering = hiddenPathOf(hidden("workspace"), [opened]) ?? hardLinkedFile(fd, hidden);
   if (covering === undefined) return;
   throw hiddenPathError(shown, covering, "read", await protectedRule(root, opened, protection));
 }
@@ -44,10 +55,10 @@ export async function refuseHiddenRead({
  * The hidden file that the file open as `fd` is another name of (a hard link: `ln .pgpass
  * notes.txt` in a home that is the workspace), when it has more than one name.
  */
-function hardLinkedFile(fd: number, hidden: readonly HiddenPath[]): HiddenPath | undefined {
+function hardLinkedFile(fd: number, hidden: HiddenPaths): HiddenPath | undefined {
   const opened = fstatSync(fd);
   if (opened.nlink < 2 || !opened.isFile()) return undefined;
-  return hidden.find((each) => {
+  return hidden("host").find((each) => {
     if (each.state !== "file") return false;
     const info = statOr(each.path);
     return info?.dev === opened.dev && info.ino === opened.ino;
@@ -56,7 +67,8 @@ function hardLinkedFile(fd: number, hidden: readonly HiddenPath[]): HiddenPath |
 
 /**
  * Throw `HIDDEN_PATH` when the target of `located` (its held folder's real path, then the names
- * below it) lies at or under one of `hidden`.
+ * below it) lies at or under one of `hidden` (the workspace scope's: a write replaces the file
+ * rather than write through another name of it).
  */
 export function refuseHiddenWrite(
   root: WorkspaceRoot,

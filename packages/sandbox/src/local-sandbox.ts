@@ -17,6 +17,7 @@ import { checkCommandLength } from "./os/command-text.js";
 import { type CommandWrapper, hiddenWith, protectionWith } from "./os/command-wrapper.js";
 import { createCommandWrapper } from "./os/create-command-wrapper.js";
 import { failureNotes } from "./os/failure-notes.js";
+import type { HiddenScope } from "./os/hidden-reads.js";
 import { removeIdlePlaceholders } from "./os/placeholders.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { runWarm } from "./os/session-run.js";
@@ -187,7 +188,7 @@ export async function createLocalSandbox({
     gitEntriesSeen = found.gitEntries;
   };
   // The file tools run unconfined on the host: they refuse what commands cannot read.
-  const hidden = () => hiddenWith(commandWrapper, rootReal, mode);
+  const hidden = (scope: HiddenScope) => hiddenWith(commandWrapper, rootReal, mode, scope);
   const prepare = (
     command: string,
     { cwd = "", env = {} }: { cwd?: string; env?: Record<string, string> },

@@ -104,6 +104,19 @@ describe("the file tools refuse what the read policy hides", () => {
     expect(await client.readFile("b.txt")).toBe("plain\n");
   });
 
+  it("refuses a hard link in the workspace to a hidden file outside it, and writes a new file over it", async () => {
+    const root = await useTempDir();
+    const secret = path.join(await useTempDir(), "secrets.env");
+    await writeFile(secret, "TOKEN=SECRET\n");
+    await link(secret, path.join(root, "notes.txt"));
+    const client = await createLocalSandbox({ root, hideReads: [secret] });
+    await expect(client.readFile("notes.txt")).rejects.toEqual(hiddenPath(secret, "read"));
+    // A write replaces the name with a file of its own: the hidden file is left as it was.
+    await client.writeFile("notes.txt", "mine\n");
+    expect(await client.readFile("notes.txt")).toBe("mine\n");
+    expect(await readFile(secret, "utf8")).toBe("TOKEN=SECRET\n");
+  });
+
   it("gives it back with allowReads, and hides nothing in danger-full-access", async () => {
     const root = await useTempDir();
     const secret = path.join(root, "secrets.env");

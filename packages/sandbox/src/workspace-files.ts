@@ -8,18 +8,19 @@ import {
   lstatSync,
   openSync,
   read,
+  readSync,
   renameSync,
   type Stats,
   unlinkSync,
   write,
+  writeSync,
 } from "node:fs";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
-import { refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
+import { type HiddenPaths, refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
 import { refuseGitDirectoryWrite } from "./os/git-layout.js";
-import type { HiddenPath } from "./os/hidden-reads.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
@@ -44,9 +45,10 @@ export interface ReadWorkspaceFileOptions {
   maxBytes?: number | undefined;
   /**
    * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. Asked once
-   * per read, and judged on the real path of the file opened.
+   * per read in the workspace scope (in the host scope too for a file of several names), and
+   * judged on the real path of the file opened.
    */
-  hidden: () => readonly HiddenPath[];
+  hidden: HiddenPaths;
   /** What is protected in the workspace now; asked only for a hidden file, to name both rules. */
   protection: () => Promise<WorkspaceProtection>;
 }
@@ -70,10 +72,9 @@ export async function readWorkspaceFile({
   const shown = String(filePath);
   const limit = maxBytes === undefined ? maxFileBytes : Math.min(maxFileBytes, maxBytes);
   const whose = limit < maxFileBytes ? "the caller asked for at most" : "this sandbox reads";
-  const hiddenPaths = hidden();
   const { fd, walked } = openWorkspaceFile(root, filePath);
   try {
-    await refuseHiddenRead({ root, fd, walked, shown, hidden: hiddenPaths, protection });
+    await refuseHiddenRead({ root, fd, walked, shown, hidden, protection });
     const info = fstatSync(fd);
     if (info.isDirectory()) {
       throw new ToolError("NOT_A_FILE", `is a folder, not a file: ${shown} (list it instead)`);
@@ -149,7 +150,16 @@ export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string
   }
 }
 
-/** `pread` of `length` bytes at `position` into `buffer` from `offset`, on the thread pool. */
+/**
+ * The most bytes read or written synchronously: a small file's takes microseconds, less than the
+ * trip through libuv's thread pool that a larger one is worth (it does not stall the event loop).
+ */
+const SYNCHRONOUS_IO_BYTES = 64 * 1024;
+
+/**
+ * `pread` of `length` bytes at `position` into `buffer` from `offset`: on the thread pool, but
+ * synchronously for at most {@link SYNCHRONOUS_IO_BYTES}.
+ */
 function readAt(
   fd: number,
   buffer: Buffer,
@@ -157,6 +167,9 @@ function readAt(
   length: number,
   position: number,
 ): Promise<number> {
+  if (length <= SYNCHRONOUS_IO_BYTES) {
+    return Promise.resolve(readSync(fd, buffer, offset, length, position));
+  }
   return new Promise((resolve, reject) => {
     read(fd, buffer, offset, length, position, (error, bytesRead) => {
       if (error) reject(error);
@@ -218,9 +231,10 @@ export interface WriteWorkspaceFileOptions {
   protection: () => Promise<WorkspaceProtection>;
   /**
    * What the sandbox's read policy hides (`hiddenReads`): none in `danger-full-access`. A write at
-   * or under one is refused (`HIDDEN_PATH`), judged on the real path of the folder held.
+   * or under one is refused (`HIDDEN_PATH`), judged on the real path of the folder held (in the
+   * workspace scope, all that can apply to it).
    */
-  hidden: () => readonly HiddenPath[];
+  hidden: HiddenPaths;
 }
 
 /**
@@ -246,7 +260,7 @@ export async function writeWorkspaceFile({
     throw new ToolError("READ_ONLY", `the read-only sandbox refuses writes: ${shown}`);
   }
   const policy = mode === "danger-full-access" ? undefined : await protection();
-  const hiddenPaths = hidden();
+  const hiddenPaths = hidden("workspace");
   const refuseHidden = (located: Located) => refuseHiddenWrite(root, located, shown, hiddenPaths);
   // Judge the path before anything is made for it, then again on the walk that makes its folders.
   const probe = locate(root, filePath);
@@ -379,9 +393,16 @@ function leadingBytes(text: string, limit: number): string {
   return text.slice(0, end);
 }
 
-/** Write all of `bytes` to `fd`, off the event loop. */
+/**
+ * Write all of `bytes` to `fd`, off the event loop (synchronously for at most
+ * {@link SYNCHRONOUS_IO_BYTES}, as a read).
+ */
 async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
   let offset = 0;
+  if (bytes.length <= SYNCHRONOUS_IO_BYTES) {
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    return;
+  }
   while (offset < bytes.length) {
     offset += await new Promise<number>((resolve, reject) => {
       write(fd, bytes, offset, bytes.length - offset, null, (error, written) => {

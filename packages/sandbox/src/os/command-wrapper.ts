@@ -2,7 +2,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkAccess } from "../network/domain-rules.js";
 import type { ProxyRequest } from "../network/proxy-log.js";
 import type { FailurePolicy } from "./failure-notes.js";
-import { type HiddenPath, hiddenReads } from "./hidden-reads.js";
+import { type HiddenPath, type HiddenScope, hiddenReads } from "./hidden-reads.js";
 import { currentProtection, type HostFactsCache, sharedHostFactsCache } from "./host-facts.js";
 import type { WorkspaceProtection } from "./protection.js";
 import type { SessionCommand } from "./session-processes.js";
@@ -149,10 +149,11 @@ export interface CommandWrapper {
   /**
    * What commands in `read-only` and `workspace-write` cannot read, for the workspace `root` (a
    * real path), by the wrapper's read policy: what host-side readers and writers (the file tools,
-   * the server's file route) refuse outside `danger-full-access`. Optional: without it they use
+   * the server's file route) refuse outside `danger-full-access`; in the `workspace` scope only
+   * those that can apply to a path in it (see {@link HiddenScope}). Optional: without it they use
    * {@link hiddenReads}'s defaults.
    */
-  hiddenReads?(root: string): HiddenPath[];
+  hiddenReads?(root: string, scope?: HiddenScope): HiddenPath[];
 }
 
 /**
@@ -167,13 +168,18 @@ export function protectionWith(
 }
 
 /**
- * What `wrapper` hides from commands in `mode` in the workspace `root` now
+ * What `wrapper` hides from commands in `mode` in the workspace `root` now, in `scope`
  * ({@link CommandWrapper.hiddenReads}, or the default read policy when the wrapper does not say):
  * nothing in `danger-full-access`.
  */
-export function hiddenWith(wrapper: CommandWrapper, root: string, mode: SandboxMode): HiddenPath[] {
+export function hiddenWith(
+  wrapper: CommandWrapper,
+  root: string,
+  mode: SandboxMode,
+  scope: HiddenScope,
+): HiddenPath[] {
   if (mode === "danger-full-access") return [];
-  return wrapper.hiddenReads?.(root) ?? hiddenReads({ root });
+  return wrapper.hiddenReads?.(root, scope) ?? hiddenReads({ root, scope });
 }
 
 /** Options of {@link createCommandWrapper}. */

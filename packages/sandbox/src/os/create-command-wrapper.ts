@@ -61,7 +61,7 @@ export function createCommandWrapper({
     backend: chosen,
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
-    hiddenReads: (root) => hiddenReads({ root, hostEnvironment, ...readPolicy }),
+    hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
     repositoriesMadeSince: (root, since) => inertSince(root, since),
     async close() {
       await warmSlots.destroyAll();

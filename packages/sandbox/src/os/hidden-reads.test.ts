@@ -15,6 +15,7 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { isInside } from "../paths.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
 import { defaultCredentialHomes, hiddenReads } from "./hidden-reads.js";
 import { CREDENTIAL_STORES } from "./protected-entries.js";
@@ -118,6 +119,29 @@ describe("hiddenReads", () => {
       expect(byPath.has(path.join(systemFolder, ".ssh"))).toBe(false);
     },
   );
+
+  it("in the workspace scope, finds exactly the hidden paths that meet the workspace", async () => {
+    const home = await fakeHome();
+    await plantCredentials(home);
+    const workspace = await useTempDir();
+    await mkdir(path.join(workspace, "config"));
+    // A store of the home that is a link into the workspace is hidden there, at its target.
+    await symlink(path.join(workspace, "config"), path.join(home, ".kube"));
+    const hideReads = [path.join(workspace, "secrets.env"), path.join(home, "notes.txt")];
+    // The workspace beside the system folders, the home, inside and holding a searched one.
+    for (const root of [workspace, home, "/etc/ssl", "/etc", "/"]) {
+      const policy = { root, credentialHomes: [home], hideReads };
+      const all = hiddenReads({ ...policy, scope: "host" });
+      const meeting = all.filter((entry) => isInside(root, entry.path));
+      expect(hiddenReads({ ...policy, scope: "workspace" }), root).toEqual(meeting);
+    }
+    const inWorkspace = hiddenReads({
+      root: workspace,
+      credentialHomes: [home],
+      scope: "workspace",
+    });
+    expect(inWorkspace.map((entry) => entry.path)).toEqual([path.join(workspace, "config")]);
+  });
 
   it("takes a path under a file, or under a folder it may not search, as missing", async () => {
     const home = await fakeHome();

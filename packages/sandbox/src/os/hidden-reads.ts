@@ -25,6 +25,15 @@ export interface HiddenPath {
   rule: string;
 }
 
+/**
+ * Which hidden paths to find: every one (`"host"`: what commands are confined by), or only those
+ * that can apply to a path in the workspace (`"workspace"`: at, inside or holding the root), which
+ * is all the host-side file tools need, since they judge real paths of workspace files. The same
+ * rules either way; the narrow scope only skips the search of system folders that do not meet the
+ * workspace, the most of the broad one's cost.
+ */
+export type HiddenScope = "host" | "workspace";
+
 /** What a command may not read, besides the defaults, and what it may read back. */
 export interface ReadPolicy {
   /**
@@ -87,6 +96,8 @@ function userDatabaseHome(): string {
  *
  * A hidden path inside the workspace `root` (a real path) is hidden there too; a workspace that
  * lies inside an existing hidden path is refused (`UNSUPPORTED`): commands could not run in it.
+ * With `scope: "workspace"`, only the hidden paths at, inside or holding `root` (see
+ * {@link HiddenScope}).
  */
 export function hiddenReads({
   root,
@@ -95,24 +106,32 @@ export function hiddenReads({
   credentialHomes,
   hostEnvironment = process.env,
   userDatabase = "/etc/passwd",
+  scope = "host",
 }: ReadPolicy & {
   root: string;
   /** For `HOME`, a default credential home. @default process.env */
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
   /** The user database, in `/etc/passwd` form, whose homes a root caller hides. @default "/etc/passwd" */
   userDatabase?: string;
+  /** @default "host" */
+  scope?: HiddenScope;
 }): HiddenPath[] {
   const homes = credentialHomes ?? defaultCredentialHomes(hostEnvironment);
   const candidates = new Map<string, string>();
+  // Candidates a listing of their home showed missing: most are, and a listing is one lookup.
+  const absent = new Set<string>();
   for (const home of homes) {
+    const names = namesIn(home);
     for (const { name, why } of CREDENTIAL_STORES) {
-      candidates.set(path.resolve(home, name), `it holds ${why}`);
+      const candidate = path.resolve(home, name);
+      candidates.set(candidate, `it holds ${why}`);
+      if (names !== undefined && !names.has(firstSegment(name))) absent.add(candidate);
     }
   }
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
     candidates.set(name, `it holds ${why} of another user`);
   }
-  for (const { name, why } of systemSecrets(root, homes)) candidates.set(name, why);
+  for (const { name, why } of systemSecrets(root, homes, scope)) candidates.set(name, why);
   for (const hidden of hideReads) {
     candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
   }
@@ -139,14 +158,25 @@ export function hiddenReads({
   }
 
   const hidden: HiddenPath[] = [];
+  // Most candidates are missing, many in the same folder: each folder is resolved once per call.
+  const realFolders = new Map<string, string>();
+  const realFolder = (folder: string) => {
+    let real = realFolders.get(folder);
+    if (real === undefined) {
+      real = realpathOr(folder);
+      realFolders.set(folder, real);
+    }
+    return real;
+  };
   for (const [candidate, why] of candidates) {
     const rule = `${candidate} is hidden from commands: ${why}`;
-    const real = realpathOr(candidate);
-    const info = statOr(real);
+    const present = !absent.has(candidate) && entryExists(candidate);
+    const real = present ? realpathOr(candidate) : candidate;
+    const info = present ? statOr(real) : undefined;
     if (info === undefined) {
       hidden.push({ path: candidate, state: "missing", rule });
       // A missing path under a linked folder (~/.config -> elsewhere) is matched at its target too.
-      const parent = realpathOr(path.dirname(candidate));
+      const parent = realFolder(path.dirname(candidate));
       const underTarget = path.join(parent, path.basename(candidate));
       if (underTarget !== candidate) hidden.push({ path: underTarget, state: "missing", rule });
       continue;
@@ -163,7 +193,9 @@ export function hiddenReads({
     if (real !== candidate) hidden.push({ path: candidate, state: "link", rule });
     hidden.push({ path: real, state: info.isDirectory() ? "folder" : "file", rule });
   }
-  return outermostOnly(hidden);
+  const outermost = outermostOnly(hidden);
+  // One that held the root was refused above: what is left of the workspace's lies inside it.
+  return scope === "host" ? outermost : outermost.filter((each) => isInside(root, each.path));
 }
 
 /**
@@ -209,7 +241,8 @@ export function hiddenPathError(
  * The credential stores present in the other homes of `userDatabase` (`/etc/passwd` form) when
  * pleach runs as root, whose commands read every user's files. A home counts when it is a folder
  * its user owns, as a system account's `/bin` or `/usr/sbin` is not. Only the stores there now are
- * listed, at one `lstat` each: a missing one would cost every command a failed lookup per home.
+ * listed: a missing one would cost every command a failed lookup per home. One listing of the home
+ * says which are there (a store deeper down, `.config/gh`, is looked up when its first folder is).
  */
 function otherUsersStores(ownHomes: readonly string[], userDatabase: string): ProtectedEntry[] {
   if (process.getuid?.() !== 0) return [];
@@ -219,12 +252,32 @@ function otherUsersStores(ownHomes: readonly string[], userDatabase: string): Pr
     if (ownHomes.includes(folder)) continue;
     const info = statOr(folder);
     if (info?.isDirectory() !== true || info.uid !== uid) continue;
+    const names = namesIn(folder);
     for (const { name, why } of CREDENTIAL_STORES) {
+      const listed = names?.has(firstSegment(name));
+      if (listed === false) continue;
       const store = path.join(folder, name);
-      if (entryExists(store)) stores.push({ name: store, why });
+      if ((listed === true && !name.includes("/")) || entryExists(store)) {
+        stores.push({ name: store, why });
+      }
     }
   }
   return stores;
+}
+
+/** The first folder of the relative path `name` (`.config` of `.config/gh`), or `name` itself. */
+function firstSegment(name: string): string {
+  const slash = name.indexOf("/");
+  return slash === -1 ? name : name.slice(0, slash);
+}
+
+/** The names in `folder`, or `undefined` when it cannot be listed. */
+function namesIn(folder: string): Set<string> | undefined {
+  try {
+    return new Set(readdirSync(folder));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether anything, a link included, is at `target`; `false` when a folder above it is not one. */
@@ -253,9 +306,15 @@ const MAX_SECRET_ENTRIES = 20_000;
  * `/etc/ssl/private`, the SSH host keys, `/etc/sudoers`, `/var/lib/docker`, ...) and the caller
  * could read anyway (root, its owner or a member of its group), since the sandbox keeps the
  * caller's uid; but not a folder that holds the workspace `root` or is one of `homes`. A folder
- * found is hidden whole, not searched.
+ * found is hidden whole, not searched. In the `workspace` scope only what meets `root` is looked
+ * at (what holds it or lies inside it; the entries found are real paths), so a workspace outside
+ * the searched folders costs no search at all.
  */
-function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[] {
+function systemSecrets(
+  root: string,
+  homes: readonly string[],
+  scope: HiddenScope,
+): ProtectedEntry[] {
   const uid = process.getuid?.();
   const groups = new Set(process.getgroups?.() ?? []);
   const secrets: ProtectedEntry[] = [];
@@ -271,6 +330,9 @@ function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[]
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
       if (NOT_SEARCHED.has(entryPath) || entry.isSymbolicLink()) continue;
+      if (scope === "workspace" && !isInside(entryPath, root) && !isInside(root, entryPath)) {
+        continue;
+      }
       let info: Stats | undefined;
       try {
         info = lstatOr(entryPath);
@@ -296,6 +358,8 @@ function systemSecrets(root: string, homes: readonly string[]): ProtectedEntry[]
       }
     }
   };
-  for (const { folder, depth } of SECRET_SEARCH) search(folder, depth);
+  for (const { folder, depth } of SECRET_SEARCH) {
+    if (scope === "host" || isInside(folder, root) || isInside(root, folder)) search(folder, depth);
+  }
   return secrets;
 }

@@ -1,5 +1,6 @@
 import { ToolError } from "@pleach/core";
 import { type CommandWrapper, protectionWith, runApart } from "../os/command-wrapper.js";
+import type { HiddenScope } from "../os/hidden-reads.js";
 
 /** Options of {@link hidePaths}. */
 export interface HidePathsOptions {
@@ -30,7 +31,10 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
       : { protection: (root: string) => protectionWith(wrapper, root) }),
     ...(wrapper.hiddenReads === undefined
       ? {}
-      : { hiddenReads: (root: string) => wrapper.hiddenReads?.(root) ?? [] }),
+      : {
+          hiddenReads: (root: string, scope?: HiddenScope) =>
+            wrapper.hiddenReads?.(root, scope) ?? [],
+        }),
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
       // Unconfined (danger-full-access) commands see the host, deliberately.

@@ -141,7 +141,8 @@ describe.each<SandboxMode>(["workspace-write", "read-only", "danger-full-access"
         mode,
         maxFileBytes: MAX_FILE_BYTES,
         protection: () => currentProtection({ root: raw.root }),
-        hidden: () => hiddenWith(createCommandWrapper({ backend: "none" }), raw.root, mode),
+        hidden: (scope) =>
+          hiddenWith(createCommandWrapper({ backend: "none" }), raw.root, mode, scope),
       });
       return { local, raw, client, files };
     }

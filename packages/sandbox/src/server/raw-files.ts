@@ -1,7 +1,7 @@
 import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
-import type { HiddenPath } from "../os/hidden-reads.js";
+import type { HiddenPaths } from "../hidden-files.js";
 import type { WorkspaceProtection } from "../os/protection.js";
 import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
@@ -31,7 +31,7 @@ export function createRawFiles({
   /** What is protected in the workspace now (the sandbox's command wrapper's policy). */
   protection: () => Promise<WorkspaceProtection>;
   /** What the sandbox's read policy hides (its command wrapper's), none in `danger-full-access`. */
-  hidden: () => readonly HiddenPath[];
+  hidden: HiddenPaths;
 }): RawFiles {
   const nonEmpty = (requested: unknown) => {
     if (requested === "") throw new ToolError("INVALID_PATH", "the path is empty");

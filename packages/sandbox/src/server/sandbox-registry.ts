@@ -191,7 +191,7 @@ export function createSandboxRegistry({
           maxFileBytes,
           // The client's policy: the one commands run under, its session's kept outputs included.
           protection: () => client.protection(),
-          hidden: () => hiddenWith(wrapper, client.root, mode),
+          hidden: (scope) => hiddenWith(wrapper, client.root, mode, scope),
         }),
         limits,
         lastUsed: Date.now(),

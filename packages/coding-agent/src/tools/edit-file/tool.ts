@@ -304,8 +304,11 @@ export function createEditFileTool(
       }
       pieces.push(text.slice(cursor));
       const edited = pieces.join("");
-      const syntax = await syntaxCheck(text, edited);
-      await client.writeFile(path, edited);
+      // The check parses in a worker thread: unless it may refuse the edit, the write goes on
+      // meanwhile.
+      const checked = syntaxCheck(text, edited);
+      if (input.rejectSyntaxErrors === true) await checked;
+      const [syntax] = await Promise.all([checked, client.writeFile(path, edited)]);
       return {
         path,
         action: "edited" as const,
