@@ -1,5 +1,5 @@
-import { TOLERANCE_PHRASES } from "../diff/locate.js";
-import type { TolerantMatch } from "../diff/locate-text.js";
+import type { EditHunkMatch } from "../diff/edit-hunk.js";
+import { placementNotes } from "../diff/placement-notes.js";
 import type { ClosestRegion } from "../shared/closest-region.js";
 import { formatNumberedLines } from "../shared/line-numbers.js";
 import { lineSpan } from "../shared/line-span.js";
@@ -69,14 +69,20 @@ export function describeNoMatch(
   }
 }
 
-/** The line telling the model that a tolerance would locate `old`, or "" when none would. */
-export function describeTolerantMatch(match: TolerantMatch): string {
-  if (match.status === "none" || match.tolerance === "exact") return "";
-  if (match.status === "ambiguous") {
-    const lines = match.lines.slice(0, 10).join(", ");
-    return `Even ${TOLERANCE_PHRASES[match.tolerance]}, it matches several places (starting at lines ${lines}).`;
+/**
+ * The line telling the model what placing `old` with tolerances found, or "" when nothing: with
+ * `tolerant` off (`off`), where it would land; that it looks applied already.
+ */
+export function describeTolerantMatch(match: EditHunkMatch, off: boolean): string {
+  if (match.status === "already-applied") {
+    return `\`new\` already stands at line ${match.line}: the edit may be applied already; read the file to check.`;
   }
-  return `It matches ${lineSpan(match.startLine, match.endLine)} uniquely ${TOLERANCE_PHRASES[match.tolerance]}: copy those lines exactly, or pass \`tolerant: true\` to replace them.`;
+  if (match.status === "placed") {
+    if (!off) return "";
+    const notes = placementNotes(match.report).join("; ");
+    return `With tolerances it fits one place, at line ${match.report.line ?? "?"}${notes === "" ? "" : ` (${notes})`}: copy those lines exactly, or pass \`tolerant: true\` to apply it there.`;
+  }
+  return "";
 }
 
 function quoteRegion(region: ClosestRegion, maxQuotedLines: number): string {

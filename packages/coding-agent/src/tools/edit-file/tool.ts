@@ -1,8 +1,7 @@
 import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
-import { TOLERANCE_PHRASES } from "../diff/locate.js";
-import { locateTolerantly } from "../diff/locate-text.js";
+import { placementNotes } from "../diff/placement-notes.js";
 import { findClosestRegion } from "../shared/closest-region.js";
 import { LineIndex } from "../shared/line-numbers.js";
 import { lineSpan } from "../shared/line-span.js";
@@ -16,7 +15,11 @@ import {
   syntaxErrorNotes,
   syntaxErrorsSchema,
 } from "../syntax/syntax-check.js";
+import { locateEdit } from "./locate-edit.js";
 import { describeAmbiguous, describeNoMatch, describeTolerantMatch } from "./messages.js";
+
+/** Whether an `old` not found exactly is placed with tolerances unless `tolerant` says otherwise. */
+const TOLERANT_BY_DEFAULT = false;
 
 const editSchema = z
   .object({
@@ -123,19 +126,21 @@ export const editFileOutputSchema = z.object({
     .array(
       z.object({
         edit: z.number().int().nonnegative().describe("Index of the edit (0 for `old`/`new`)."),
-        tolerance: z.enum([
-          "line-endings",
-          "trailing-whitespace",
-          "unicode-punctuation",
-          "indentation",
-        ]),
+        tolerance: z
+          .enum(["exact", "line-endings", "trailing-whitespace", "unicode-punctuation", "indentation"])
+          .describe("How loosely the lines that matched were compared."),
         startLine: z.number().int().min(1),
         endLine: z.number().int().min(1),
+        how: z
+          .string()
+          .describe(
+            "What was tolerated, for the model: the comparison, and the slips taken (a line that differs by a small edit, a line left out, content already changed).",
+          ),
       }),
     )
     .optional()
     .describe(
-      "With `tolerant: true`: the edits whose `old` matched only under a tolerance, and where.",
+      "The edits whose `old` was not found exactly and was placed with tolerances, where, and how.",
     ),
   syntaxErrors: syntaxErrorsSchema,
   syntaxCheckUnavailable: syntaxCheckUnavailableSchema,
@@ -222,61 +227,51 @@ export function createEditFileTool(
       };
 
       const tolerances: NonNullable<EditFileOutput["tolerances"]> = [];
+      const tolerant = input.tolerant ?? TOLERANT_BY_DEFAULT;
       const located: Located[] = edits.map((edit, index) => {
-        const occurrences = findOccurrences(text, edit.old, 1_000);
-        const [first] = occurrences;
-        if (first === undefined) {
-          const tolerant = locateTolerantly(text, edit.old, edit.new);
-          if (
-            input.tolerant === true &&
-            tolerant.status === "unique" &&
-            tolerant.tolerance !== "exact"
-          ) {
+        const location = locateEdit(text, edit, { tolerant });
+        if (location.status === "found") {
+          const { start, end, replacement, tolerated } = location;
+          if (tolerated !== undefined) {
             tolerances.push({
               edit: index,
-              tolerance: tolerant.tolerance,
-              startLine: tolerant.startLine,
-              endLine: tolerant.endLine,
+              tolerance: tolerated.tolerance ?? "exact",
+              startLine: lineAt(start),
+              endLine: lineAt(Math.max(start, end - 1)),
+              how: placementNotes(tolerated).join("; "),
             });
-            return {
-              index,
-              start: tolerant.start,
-              end: tolerant.end,
-              replacement: tolerant.replacement,
-            };
           }
-          const region = findClosestRegion(text, edit.old, { maxComparisons });
-          const message = [
-            describeNoMatch(path, edit.old, text, region, maxQuotedLines),
-            describeTolerantMatch(tolerant),
-          ]
-            .filter((part) => part !== "")
-            .join("\n");
-          throw new ToolError("NO_MATCH", failure(index, message), {
-            details: {
-              editIndex: index,
-              closest:
-                region === undefined
-                  ? undefined
-                  : {
-                      startLine: region.startLine,
-                      endLine: region.endLine,
-                      difference: region.difference,
-                      similarity: region.similarity,
-                    },
-              tolerantMatch: tolerant.status === "none" ? undefined : tolerant,
-            },
-          });
+          return { index, start, end, replacement };
         }
-        if (occurrences.length > 1) {
-          const lines = occurrences.map(lineAt);
+        if (location.status === "ambiguous") {
+          const lines = location.offsets.map(lineAt);
           throw new ToolError(
             "AMBIGUOUS_MATCH",
-            failure(index, describeAmbiguous(path, occurrences.length, lines)),
+            failure(index, describeAmbiguous(path, location.offsets.length, lines)),
             { details: { editIndex: index, lines } },
           );
         }
-        return { index, start: first, end: first + edit.old.length, replacement: edit.new };
+        const region = findClosestRegion(text, edit.old, { maxComparisons });
+        const message = [
+          describeNoMatch(path, edit.old, text, region, maxQuotedLines),
+          describeTolerantMatch(location.tolerant, !tolerant),
+        ]
+          .filter((part) => part !== "")
+          .join("\n");
+        throw new ToolError("NO_MATCH", failure(index, message), {
+          details: {
+            editIndex: index,
+            closest:
+              region === undefined
+                ? undefined
+                : {
+                    startLine: region.startLine,
+                    endLine: region.endLine,
+                    difference: region.difference,
+                    similarity: region.similarity,
+                  },
+          },
+        });
       });
 
       located.sort((left, right) => left.start - right.start);
@@ -333,8 +328,8 @@ export function createEditFileTool(
           ? `1 replacement at line ${firstChangedLine}`
           : `${replacements} replacements, the first at line ${firstChangedLine}`;
       const notes = tolerances.map(
-        ({ edit, tolerance, startLine, endLine }) =>
-          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${TOLERANCE_PHRASES[tolerance]}, and was replaced there.`,
+        ({ edit, startLine, endLine, how }) =>
+          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; ${lineSpan(startLine, endLine)} changed where it fits only one place (${how}). Check them.`,
       );
       return {
         output: [`edited ${path} (${detail})`, ...notes, ...syntaxNotes].join("\n"),
@@ -342,17 +337,4 @@ export function createEditFileTool(
       };
     },
   });
-}
-
-/** Start offsets of `needle` in `text`, overlapping ones included, at most `limit` of them. */
-function findOccurrences(text: string, needle: string, limit: number): number[] {
-  const found: number[] = [];
-  for (
-    let index = text.indexOf(needle);
-    index !== -1 && found.length < limit;
-    index = text.indexOf(needle, index + 1)
-  ) {
-    found.push(index);
-  }
-  return found;
 }

@@ -1,0 +1,41 @@
+import type { HunkReport } from "./place-hunk.js";
+
+const TOLERANCE_WORDS: Record<string, string> = {
+  "line-endings": "line endings ignored",
+  "trailing-whitespace": "whitespace at line ends ignored",
+  "unicode-punctuation": "Unicode quotes/dashes/spaces read as ASCII",
+  indentation: "indentation ignored, added lines re-indented",
+};
+
+function lineList(lines: readonly number[]): string {
+  return `${lines.length === 1 ? "line" : "lines"} ${lines.join(", ")}`;
+}
+
+/**
+ * What was tolerated to place a hunk (or an edit read as one), one phrase each, for the model:
+ * the offset from its `@@` line, the tolerance, outer context left out and the slips taken. Empty
+ * when it matched exactly where it said.
+ */
+export function placementNotes(report: HunkReport): string[] {
+  const details: string[] = [];
+  if (report.offset !== undefined && report.offset !== 0) {
+    details.push(`offset ${report.offset > 0 ? "+" : ""}${report.offset} lines`);
+  }
+  if (report.tolerance !== undefined && report.tolerance !== "exact") {
+    details.push(TOLERANCE_WORDS[report.tolerance] ?? report.tolerance);
+  }
+  if (report.contextDropped !== undefined) {
+    details.push(`${report.contextDropped} outer context line(s) not matched`);
+  }
+  if (report.similarLines !== undefined) {
+    details.push(
+      `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from the diff's, taken as meant`,
+    );
+  }
+  if (report.missingLines !== undefined) {
+    const verb = report.missingLines.length === 1 ? "is" : "are";
+    details.push(`${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`);
+  }
+  if (report.chosenByHint) details.push("chosen among several matches by its line number");
+  return details;
+}
