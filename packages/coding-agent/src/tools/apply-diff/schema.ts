@@ -73,6 +73,12 @@ const hunkReportSchema = z.object({
     .array(z.number().int())
     .optional()
     .describe("1-based lines of the file that the diff's context left out; kept as they are."),
+  blankLinesRemoved: z
+    .array(z.number().int())
+    .optional()
+    .describe(
+      "1-based blank lines of the file the diff left out between two of its removed lines; removed with them.",
+    ),
   message: z.string().optional().describe("Why it conflicted."),
 });
 

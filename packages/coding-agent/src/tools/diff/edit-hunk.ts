@@ -15,6 +15,8 @@ export type EditHunkMatch =
       report: HunkReport;
     }
   | { status: "already-applied"; line: number }
+  /** 1-based lines where `old` matches under a tolerance: several, so none is taken. */
+  | { status: "ambiguous"; lines: number[] }
   | { status: "none"; reason: string };
 
 /**

@@ -18,6 +18,8 @@ export interface FuzzyAlignment {
   similarLines: number[];
   /** 0-based lines of the file that the diff's context left out. */
   missingLines: number[];
+  /** 0-based blank lines of the file the diff left out between two of its removed lines: removed. */
+  blankLinesRemoved: number[];
   /** The loosest tolerance the lines that do match needed. */
   tolerance: Tolerance;
 }
@@ -169,7 +171,9 @@ export function locateFuzzy(
 }
 
 const slips = (alignment: FuzzyAlignment) =>
-  alignment.similarLines.length + alignment.missingLines.length;
+  alignment.similarLines.length +
+  alignment.missingLines.length +
+  alignment.blankLinesRemoved.length;
 
 /** What an alignment does to the file: the lines it removes and the lines it adds where. */
 function effect({ start, lines }: FuzzyAlignment): string {
@@ -196,6 +200,7 @@ function align(
   const lines: HunkLine[] = [];
   const similarLines: number[] = [];
   const missingLines: number[] = [];
+  const blankLinesRemoved: number[] = [];
   let tolerance = 0;
   let oldIndex = 0;
   let step = 0;
@@ -204,11 +209,16 @@ function align(
       lines.push(line);
       continue;
     }
-    // A line the diff left out goes right before the old line that follows it (see mayMissBefore).
+    // A line the diff left out goes right before the old line that follows it (see mayMissBefore);
+    // a blank one amid removed lines goes with them (a model drops blank lines inside a block).
+    const removing =
+      line.kind === "remove" && lines.findLast((kept) => kept.kind !== "add")?.kind === "remove";
     while (steps[step]?.old === -1) {
       const fileLine = steps[step]?.fileLine ?? 0;
-      missingLines.push(fileLine);
-      lines.push({ kind: "context", text: table.lines[fileLine] ?? "", noNewlineAtEnd: false });
+      const text = table.lines[fileLine] ?? "";
+      const blank = removing && text.trim() === "";
+      (blank ? blankLinesRemoved : missingLines).push(fileLine);
+      lines.push({ kind: blank ? "remove" : "context", text, noNewlineAtEnd: false });
       step += 1;
     }
     const current = steps[step];
@@ -230,6 +240,7 @@ function align(
     lines,
     similarLines,
     missingLines,
+    blankLinesRemoved,
     tolerance: MATCHING[tolerance] ?? "exact",
   };
 }

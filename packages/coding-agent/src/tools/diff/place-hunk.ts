@@ -1,5 +1,18 @@
+import {
+  appliedAt,
+  changesOnlySlips,
+  normalized,
+  removedStillStanding,
+} from "./already-applied.js";
 import { ambiguousReason, notFoundReason } from "./conflict-reasons.js";
-import { newSide, oldSide } from "./hunk-sides.js";
+import {
+  addsOnly,
+  coreRange,
+  leadingContext,
+  newSide,
+  oldSide,
+  rangesOverlap,
+} from "./hunk-sides.js";
 import { reindentAdded } from "./indent-shifts.js";
 import { tabsAsFileSpaces } from "./indent-style.js";
 import {
@@ -38,6 +51,8 @@ export interface HunkReport {
   similarLines?: number[];
   /** 1-based lines of the file that the diff's context left out (kept as they are). */
   missingLines?: number[];
+  /** 1-based blank lines of the file the diff left out between two of its removed lines (removed). */
+  blankLinesRemoved?: number[];
   /** For a conflict: why, for the model. */
   message?: string;
 }
@@ -220,8 +235,19 @@ export function placeHunk(
   );
   const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
   if (after.status !== "none") {
-    const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
-    return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
+    const at = after.status === "unique" ? after.start : (after.starts[0] ?? 0);
+    const standing = removedStillStanding(table, hunkLines, at);
+    if (standing !== undefined) {
+      return {
+        kind: "conflict",
+        line: shownLine,
+        reason: `the hunk's new text already stands at line ${at + 1}, but lines it removes still stand at line ${standing + 1}: it is not clear whether it is applied; read the file and send a diff of its current content`,
+      };
+    }
+    return {
+      kind: "already-applied",
+      report: { hunk: number, status: "already-applied", line: at + 1 },
+    };
   }
 
   // Outer context lines are dropped one at a time, from either end, keeping at least the one
@@ -311,6 +337,9 @@ export function placeHunk(
     const oneBased = (lines: readonly number[]) => lines.map((line) => line + 1);
     if (alignment.similarLines.length > 0) result.similarLines = oneBased(alignment.similarLines);
     if (alignment.missingLines.length > 0) result.missingLines = oneBased(alignment.missingLines);
+    if (alignment.blankLinesRemoved.length > 0) {
+      result.blankLinesRemoved = oneBased(alignment.blankLinesRemoved);
+    }
     return finish(placement(alignment.lines, alignment.start, alignment.tolerance), result);
   }
   return { kind: "conflict", line: shownLine, reason: notFoundReason(table, before) };
@@ -335,76 +364,4 @@ export function placeHunk(
     }
     return { kind: "placed", placement: found, report: result };
   }
-}
-
-function addsOnly(lines: readonly HunkLine[]): boolean {
-  return !lines.some((line) => line.kind === "remove");
-}
-
-/**
- * The 0-based line where the hunk's new text already stands around its old text found at `start`.
- * Only a hunk that only adds lines can be both found and applied already: its old lines are all
- * still there once it is applied.
- */
-function appliedAt(
-  table: LineTable,
-  lines: readonly HunkLine[],
-  start: number,
-  tolerance: Tolerance,
-): number | undefined {
-  if (!addsOnly(lines)) return undefined;
-  const after = newSide(lines).map((line) => normalizeLine(line, tolerance));
-  const keys = table.keys(tolerance);
-  // The lines added before the first old line put the new text that much earlier.
-  const addedFirst = lines.findIndex((line) => line.kind !== "add");
-  const at = start - addedFirst;
-  const matches =
-    at >= 0 &&
-    at + after.length <= keys.length &&
-    after.every((line, index) => keys[at + index] === line);
-  return matches ? at : undefined;
-}
-
-/**
- * Whether the hunk's added lines are its removed lines, one for one, once compared under
- * `tolerance`, but for at most a slip (see {@link isSmallEdit}).
- */
-function changesOnlySlips(lines: readonly HunkLine[], tolerance: Tolerance): boolean {
-  const removed = lines.filter((line) => line.kind === "remove").map((line) => line.text);
-  const added = lines.filter((line) => line.kind === "add").map((line) => line.text);
-  return (
-    removed.length === added.length &&
-    removed.every((line, index) => {
-      const left = normalizeLine(line, tolerance);
-      const right = normalizeLine(added[index] ?? "", tolerance);
-      return left === right || isSmallEdit(left, right);
-    })
-  );
-}
-
-function normalized(lines: readonly string[], tolerance: Tolerance): string {
-  return lines.map((line) => normalizeLine(line, tolerance)).join("\n");
-}
-
-function leadingContext(lines: readonly HunkLine[]): number {
-  let count = 0;
-  while (lines[count]?.kind === "context") count += 1;
-  return count;
-}
-
-/** The original lines [start, end) the hunk's changed lines cover (empty for a pure insertion). */
-function coreRange(lines: readonly HunkLine[], start: number): [number, number] {
-  const first = lines.findIndex((line) => line.kind !== "context");
-  let last = lines.length - 1;
-  while (last >= 0 && lines[last]?.kind === "context") last -= 1;
-  const oldBefore = oldSide(lines.slice(0, Math.max(first, 0))).length;
-  const oldWithin = oldSide(lines.slice(Math.max(first, 0), last + 1)).length;
-  return [start + oldBefore, start + oldBefore + oldWithin];
-}
-
-function rangesOverlap(start: number, end: number, otherStart: number, otherEnd: number): boolean {
-  if (start === end && otherStart === otherEnd) return start === otherStart;
-  if (start === end) return otherStart < start && start < otherEnd;
-  if (otherStart === otherEnd) return start < otherStart && otherStart < end;
-  return start < otherEnd && otherStart < end;
 }

@@ -36,6 +36,11 @@ export function placementNotes(report: HunkReport): string[] {
     const verb = report.missingLines.length === 1 ? "is" : "are";
     details.push(`${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`);
   }
+  if (report.blankLinesRemoved !== undefined) {
+    details.push(
+      `blank ${lineList(report.blankLinesRemoved)} between removed lines, missing from the diff, removed with them`,
+    );
+  }
   if (report.chosenByHint) details.push("chosen among several matches by its line number");
   return details;
 }

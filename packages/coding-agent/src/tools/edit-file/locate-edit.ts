@@ -1,4 +1,5 @@
 import { type EditHunkMatch, placeEditAsHunk } from "../diff/edit-hunk.js";
+import { locateTolerantly } from "../diff/locate-text.js";
 import type { HunkReport } from "../diff/place-hunk.js";
 
 /** Where one `{ old, new }` edit goes in a file's text. */
@@ -38,6 +39,35 @@ export function locateEdit(
     return { status: "found", start: first, end: first + edit.old.length, replacement: edit.new };
   }
   if (offsets.length > 1) return { status: "ambiguous", offsets };
+  // Whole lines matching under a tolerance are replaced by `new` as it is (re-indented when
+  // indentation was ignored); only with slips in the lines does the edit become a hunk, whose
+  // context lines keep the file's text.
+  const matched = locateTolerantly(text, edit.old, edit.new);
+  if (matched.status === "ambiguous") {
+    return { status: "none", tolerant: { status: "ambiguous", lines: matched.lines } };
+  }
+  if (matched.status === "unique") {
+    const { start, end, replacement, tolerance, startLine } = matched;
+    if (tolerant) {
+      return {
+        status: "found",
+        start,
+        end,
+        replacement,
+        tolerated: { hunk: 1, status: "applied", line: startLine, tolerance },
+      };
+    }
+    return {
+      status: "none",
+      tolerant: {
+        status: "placed",
+        start,
+        end,
+        replacement,
+        report: { hunk: 1, status: "applied", line: startLine, tolerance },
+      },
+    };
+  }
   const placed = placeEditAsHunk(text, edit.old, edit.new);
   if (tolerant && placed.status === "placed") {
     const { start, end, replacement, report } = placed;

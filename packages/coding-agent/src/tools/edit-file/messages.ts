@@ -82,6 +82,9 @@ export function describeTolerantMatch(match: EditHunkMatch, off: boolean): strin
     const notes = placementNotes(match.report).join("; ");
     return `With tolerances it fits one place, at line ${match.report.line ?? "?"}${notes === "" ? "" : ` (${notes})`}: copy those lines exactly, or pass \`tolerant: true\` to apply it there.`;
   }
+  if (match.status === "ambiguous") {
+    return `With tolerances it matches several places (starting at lines ${match.lines.slice(0, 10).join(", ")}); add lines that occur only at the place you mean.`;
+  }
   return "";
 }
 
