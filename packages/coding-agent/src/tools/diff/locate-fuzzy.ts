@@ -8,6 +8,14 @@ import {
 import type { HunkLine } from "./parse.js";
 import { isSmallEdit } from "./small-edit.js";
 
+/** The slips an alignment has taken so far, by kind. */
+interface Used {
+  similar: number;
+  missing: number;
+  unmatched: number;
+  applied: number;
+}
+
 /** How a hunk's old lines line up with the file when some differ by a slip. */
 export interface FuzzyAlignment {
   /** 0-based line of the file where the hunk's first old line sits. */
@@ -20,6 +28,10 @@ export interface FuzzyAlignment {
   missingLines: number[];
   /** 0-based blank lines of the file the diff left out between two of its removed lines: removed. */
   blankLinesRemoved: number[];
+  /** Context lines of the diff the file does not have (remembered from an older version): left out. */
+  unmatchedContext: string[];
+  /** 0-based lines of the file that hold a change of the hunk already (its added lines): kept. */
+  appliedLines: number[];
   /** The loosest tolerance the lines that do match needed. */
   tolerance: Tolerance;
 }
@@ -48,6 +60,10 @@ export interface LocateFuzzyOptions {
 const MAX_SIMILAR = 3;
 /** File lines the diff's context may leave out, per hunk. */
 const MAX_MISSING = 2;
+/** Context lines of the diff the file may not have (remembered from an older version), per hunk. */
+const MAX_UNMATCHED = 1;
+/** Changes of a hunk the file may hold already (a model re-sending what it did before), per hunk. */
+const MAX_APPLIED = 2;
 /** A line occurring more often than this anchors nothing. */
 const MAX_ANCHOR_POSITIONS = 64;
 /** Line comparisons one hunk may spend; past them it is not found (a conflict, never a guess). */
@@ -59,8 +75,11 @@ const LOOSEST = MATCHING.at(-1) ?? "exact";
 interface Step {
   /** The index among the hunk's old lines, or -1 for a file line the diff left out. */
   old: number;
+  /** The file line it lines up with; -1 for a context line of the diff the file does not have. */
   fileLine: number;
   similar: boolean;
+  /** A removed line of a change whose added lines the file holds already (changed since). */
+  applied?: boolean;
 }
 
 /**
@@ -93,6 +112,38 @@ export function locateFuzzy(
       adding = false;
     }
   }
+  // Per old line: whether it is context, and for the first removed line of a change, its added
+  // lines (the change the file may hold already).
+  const isContext: boolean[] = [];
+  const changeAt = new Map<number, { removed: number; added: string[] }>();
+  let changes = 0;
+  hunkLines.forEach((line, position) => {
+    if (line.kind !== "context" && hunkLines[position - 1]?.kind !== line.kind) {
+      if (line.kind === "remove" || hunkLines[position - 1]?.kind !== "remove") changes += 1;
+    }
+    if (line.kind === "add") {
+      // Lines added before the next old line: the file may hold them there already.
+      if (hunkLines[position - 1]?.kind !== "add" && hunkLines[position - 1]?.kind !== "remove") {
+        let end = position;
+        const added: string[] = [];
+        while (hunkLines[end]?.kind === "add") added.push(hunkLines[end++]?.text ?? "");
+        if (hunkLines[end] !== undefined && added.some((text) => text.trim() !== "")) {
+          changeAt.set(-1 - isContext.length, { removed: 0, added });
+        }
+      }
+      return;
+    }
+    isContext.push(line.kind === "context");
+    const previous = hunkLines[position - 1];
+    if (line.kind !== "remove" || previous?.kind === "remove") return;
+    let end = position;
+    while (hunkLines[end]?.kind === "remove") end += 1;
+    const added: string[] = [];
+    while (hunkLines[end]?.kind === "add") added.push(hunkLines[end++]?.text ?? "");
+    if (added.some((text) => text.trim() !== "")) {
+      changeAt.set(isContext.length - 1, { removed: end - position - added.length, added });
+    }
+  });
   const keys = table.keys(LOOSEST);
   const wanted = old.map((line) => normalizeLine(line, LOOSEST));
   const maxSimilar = Math.min(MAX_SIMILAR, Math.max(1, Math.floor(old.length / 3)));
@@ -104,7 +155,7 @@ export function locateFuzzy(
     const positions = table.findAll([old[index] ?? ""], LOOSEST);
     if (positions.length > MAX_ANCHOR_POSITIONS) return;
     for (const position of positions) {
-      for (let missing = 0; missing <= MAX_MISSING; missing += 1) {
+      for (let missing = -MAX_UNMATCHED; missing <= MAX_MISSING; missing += 1) {
         const start = position - index - missing;
         if (start >= 0) starts.add(start);
       }
@@ -115,14 +166,18 @@ export function locateFuzzy(
   let comparisons = 0;
   for (const start of starts) {
     const steps: Step[] = [];
-    const walk = (index: number, fileLine: number, similar: number, missing: number) => {
+    const walk = (index: number, fileLine: number, used: Used) => {
       comparisons += 1;
       if (comparisons > MAX_COMPARISONS) return;
       if (index === old.length) {
-        if (similar + missing === 0) return;
-        const matching = steps.filter((step) => step.old >= 0 && !step.similar);
+        if (used.similar + used.missing + used.unmatched + used.applied === 0) return;
+        const matching = steps.filter(
+          (step) => step.old >= 0 && step.fileLine >= 0 && !step.similar && !step.applied,
+        );
         const telling = matching.some((step) => (wanted[step.old] ?? "").trim().length >= 3);
         if (matching.length < minMatching || !telling) return;
+        // A hunk all of whose changes the file holds already changes nothing here.
+        if (used.applied > 0 && used.applied === changes) return;
         const alignment = align(table, hunkLines, old, start, steps);
         if (!accept(alignment.lines, start)) return;
         // Alignments that remove and add the same lines at the same places are one; the one
@@ -132,27 +187,78 @@ export function locateFuzzy(
         if (known === undefined || slips(alignment) < slips(known)) found.set(key, alignment);
         return;
       }
+      const held = changeAt.get(-1 - index);
+      const last = steps.at(-1);
+      if (
+        held !== undefined &&
+        used.applied < MAX_APPLIED &&
+        !(last?.applied && last.old === -1) &&
+        held.added.every((text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST))
+      ) {
+        held.added.forEach((_, offset) => {
+          steps.push({ old: -1, fileLine: fileLine + offset, similar: false, applied: true });
+        });
+        walk(index, fileLine + held.added.length, { ...used, applied: used.applied + 1 });
+        steps.splice(steps.length - held.added.length);
+      }
+      // A context line the file does not have next to a file line the diff does not have is a line
+      // replaced, not a slip.
+      const unmatchedLast =
+        last !== undefined && last.old >= 0 && last.fileLine < 0 && !last.applied;
+      const missingLast = last !== undefined && last.old === -1 && !last.applied;
       const fileKey = keys[fileLine];
-      if (fileKey === undefined) return;
-      if (fileKey === wanted[index]) {
+      if (fileKey !== undefined && fileKey === wanted[index]) {
         steps.push({ old: index, fileLine, similar: false });
-        walk(index + 1, fileLine + 1, similar, missing);
+        walk(index + 1, fileLine + 1, used);
         steps.pop();
       } else if (
-        similar < maxSimilar &&
+        fileKey !== undefined &&
+        used.similar < maxSimilar &&
         isSmallEdit(old[index] ?? "", table.lines[fileLine] ?? "")
       ) {
         steps.push({ old: index, fileLine, similar: true });
-        walk(index + 1, fileLine + 1, similar + 1, missing);
+        walk(index + 1, fileLine + 1, { ...used, similar: used.similar + 1 });
         steps.pop();
       }
-      if (index > 0 && missing < MAX_MISSING && mayMissBefore[index]) {
+      const change = changeAt.get(index);
+      if (
+        change !== undefined &&
+        used.applied < MAX_APPLIED &&
+        change.added.every(
+          (text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST),
+        )
+      ) {
+        for (let offset = 0; offset < change.removed; offset += 1) {
+          steps.push({
+            old: index + offset,
+            fileLine: offset === 0 ? fileLine : -1,
+            similar: false,
+            applied: true,
+          });
+        }
+        walk(index + change.removed, fileLine + change.added.length, {
+          ...used,
+          applied: used.applied + 1,
+        });
+        steps.splice(steps.length - change.removed);
+      }
+      if (isContext[index] && used.unmatched < MAX_UNMATCHED && !missingLast) {
+        steps.push({ old: index, fileLine: -1, similar: false });
+        walk(index + 1, fileLine, { ...used, unmatched: used.unmatched + 1 });
+        steps.pop();
+      }
+      if (
+        fileKey !== undefined &&
+        index > 0 &&
+        used.missing < MAX_MISSING &&
+        mayMissBefore[index]
+      ) {
         steps.push({ old: -1, fileLine, similar: false });
-        walk(index, fileLine + 1, similar, missing + 1);
+        walk(index, fileLine + 1, { ...used, missing: used.missing + 1 });
         steps.pop();
       }
     };
-    walk(0, start, 0, 0);
+    walk(0, start, { similar: 0, missing: 0, unmatched: 0, applied: 0 });
   }
 
   if (comparisons > MAX_COMPARISONS) return { status: "none" };
@@ -173,7 +279,9 @@ export function locateFuzzy(
 const slips = (alignment: FuzzyAlignment) =>
   alignment.similarLines.length +
   alignment.missingLines.length +
-  alignment.blankLinesRemoved.length;
+  alignment.blankLinesRemoved.length +
+  alignment.unmatchedContext.length +
+  alignment.appliedLines.length;
 
 /** What an alignment does to the file: the lines it removes and the lines it adds where. */
 function effect({ start, lines }: FuzzyAlignment): string {
@@ -201,12 +309,24 @@ function align(
   const similarLines: number[] = [];
   const missingLines: number[] = [];
   const blankLinesRemoved: number[] = [];
+  const unmatchedContext: string[] = [];
+  const appliedLines: number[] = [];
   let tolerance = 0;
   let oldIndex = 0;
   let step = 0;
+  // The file line holding the next added line of a change the file holds already, if in one.
+  let appliedAt: number | undefined;
   for (const line of hunkLines) {
     if (line.kind === "add") {
-      lines.push(line);
+      const next = steps[step];
+      // Added lines the file holds already where they go: the file's lines are kept instead.
+      if (next?.applied && next.old === -1) continue;
+      if (appliedAt === undefined) lines.push(line);
+      else {
+        appliedLines.push(appliedAt);
+        lines.push({ kind: "context", text: table.lines[appliedAt] ?? "", noNewlineAtEnd: false });
+        appliedAt += 1;
+      }
       continue;
     }
     // A line the diff left out goes right before the old line that follows it (see mayMissBefore);
@@ -216,6 +336,12 @@ function align(
     while (steps[step]?.old === -1) {
       const fileLine = steps[step]?.fileLine ?? 0;
       const text = table.lines[fileLine] ?? "";
+      if (steps[step]?.applied) {
+        appliedLines.push(fileLine);
+        lines.push({ kind: "context", text, noNewlineAtEnd: false });
+        step += 1;
+        continue;
+      }
       const blank = removing && text.trim() === "";
       (blank ? blankLinesRemoved : missingLines).push(fileLine);
       lines.push({ kind: blank ? "remove" : "context", text, noNewlineAtEnd: false });
@@ -223,6 +349,17 @@ function align(
     }
     const current = steps[step];
     step += 1;
+    if (current?.applied) {
+      if (current.fileLine >= 0) appliedAt = current.fileLine;
+      oldIndex += 1;
+      continue;
+    }
+    appliedAt = undefined;
+    if (current !== undefined && current.fileLine < 0) {
+      unmatchedContext.push(line.text);
+      oldIndex += 1;
+      continue;
+    }
     if (current?.similar) {
       similarLines.push(current.fileLine);
     } else if (current !== undefined) {
@@ -241,6 +378,8 @@ function align(
     similarLines,
     missingLines,
     blankLinesRemoved,
+    unmatchedContext,
+    appliedLines,
     tolerance: MATCHING[tolerance] ?? "exact",
   };
 }

@@ -51,6 +51,10 @@ export interface HunkReport {
   similarLines?: number[];
   /** 1-based lines of the file that the diff's context left out (kept as they are). */
   missingLines?: number[];
+  /** Context lines of the diff the file does not have (remembered from an older version), left out. */
+  unmatchedContext?: number;
+  /** 1-based lines of the file that hold one of the hunk's changes already (kept as they are). */
+  appliedLines?: number[];
   /** 1-based blank lines of the file the diff left out between two of its removed lines (removed). */
   blankLinesRemoved?: number[];
   /** For a conflict: why, for the model. */
@@ -337,6 +341,10 @@ export function placeHunk(
     const oneBased = (lines: readonly number[]) => lines.map((line) => line + 1);
     if (alignment.similarLines.length > 0) result.similarLines = oneBased(alignment.similarLines);
     if (alignment.missingLines.length > 0) result.missingLines = oneBased(alignment.missingLines);
+    if (alignment.unmatchedContext.length > 0) {
+      result.unmatchedContext = alignment.unmatchedContext.length;
+    }
+    if (alignment.appliedLines.length > 0) result.appliedLines = oneBased(alignment.appliedLines);
     if (alignment.blankLinesRemoved.length > 0) {
       result.blankLinesRemoved = oneBased(alignment.blankLinesRemoved);
     }

@@ -36,6 +36,14 @@ export function placementNotes(report: HunkReport): string[] {
     const verb = report.missingLines.length === 1 ? "is" : "are";
     details.push(`${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`);
   }
+  if (report.unmatchedContext !== undefined) {
+    details.push(
+      `${report.unmatchedContext} context line(s) of the diff not in the file (an older version?), left out`,
+    );
+  }
+  if (report.appliedLines !== undefined) {
+    details.push(`${lineList(report.appliedLines)} already read as the diff changes them, kept`);
+  }
   if (report.blankLinesRemoved !== undefined) {
     details.push(
       `blank ${lineList(report.blankLinesRemoved)} between removed lines, missing from the diff, removed with them`,

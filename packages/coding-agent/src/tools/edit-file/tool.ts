@@ -127,7 +127,13 @@ export const editFileOutputSchema = z.object({
       z.object({
         edit: z.number().int().nonnegative().describe("Index of the edit (0 for `old`/`new`)."),
         tolerance: z
-          .enum(["exact", "line-endings", "trailing-whitespace", "unicode-punctuation", "indentation"])
+          .enum([
+            "exact",
+            "line-endings",
+            "trailing-whitespace",
+            "unicode-punctuation",
+            "indentation",
+          ])
           .describe("How loosely the lines that matched were compared."),
         startLine: z.number().int().min(1),
         endLine: z.number().int().min(1),
