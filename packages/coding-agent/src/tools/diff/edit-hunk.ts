@@ -52,7 +52,7 @@ export function placeEditAsHunk(text: string, old: string, replacement: string):
       },
     ],
   };
-  const result = applyFilePatch(text, patch);
+  const result = applyFilePatch(text, patch, { region: true });
   const [report] = result.hunks;
   if (report?.status === "already-applied") {
     return { status: "already-applied", line: report.line ?? 1 };

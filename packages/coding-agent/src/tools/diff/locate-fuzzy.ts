@@ -54,6 +54,13 @@ export interface LocateFuzzyOptions {
    * @default false
    */
   anyGap?: boolean;
+  /**
+   * The hunk is a search/replace edit, which replaces the whole region from its first old line to
+   * its last: a blank file line it left out between two removed lines goes with them. (In a diff
+   * a blank line between removed lines left out may as well be kept.)
+   * @default false
+   */
+  region?: boolean;
 }
 
 /** Lines of a hunk that may differ from the file's by a small edit, at most. */
@@ -95,7 +102,7 @@ interface Step {
 export function locateFuzzy(
   table: LineTable,
   hunkLines: readonly HunkLine[],
-  { hint, accept, anyGap = false }: LocateFuzzyOptions,
+  { hint, accept, anyGap = false, region = false }: LocateFuzzyOptions,
 ): FuzzyLocation {
   const old = hunkLines.filter((line) => line.kind !== "add").map((line) => line.text);
   if (old.length < 2) return { status: "none" };
@@ -144,6 +151,12 @@ export function locateFuzzy(
       changeAt.set(isContext.length - 1, { removed: end - position - added.length, added });
     }
   });
+  // A file line left out between two removed lines may be meant to go with them or to stay: only
+  // an edit's region says (a blank line goes), a diff does not.
+  const mayMissAmidRemoved = (index: number, fileText: string) =>
+    isContext[index - 1] !== false ||
+    isContext[index] !== false ||
+    (region && fileText.trim() === "");
   const keys = table.keys(LOOSEST);
   const wanted = old.map((line) => normalizeLine(line, LOOSEST));
   const maxSimilar = Math.min(MAX_SIMILAR, Math.max(1, Math.floor(old.length / 3)));
@@ -164,101 +177,120 @@ export function locateFuzzy(
 
   const found = new Map<string, FuzzyAlignment>();
   let comparisons = 0;
-  for (const start of starts) {
-    const steps: Step[] = [];
-    const walk = (index: number, fileLine: number, used: Used) => {
-      comparisons += 1;
-      if (comparisons > MAX_COMPARISONS) return;
-      if (index === old.length) {
-        if (used.similar + used.missing + used.unmatched + used.applied === 0) return;
-        const matching = steps.filter(
-          (step) => step.old >= 0 && step.fileLine >= 0 && !step.similar && !step.applied,
-        );
-        const telling = matching.some((step) => (wanted[step.old] ?? "").trim().length >= 3);
-        if (matching.length < minMatching || !telling) return;
-        // A hunk all of whose changes the file holds already changes nothing here.
-        if (used.applied > 0 && used.applied === changes) return;
-        const alignment = align(table, hunkLines, old, start, steps);
-        if (!accept(alignment.lines, start)) return;
-        // Alignments that remove and add the same lines at the same places are one; the one
-        // with the fewest slips tells about them.
-        const key = effect(alignment);
-        const known = found.get(key);
-        if (known === undefined || slips(alignment) < slips(known)) found.set(key, alignment);
-        return;
-      }
-      const held = changeAt.get(-1 - index);
-      const last = steps.at(-1);
-      if (
-        held !== undefined &&
-        used.applied < MAX_APPLIED &&
-        !(last?.applied && last.old === -1) &&
-        held.added.every((text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST))
-      ) {
-        held.added.forEach((_, offset) => {
-          steps.push({ old: -1, fileLine: fileLine + offset, similar: false, applied: true });
-        });
-        walk(index, fileLine + held.added.length, { ...used, applied: used.applied + 1 });
-        steps.splice(steps.length - held.added.length);
-      }
-      // A context line the file does not have next to a file line the diff does not have is a line
-      // replaced, not a slip.
-      const unmatchedLast =
-        last !== undefined && last.old >= 0 && last.fileLine < 0 && !last.applied;
-      const missingLast = last !== undefined && last.old === -1 && !last.applied;
-      const fileKey = keys[fileLine];
-      if (fileKey !== undefined && fileKey === wanted[index]) {
-        steps.push({ old: index, fileLine, similar: false });
-        walk(index + 1, fileLine + 1, used);
-        steps.pop();
-      } else if (
-        fileKey !== undefined &&
-        used.similar < maxSimilar &&
-        isSmallEdit(old[index] ?? "", table.lines[fileLine] ?? "")
-      ) {
-        steps.push({ old: index, fileLine, similar: true });
-        walk(index + 1, fileLine + 1, { ...used, similar: used.similar + 1 });
-        steps.pop();
-      }
-      const change = changeAt.get(index);
-      if (
-        change !== undefined &&
-        used.applied < MAX_APPLIED &&
-        change.added.every(
-          (text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST),
-        )
-      ) {
-        for (let offset = 0; offset < change.removed; offset += 1) {
-          steps.push({
-            old: index + offset,
-            fileLine: offset === 0 ? fileLine : -1,
-            similar: false,
-            applied: true,
-          });
+  // First with the slips of a diff made from the file as it is (typos, lines left out); only if
+  // that finds nothing, also with those of one remembered from an older version (context lines
+  // the file lacks, changes it holds already): they explain more, so they may only add a place.
+  for (const remembered of [false, true]) {
+    if (found.size > 0) break;
+    for (const start of starts) {
+      const steps: Step[] = [];
+      const walk = (index: number, fileLine: number, used: Used) => {
+        comparisons += 1;
+        if (comparisons > MAX_COMPARISONS) return;
+        if (index === old.length) {
+          if (used.similar + used.missing + used.unmatched + used.applied === 0) return;
+          const matching = steps.filter(
+            (step) => step.old >= 0 && step.fileLine >= 0 && !step.similar && !step.applied,
+          );
+          const telling = matching.some((step) => (wanted[step.old] ?? "").trim().length >= 3);
+          if (matching.length < minMatching || !telling) return;
+          // A hunk all of whose changes the file holds already changes nothing here.
+          if (used.applied > 0 && used.applied === changes) return;
+          const alignment = align(table, hunkLines, old, start, steps, region);
+          if (!accept(alignment.lines, start)) return;
+          // Alignments that remove and add the same lines at the same places are one; the one
+          // with the fewest slips tells about them.
+          const key = effect(alignment);
+          const known = found.get(key);
+          if (known === undefined || slips(alignment) < slips(known)) found.set(key, alignment);
+          return;
         }
-        walk(index + change.removed, fileLine + change.added.length, {
-          ...used,
-          applied: used.applied + 1,
-        });
-        steps.splice(steps.length - change.removed);
-      }
-      if (isContext[index] && used.unmatched < MAX_UNMATCHED && !missingLast) {
-        steps.push({ old: index, fileLine: -1, similar: false });
-        walk(index + 1, fileLine, { ...used, unmatched: used.unmatched + 1 });
-        steps.pop();
-      }
-      if (
-        fileKey !== undefined &&
-        index > 0 &&
-        used.missing < MAX_MISSING &&
-        mayMissBefore[index]
-      ) {
-        steps.push({ old: -1, fileLine, similar: false });
-        walk(index, fileLine + 1, { ...used, missing: used.missing + 1 });
-        steps.pop();
-      }
-    };
-    walk(0, start, { similar: 0, missing: 0, unmatched: 0, applied: 0 });
+        const held = changeAt.get(-1 - index);
+        const last = steps.at(-1);
+        if (
+          remembered &&
+          held !== undefined &&
+          used.applied < MAX_APPLIED &&
+          !(last?.applied && last.old === -1) &&
+          held.added.every(
+            (text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST),
+          )
+        ) {
+          held.added.forEach((_, offset) => {
+            steps.push({ old: -1, fileLine: fileLine + offset, similar: false, applied: true });
+          });
+          walk(index, fileLine + held.added.length, { ...used, applied: used.applied + 1 });
+          steps.splice(steps.length - held.added.length);
+        }
+        // A context line the file does not have next to a file line the diff does not have is a line
+        // replaced, not a slip.
+        const unmatchedLast =
+          last !== undefined && last.old >= 0 && last.fileLine < 0 && !last.applied;
+        const missingLast = last !== undefined && last.old === -1 && !last.applied;
+        const fileKey = keys[fileLine];
+        if (fileKey !== undefined && fileKey === wanted[index]) {
+          steps.push({ old: index, fileLine, similar: false });
+          walk(index + 1, fileLine + 1, used);
+          steps.pop();
+        } else if (
+          fileKey !== undefined &&
+          used.similar < maxSimilar &&
+          isSmallEdit(old[index] ?? "", table.lines[fileLine] ?? "")
+        ) {
+          steps.push({ old: index, fileLine, similar: true });
+          walk(index + 1, fileLine + 1, { ...used, similar: used.similar + 1 });
+          steps.pop();
+        }
+        const change = changeAt.get(index);
+        if (
+          remembered &&
+          change !== undefined &&
+          used.applied < MAX_APPLIED &&
+          change.added.every(
+            (text, offset) => keys[fileLine + offset] === normalizeLine(text, LOOSEST),
+          )
+        ) {
+          for (let offset = 0; offset < change.removed; offset += 1) {
+            steps.push({
+              old: index + offset,
+              fileLine: offset === 0 ? fileLine : -1,
+              similar: false,
+              applied: true,
+            });
+          }
+          walk(index + change.removed, fileLine + change.added.length, {
+            ...used,
+            applied: used.applied + 1,
+          });
+          steps.splice(steps.length - change.removed);
+        }
+        // A context line the file lacks and a file line the diff lacks in one hunk explain each
+        // other's place too many ways: one or the other.
+        if (
+          remembered &&
+          isContext[index] &&
+          used.unmatched < MAX_UNMATCHED &&
+          used.missing === 0
+        ) {
+          steps.push({ old: index, fileLine: -1, similar: false });
+          walk(index + 1, fileLine, { ...used, unmatched: used.unmatched + 1 });
+          steps.pop();
+        }
+        if (
+          fileKey !== undefined &&
+          index > 0 &&
+          used.missing < MAX_MISSING &&
+          mayMissBefore[index] &&
+          used.unmatched === 0 &&
+          mayMissAmidRemoved(index, table.lines[fileLine] ?? "")
+        ) {
+          steps.push({ old: -1, fileLine, similar: false });
+          walk(index, fileLine + 1, { ...used, missing: used.missing + 1 });
+          steps.pop();
+        }
+      };
+      walk(0, start, { similar: 0, missing: 0, unmatched: 0, applied: 0 });
+    }
   }
 
   if (comparisons > MAX_COMPARISONS) return { status: "none" };
@@ -304,6 +336,7 @@ function align(
   old: readonly string[],
   start: number,
   steps: readonly Step[],
+  region: boolean,
 ): FuzzyAlignment {
   const lines: HunkLine[] = [];
   const similarLines: number[] = [];
@@ -332,7 +365,9 @@ function align(
     // A line the diff left out goes right before the old line that follows it (see mayMissBefore);
     // a blank one amid removed lines goes with them (a model drops blank lines inside a block).
     const removing =
-      line.kind === "remove" && lines.findLast((kept) => kept.kind !== "add")?.kind === "remove";
+      region &&
+      line.kind === "remove" &&
+      lines.findLast((kept) => kept.kind !== "add")?.kind === "remove";
     while (steps[step]?.old === -1) {
       const fileLine = steps[step]?.fileLine ?? 0;
       const text = table.lines[fileLine] ?? "";

@@ -78,6 +78,14 @@ export interface Placement {
   coreEnd: number;
 }
 
+/** Options of {@link placeHunk}. */
+export interface PlaceHunkOptions {
+  /** The spaces a tab at the start of an added line stands for (see `diffTabWidth`). */
+  tabWidth: number | undefined;
+  /** The hunk is a search/replace edit replacing its whole region (see `LocateFuzzyOptions`). */
+  region: boolean;
+}
+
 /** What {@link placeHunk} decided for one hunk. */
 export type HunkOutcome =
   | { kind: "placed"; placement: Placement; report: HunkReport }
@@ -88,9 +96,7 @@ export type HunkOutcome =
  * Place hunk number `number` in the original lines of `table`, clear of the hunks `placed` before
  * it. The hunk is located by its old text, `drift` (the offset of the hunk before) added to its `@@`
  * line number to choose among several matches; failing that, outer context lines are dropped one
- * at a time. `hunkLines` are the hunk's lines without a byte order mark. `tabWidth`: the spaces a
- * tab at the start of an added line stands for, when the diff is indented with tabs and the file
- * with spaces (see {@link diffTabWidth}).
+ * at a time. `hunkLines` are the hunk's lines without a byte order mark.
  */
 export function placeHunk(
   table: LineTable,
@@ -99,7 +105,7 @@ export function placeHunk(
   drift: number,
   placed: readonly Placement[],
   hunkLines: HunkLine[],
-  tabWidth: number | undefined,
+  { tabWidth, region }: PlaceHunkOptions,
 ): HunkOutcome {
   const before = oldSide(hunkLines);
   // The header's old start is 1-based, except that a hunk with no old lines names the line after
@@ -325,7 +331,7 @@ export function placeHunk(
     }
   }
 
-  const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines });
+  const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines, region });
   if (fuzzy.status === "ambiguous") {
     return { kind: "conflict", line: shownLine, reason: ambiguousReason(fuzzy.starts) };
   }
