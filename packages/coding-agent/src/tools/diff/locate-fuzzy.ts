@@ -69,6 +69,8 @@ const MAX_SIMILAR = 3;
 const MAX_MISSING = 2;
 /** Context lines of the diff the file may not have (remembered from an older version), per hunk. */
 const MAX_UNMATCHED = 1;
+/** Characters (whitespace aside) the matching lines must hold for a remembered version's slips. */
+const PINNING_CHARACTERS = 48;
 /** Changes of a hunk the file may hold already (a model re-sending what it did before), per hunk. */
 const MAX_APPLIED = 2;
 /** A line occurring more often than this anchors nothing. */
@@ -194,6 +196,15 @@ export function locateFuzzy(
           );
           const telling = matching.some((step) => (wanted[step.old] ?? "").trim().length >= 3);
           if (matching.length < minMatching || !telling) return;
+          // A version remembered wrongly is taken only where the lines that do match pin the
+          // place: two thirds of the old lines, with enough text between them to tell.
+          if (used.unmatched + used.applied > 0) {
+            const pinning = matching.reduce(
+              (sum, step) => sum + (wanted[step.old] ?? "").trim().length,
+              0,
+            );
+            if (pinning < PINNING_CHARACTERS || matching.length * 3 < old.length * 2) return;
+          }
           // A hunk all of whose changes the file holds already changes nothing here.
           if (used.applied > 0 && used.applied === changes) return;
           const alignment = align(table, hunkLines, old, start, steps, region);
