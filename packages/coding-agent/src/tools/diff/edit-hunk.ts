@@ -11,6 +11,9 @@ export type EditHunkMatch =
       end: number;
       /** The text that takes the region's place. */
       replacement: string;
+      /** 1-based first and last line of the region. */
+      startLine: number;
+      endLine: number;
       /** How the hunk was placed: its line, tolerance and the slips taken (see {@link HunkReport}). */
       report: HunkReport;
     }
@@ -74,11 +77,15 @@ export function placeEditAsHunk(text: string, old: string, replacement: string):
   if (start === text.length && start === edited.length) {
     return { status: "none", reason: "the edit would change nothing there" };
   }
+  const end = text.length - tail;
+  const lineOf = (offset: number) => text.slice(0, offset).split("\n").length;
   return {
     status: "placed",
     start,
-    end: text.length - tail,
+    end,
     replacement: edited.slice(start, edited.length - tail),
+    startLine: lineOf(start),
+    endLine: lineOf(Math.max(start, end - 1)),
     report,
   };
 }

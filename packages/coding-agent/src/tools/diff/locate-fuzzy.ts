@@ -153,12 +153,14 @@ export function locateFuzzy(
       changeAt.set(isContext.length - 1, { removed: end - position - added.length, added });
     }
   });
-  // A file line left out between two removed lines may be meant to go with them or to stay: only
-  // an edit's region says (a blank line goes), a diff does not.
+  // A file line left out between two removed lines: a blank one may be meant to go with them (a
+  // model drops blank lines inside a block) or to stay, and only an edit's region says (it goes);
+  // any other stays in a diff, as a context line left out does, and in an edit's region nothing
+  // says whether it was meant to go.
   const mayMissAmidRemoved = (index: number, fileText: string) =>
     isContext[index - 1] !== false ||
     isContext[index] !== false ||
-    (region && fileText.trim() === "");
+    (region ? fileText.trim() === "" : fileText.trim() !== "");
   const keys = table.keys(LOOSEST);
   const wanted = old.map((line) => normalizeLine(line, LOOSEST));
   const maxSimilar = Math.min(MAX_SIMILAR, Math.max(1, Math.floor(old.length / 3)));

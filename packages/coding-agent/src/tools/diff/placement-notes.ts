@@ -12,11 +12,15 @@ function lineList(lines: readonly number[]): string {
 }
 
 /**
- * What was tolerated to place a hunk (or an edit read as one), one phrase each, for the model:
+ * What was tolerated to place a hunk (or an edit read as one, `source` naming it: "\`old\`"), one
+ * phrase each, for the model:
  * the offset from its `@@` line, the tolerance, outer context left out and the slips taken. Empty
  * when it matched exactly where it said.
  */
-export function placementNotes(report: HunkReport): string[] {
+export function placementNotes(
+  report: HunkReport,
+  { source = "the diff" }: { source?: string } = {},
+): string[] {
   const details: string[] = [];
   if (report.offset !== undefined && report.offset !== 0) {
     details.push(`offset ${report.offset > 0 ? "+" : ""}${report.offset} lines`);
@@ -29,24 +33,24 @@ export function placementNotes(report: HunkReport): string[] {
   }
   if (report.similarLines !== undefined) {
     details.push(
-      `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from the diff's, taken as meant`,
+      `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from ${source}'s line, taken as meant`,
     );
   }
   if (report.missingLines !== undefined) {
     const verb = report.missingLines.length === 1 ? "is" : "are";
-    details.push(`${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`);
+    details.push(`${lineList(report.missingLines)} ${verb} missing from ${source}, kept`);
   }
   if (report.unmatchedContext !== undefined) {
     details.push(
-      `${report.unmatchedContext} context line(s) of the diff not in the file (an older version?), left out`,
+      `${report.unmatchedContext} line(s) of ${source} not in the file (an older version?), left out`,
     );
   }
   if (report.appliedLines !== undefined) {
-    details.push(`${lineList(report.appliedLines)} already read as the diff changes them, kept`);
+    details.push(`${lineList(report.appliedLines)} already read as ${source} changes them, kept`);
   }
   if (report.blankLinesRemoved !== undefined) {
     details.push(
-      `blank ${lineList(report.blankLinesRemoved)} between removed lines, missing from the diff, removed with them`,
+      `blank ${lineList(report.blankLinesRemoved)} between removed lines, missing from ${source}, removed with them`,
     );
   }
   if (report.chosenByHint) details.push("chosen among several matches by its line number");

@@ -47,7 +47,7 @@ export function locateEdit(
     return { status: "none", tolerant: { status: "ambiguous", lines: matched.lines } };
   }
   if (matched.status === "unique") {
-    const { start, end, replacement, tolerance, startLine } = matched;
+    const { start, end, replacement, tolerance, startLine, endLine } = matched;
     if (tolerant) {
       return {
         status: "found",
@@ -64,6 +64,8 @@ export function locateEdit(
         start,
         end,
         replacement,
+        startLine,
+        endLine,
         report: { hunk: 1, status: "applied", line: startLine, tolerance },
       },
     };

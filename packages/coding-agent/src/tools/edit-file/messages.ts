@@ -1,4 +1,6 @@
 import type { EditHunkMatch } from "../diff/edit-hunk.js";
+import { TOLERANCE_PHRASES } from "../diff/locate.js";
+import type { HunkReport } from "../diff/place-hunk.js";
 import { placementNotes } from "../diff/placement-notes.js";
 import type { ClosestRegion } from "../shared/closest-region.js";
 import { formatNumberedLines } from "../shared/line-numbers.js";
@@ -79,13 +81,23 @@ export function describeTolerantMatch(match: EditHunkMatch, off: boolean): strin
   }
   if (match.status === "placed") {
     if (!off) return "";
-    const notes = placementNotes(match.report).join("; ");
-    return `With tolerances it fits one place, at line ${match.report.line ?? "?"}${notes === "" ? "" : ` (${notes})`}: copy those lines exactly, or pass \`tolerant: true\` to apply it there.`;
+    const { report, startLine, endLine } = match;
+    const notes = placementNotes(report, { source: "`old`" }).join("; ");
+    const how = onlyTolerance(report)
+      ? TOLERANCE_PHRASES[report.tolerance ?? "exact"]
+      : `with tolerances (${notes})`;
+    return `It matches ${lineSpan(startLine, endLine)} uniquely ${how}: copy those lines exactly, or pass \`tolerant: true\` to replace them.`;
   }
   if (match.status === "ambiguous") {
-    return `With tolerances it matches several places (starting at lines ${match.lines.slice(0, 10).join(", ")}); add lines that occur only at the place you mean.`;
+    return `Even with tolerances, it matches several places (starting at lines ${match.lines.slice(0, 10).join(", ")}).`;
   }
   return "";
+}
+
+/** Whether `report` placed by a comparison alone (whitespace, line endings), without slips. */
+export function onlyTolerance(report: HunkReport): boolean {
+  const { tolerance } = report;
+  return tolerance !== undefined && tolerance !== "exact" && placementNotes(report).length === 1;
 }
 
 function quoteRegion(region: ClosestRegion, maxQuotedLines: number): string {

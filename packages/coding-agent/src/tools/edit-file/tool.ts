@@ -1,6 +1,7 @@
 import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
+import { TOLERANCE_PHRASES } from "../diff/locate.js";
 import { placementNotes } from "../diff/placement-notes.js";
 import { findClosestRegion } from "../shared/closest-region.js";
 import { LineIndex } from "../shared/line-numbers.js";
@@ -16,7 +17,12 @@ import {
   syntaxErrorsSchema,
 } from "../syntax/syntax-check.js";
 import { locateEdit } from "./locate-edit.js";
-import { describeAmbiguous, describeNoMatch, describeTolerantMatch } from "./messages.js";
+import {
+  describeAmbiguous,
+  describeNoMatch,
+  describeTolerantMatch,
+  onlyTolerance,
+} from "./messages.js";
 
 /** Whether an `old` not found exactly is placed with tolerances unless `tolerant` says otherwise. */
 const TOLERANT_BY_DEFAULT = false;
@@ -244,7 +250,9 @@ export function createEditFileTool(
               tolerance: tolerated.tolerance ?? "exact",
               startLine: lineAt(start),
               endLine: lineAt(Math.max(start, end - 1)),
-              how: placementNotes(tolerated).join("; "),
+              how: onlyTolerance(tolerated)
+                ? TOLERANCE_PHRASES[tolerated.tolerance ?? "exact"]
+                : `with tolerances: ${placementNotes(tolerated, { source: "`old`" }).join("; ")}`,
             });
           }
           return { index, start, end, replacement };
@@ -335,7 +343,7 @@ export function createEditFileTool(
           : `${replacements} replacements, the first at line ${firstChangedLine}`;
       const notes = tolerances.map(
         ({ edit, startLine, endLine, how }) =>
-          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; ${lineSpan(startLine, endLine)} changed where it fits only one place (${how}). Check them.`,
+          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${how}, and was replaced there.`,
       );
       return {
         output: [`edited ${path} (${detail})`, ...notes, ...syntaxNotes].join("\n"),
