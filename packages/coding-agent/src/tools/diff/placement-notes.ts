@@ -33,16 +33,16 @@ export function placementNotes(
   }
   if (report.similarLines !== undefined) {
     details.push(
-      `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from ${source}'s line, taken as meant`,
+      `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from ${source}'s, taken as meant`,
     );
   }
   if (report.missingLines !== undefined) {
     const verb = report.missingLines.length === 1 ? "is" : "are";
-    details.push(`${lineList(report.missingLines)} ${verb} missing from ${source}, kept`);
+    details.push(`${lineList(report.missingLines)} ${verb} missing from ${source}'s context, kept`);
   }
   if (report.unmatchedContext !== undefined) {
     details.push(
-      `${report.unmatchedContext} line(s) of ${source} not in the file (an older version?), left out`,
+      `${report.unmatchedContext} context line(s) of ${source} not in the file (an older version?), left out`,
     );
   }
   if (report.appliedLines !== undefined) {

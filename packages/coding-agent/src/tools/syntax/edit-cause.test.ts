@@ -61,7 +61,7 @@ describe("a syntax error after edit_file", () => {
     });
     expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
       "edited total.ts (1 replacement at line 4)
-      The edit left a syntax error in total.ts at line 6 (missing "}", where the parser noticed it); the change at line 5 removed a "}", so the braces no longer balance; fix it before running the code."
+      The edit left a syntax error in total.ts at line 6 (missing "}", where the parser noticed it; the change at line 5 removed a "}", so the braces no longer balance); fix it before running the code."
     `);
   });
 });

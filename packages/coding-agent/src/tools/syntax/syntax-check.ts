@@ -177,15 +177,16 @@ function tooLarge(text: string): boolean {
 function describeFile({ path, count, errors, edit }: FileSyntaxErrors): string {
   const [first] = errors;
   const cause =
-    edit === undefined
+    edit === undefined || edit.changes.length === 0
       ? ""
-      : `; the change at ${edit.startLine === edit.endLine ? `line ${edit.startLine}` : `lines ${edit.startLine}-${edit.endLine}`}${edit.changes.length === 0 ? "" : ` ${edit.changes.join("; it ")}`}`;
+      : `the change at ${edit.startLine === edit.endLine ? `line ${edit.startLine}` : `lines ${edit.startLine}-${edit.endLine}`} ${edit.changes.join("; it ")}`;
   if (count === 1 && first !== undefined) {
-    return `a syntax error in ${path} at line ${first.line} (${first.message}, where the parser noticed it)${cause}`;
+    const where = cause === "" ? "" : `, where the parser noticed it; ${cause}`;
+    return `a syntax error in ${path} at line ${first.line} (${first.message}${where})`;
   }
   const listed = errors.map(({ line, message }) => `line ${line} (${message})`).join(", ");
   const more = count > errors.length ? ` and ${count - errors.length} more` : "";
-  return `${count} syntax errors in ${path}: ${listed}${more}${cause}`;
+  return `${count} syntax errors in ${path}: ${listed}${more}${cause === "" ? "" : ` (${cause})`}`;
 }
 
 /**
