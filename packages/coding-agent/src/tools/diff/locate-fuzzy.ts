@@ -124,6 +124,7 @@ export function locateFuzzy(
   // Per old line: whether it is context, and for the first removed line of a change, its added
   // lines (the change the file may hold already).
   const isContext: boolean[] = [];
+  const nextToOld: boolean[] = [];
   const changeAt = new Map<number, { removed: number; added: string[] }>();
   let changes = 0;
   hunkLines.forEach((line, position) => {
@@ -143,6 +144,10 @@ export function locateFuzzy(
       return;
     }
     isContext.push(line.kind === "context");
+    // A context line the file lacks is left out only beside another old line, which keeps the
+    // place of the added lines next to it: between added lines and the hunk's end it would not.
+    const besideOld = (other: HunkLine | undefined) => other !== undefined && other.kind !== "add";
+    nextToOld.push(besideOld(hunkLines[position - 1]) || besideOld(hunkLines[position + 1]));
     const previous = hunkLines[position - 1];
     if (line.kind !== "remove" || previous?.kind === "remove") return;
     let end = position;
@@ -282,6 +287,7 @@ export function locateFuzzy(
         if (
           remembered &&
           isContext[index] &&
+          nextToOld[index] &&
           used.unmatched < MAX_UNMATCHED &&
           used.missing === 0
         ) {
