@@ -120,7 +120,12 @@ describe("edit_file", () => {
     const { tool, put } = await setup();
     await put("cart.js", SOURCE);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "let sum = 0;\nfor (const item of items) {", new: "x" }),
+      tool.execute({
+        path: "cart.js",
+        old: "let sum = 0;\nfor (const item of items) {",
+        new: "x",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message).toMatchInlineSnapshot(`
@@ -138,7 +143,12 @@ describe("edit_file", () => {
     const crlf = SOURCE.replaceAll("\n", "\r\n");
     await put("cart.js", crlf);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "  }\n  return sum;\n", new: "  }\n  return 0;\n" }),
+      tool.execute({
+        path: "cart.js",
+        old: "  }\n  return sum;\n",
+        new: "  }\n  return 0;\n",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message).toMatchInlineSnapshot(`
@@ -163,7 +173,12 @@ describe("edit_file", () => {
     const { tool, put, text } = await setup();
     await put("cart.js", SOURCE);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "export function count(items) {\r\n", new: "" }),
+      tool.execute({
+        path: "cart.js",
+        old: "export function count(items) {\r\n",
+        new: "",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message.split("\n")[0]).toMatchInlineSnapshot(
@@ -172,7 +187,7 @@ describe("edit_file", () => {
     expect(await text("cart.js")).toBe(SOURCE);
   });
 
-  it("applies a unique tolerant match only with `tolerant: true`, and says so", async () => {
+  it("applies a unique tolerant match (the default; `tolerant: false` keeps exact), and says so", async () => {
     const { tool, put, bytes } = await setup();
     const crlf = SOURCE.replaceAll("\n", "\r\n");
     await put("cart.js", crlf);

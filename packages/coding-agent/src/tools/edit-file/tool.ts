@@ -25,7 +25,7 @@ import {
 } from "./messages.js";
 
 /** Whether an `old` not found exactly is placed with tolerances unless `tolerant` says otherwise. */
-const TOLERANT_BY_DEFAULT = false;
+const TOLERANT_BY_DEFAULT = true;
 
 const editSchema = z
   .object({
@@ -62,7 +62,7 @@ export const editFileInputSchema = z
       .boolean()
       .optional()
       .describe(
-        "When an `old` is not found exactly but matches whole lines at exactly one place once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, replace there (the output says which). Default false: such a match is only reported.",
+        "Default true: an `old` not found exactly is replaced where it fits one place only, once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, or with a slip (a typo in a line, a line or blank line left out, a line remembered from an older version, a change already made), and the output says which; the lines `old` and `new` share keep the file's text. `false`: only an exact match is replaced, and such a place is only reported.",
       ),
     rejectSyntaxErrors: z.boolean().optional().describe(rejectSyntaxErrorsDescription("edit")),
   })
@@ -202,7 +202,7 @@ export function createEditFileTool(
       "Copy `old` exactly from the file (indentation, blank lines, line endings) and include enough surrounding lines to make it unique.",
       "For several changes to one file pass `edits: [{ old, new }, ...]` instead: each `old` must occur exactly once in the original file, edits must not overlap, and either all apply or none.",
       "Everything outside the replaced text is kept byte for byte.",
-      "If `old` is not found the error quotes the closest region of the file with line numbers, and says if it matches whole lines at one place once whitespace, line endings or Unicode punctuation are ignored; pass `tolerant: true` to apply such a match (the output says so).",
+      "If `old` is not found exactly but fits one place only once whitespace, line endings or Unicode punctuation are ignored, or despite a slip (a typo, a line left out, a line from an older version), it is replaced there and the output says how; pass `tolerant: false` to allow only an exact match. Otherwise the error quotes the closest region of the file with line numbers.",
       "If `old` is found several times the error lists the lines.",
       SYNTAX_CHECK_DESCRIPTION,
     ].join(" "),
