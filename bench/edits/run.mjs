@@ -422,27 +422,44 @@ if (realFolder === undefined) {
       ? { "git apply --recount": (item) => runGitApply(asDiff(item)) }
       : {}),
   };
+  /** What pleach's modes wrote (they are pure), to tell a whitespace difference apart. */
+  const produced = {
+    "edit_file tolerant: false": (item) => editText?.(item.before, item, { tolerant: false }),
+    "edit_file tolerant: true": (item) => editText?.(item.before, item, { tolerant: true }),
+    "apply_diff (pleach)": (item) => {
+      const [file] = parseUnifiedDiff(item.diff);
+      return file === undefined ? undefined : (applyFilePatch(item.before, file).text ?? undefined);
+    },
+  };
   const realCounts = new Map();
   const realMisapplied = [];
+  const bare = (text) => text.replace(/[ \t]+$/gm, "");
   for (const item of realCases) {
     const groups = [item.kind, ...(item.kind === "slip" ? [`slip: ${item.slip}`] : []), "all"];
     for (const [mode, run] of Object.entries(modes)) {
-      const outcome = run(item);
-      if (outcome === "misapplied") realMisapplied.push(`${mode}: ${item.id} (${item.kind})`);
+      let outcome = run(item);
+      // Counted apart, not as exact: the file meant but for whitespace at the ends of lines.
+      if (outcome === "misapplied" && item.intended !== undefined && mode in produced) {
+        const text = produced[mode](item);
+        if (text !== undefined && bare(text) === bare(item.intended)) outcome = "whitespace";
+      }
+      if (outcome !== "exact" && outcome !== "refused") {
+        realMisapplied.push(`${mode}: ${item.id} (${item.kind}, ${outcome})`);
+      }
       for (const group of groups) {
         const key = `${group}\u0000${mode}`;
-        const entry = realCounts.get(key) ?? { exact: 0, refused: 0, misapplied: 0 };
+        const entry = realCounts.get(key) ?? { exact: 0, refused: 0, misapplied: 0, whitespace: 0 };
         entry[outcome] += 1;
         realCounts.set(key, entry);
       }
     }
   }
   const modeNames = Object.keys(modes);
-  const realWidths = [30, ...modeNames.map(() => 24)];
+  const realWidths = [30, ...modeNames.map(() => 27)];
   const realRow = (cells) =>
     `| ${cells.map((text, index) => pad(text, realWidths[index])).join(" | ")} |`;
-  const realCell = ({ exact, refused, misapplied: wrong }) =>
-    `${exact} ex, ${refused} ref, ${wrong} mis`;
+  const realCell = ({ exact, refused, misapplied: wrong, whitespace }) =>
+    `${exact} ex, ${refused} ref, ${wrong} mis${whitespace > 0 ? `, ${whitespace} ws` : ""}`;
   console.log(`\nreal edit calls: ${realCases.length} from aider sessions (${realFolder})\n`);
   console.log(realRow(["kind (cases)", ...modeNames]));
   console.log(realRow(realWidths.map((width) => "-".repeat(width))));
@@ -461,7 +478,7 @@ if (realFolder === undefined) {
     );
   }
   console.log(
-    "\nexact/slip: exact means the file the model meant, byte for byte; ambiguous: `old` occurs several times, refusing is right and any success counts as misapplied. The diff is `old` -> `new` with line numbers from the snippet's start.",
+    "\nws: the file the model meant but for whitespace at the ends of lines the edit kept (a diff's context lines keep the file's bytes, where the model's own tool wrote its `new` verbatim).\nexact/slip: exact means the file the model meant, byte for byte; ambiguous: `old` occurs several times, refusing is right and any success counts as misapplied. The diff is `old` -> `new` with line numbers from the snippet's start.",
   );
   if (realMisapplied.length > 0) {
     console.log(`\nmisapplied real edit calls:`);
