@@ -242,9 +242,9 @@ export function locateFuzzy(
         }
         // A context line the file does not have next to a file line the diff does not have is a line
         // replaced, not a slip.
-        const unmatchedLast =
+        const _unmatchedLast =
           last !== undefined && last.old >= 0 && last.fileLine < 0 && !last.applied;
-        const missingLast = last !== undefined && last.old === -1 && !last.applied;
+        const _missingLast = last !== undefined && last.old === -1 && !last.applied;
         const fileKey = keys[fileLine];
         if (fileKey !== undefined && fileKey === wanted[index]) {
           steps.push({ old: index, fileLine, similar: false });

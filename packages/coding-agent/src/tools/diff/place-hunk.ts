@@ -19,13 +19,11 @@ import {
   type LineTable,
   type Location,
   locateLines,
-  normalizeLine,
   TOLERANCES,
   type Tolerance,
 } from "./locate.js";
 import { locateFuzzy } from "./locate-fuzzy.js";
 import type { Hunk, HunkLine } from "./parse.js";
-import { isSmallEdit } from "./small-edit.js";
 
 /** What happened to one hunk. */
 export interface HunkReport {
