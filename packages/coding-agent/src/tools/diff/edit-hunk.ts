@@ -1,3 +1,4 @@
+import { commonEnds } from "../shared/common-ends.js";
 import { applyFilePatch, type HunkReport } from "./apply.js";
 import { lineDiff } from "./line-diff.js";
 import type { FilePatch } from "./parse.js";
@@ -64,16 +65,7 @@ export function placeEditAsHunk(text: string, old: string, replacement: string):
     return { status: "none", reason: report?.message ?? "not found" };
   }
   const edited = result.text;
-  let start = 0;
-  const shorter = Math.min(text.length, edited.length);
-  while (start < shorter && text[start] === edited[start]) start += 1;
-  let tail = 0;
-  while (
-    tail < shorter - start &&
-    text[text.length - 1 - tail] === edited[edited.length - 1 - tail]
-  ) {
-    tail += 1;
-  }
+  const { head: start, tail } = commonEnds(text, edited);
   if (start === text.length && start === edited.length) {
     return { status: "none", reason: "the edit would change nothing there" };
   }

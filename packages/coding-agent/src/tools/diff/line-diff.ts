@@ -1,3 +1,4 @@
+import { commonEnds } from "../shared/common-ends.js";
 import type { HunkLine } from "./parse.js";
 
 /** Past this many cells (old lines × new lines between the common ends), no common lines inside. */
@@ -14,16 +15,7 @@ export function lineDiff(before: readonly string[], after: readonly string[]): H
     text,
     noNewlineAtEnd: false,
   });
-  let head = 0;
-  while (head < before.length && head < after.length && before[head] === after[head]) head += 1;
-  let tail = 0;
-  while (
-    tail < before.length - head &&
-    tail < after.length - head &&
-    before[before.length - 1 - tail] === after[after.length - 1 - tail]
-  ) {
-    tail += 1;
-  }
+  const { head, tail } = commonEnds(before, after);
   const left = before.slice(head, before.length - tail);
   const right = after.slice(head, after.length - tail);
   const middle: HunkLine[] = [];

@@ -1,3 +1,5 @@
+import { commonEnds } from "../shared/common-ends.js";
+
 /** What an edit changed that can break the syntax, for the model beside where the parser noticed. */
 export interface EditCause {
   /** 1-based first and last line of the new text that the edit changed (one line for a removal). */
@@ -31,16 +33,7 @@ export function editCause(before: string, after: string, language: string): Edit
   if (before === after) return undefined;
   const old = before.split("\n");
   const now = after.split("\n");
-  let head = 0;
-  while (head < old.length && head < now.length && old[head] === now[head]) head += 1;
-  let tail = 0;
-  while (
-    tail < old.length - head &&
-    tail < now.length - head &&
-    old[old.length - 1 - tail] === now[now.length - 1 - tail]
-  ) {
-    tail += 1;
-  }
+  const { head, tail } = commonEnds(old, now);
   const removed = old.slice(head, old.length - tail);
   const added = now.slice(head, now.length - tail);
   const removedText = removed.join("\n");
