@@ -1,10 +1,5 @@
-import {
-  chooseByHint,
-  type LineTable,
-  normalizeLine,
-  TOLERANCES,
-  type Tolerance,
-} from "./locate.js";
+import { align, MATCHING, type Step } from "./fuzzy-align.js";
+import { chooseByHint, type LineTable, normalizeLine, type Tolerance } from "./locate.js";
 import type { HunkLine } from "./parse.js";
 import { isSmallEdit } from "./small-edit.js";
 
@@ -78,18 +73,7 @@ const MAX_ANCHOR_POSITIONS = 64;
 /** Line comparisons one hunk may spend; past them it is not found (a conflict, never a guess). */
 const MAX_COMPARISONS = 200_000;
 /** The loosest comparison of lines that count as matching: no indentation. */
-const MATCHING: readonly Tolerance[] = TOLERANCES.slice(0, TOLERANCES.indexOf("indentation"));
 const LOOSEST = MATCHING.at(-1) ?? "exact";
-
-interface Step {
-  /** The index among the hunk's old lines, or -1 for a file line the diff left out. */
-  old: number;
-  /** The file line it lines up with; -1 for a context line of the diff the file does not have. */
-  fileLine: number;
-  similar: boolean;
-  /** A removed line of a change whose added lines the file holds already (changed since). */
-  applied?: boolean;
-}
 
 /**
  * Line a hunk's old lines (`hunkLines` without the added ones) up with the file when no
@@ -346,94 +330,4 @@ function effect({ start, lines }: FuzzyAlignment): string {
     }
   }
   return parts.join("\u0000");
-}
-
-/** The alignment `steps` describe: the file lines the diff left out become context lines. */
-function align(
-  table: LineTable,
-  hunkLines: readonly HunkLine[],
-  old: readonly string[],
-  start: number,
-  steps: readonly Step[],
-  region: boolean,
-): FuzzyAlignment {
-  const lines: HunkLine[] = [];
-  const similarLines: number[] = [];
-  const missingLines: number[] = [];
-  const blankLinesRemoved: number[] = [];
-  const unmatchedContext: string[] = [];
-  const appliedLines: number[] = [];
-  let tolerance = 0;
-  let oldIndex = 0;
-  let step = 0;
-  // The file line holding the next added line of a change the file holds already, if in one.
-  let appliedAt: number | undefined;
-  for (const line of hunkLines) {
-    if (line.kind === "add") {
-      const next = steps[step];
-      // Added lines the file holds already where they go: the file's lines are kept instead.
-      if (next?.applied && next.old === -1) continue;
-      if (appliedAt === undefined) lines.push(line);
-      else {
-        appliedLines.push(appliedAt);
-        lines.push({ kind: "context", text: table.lines[appliedAt] ?? "", noNewlineAtEnd: false });
-        appliedAt += 1;
-      }
-      continue;
-    }
-    // A line the diff left out goes right before the old line that follows it (see mayMissBefore);
-    // a blank one amid removed lines goes with them (a model drops blank lines inside a block).
-    const removing =
-      region &&
-      line.kind === "remove" &&
-      lines.findLast((kept) => kept.kind !== "add")?.kind === "remove";
-    while (steps[step]?.old === -1) {
-      const fileLine = steps[step]?.fileLine ?? 0;
-      const text = table.lines[fileLine] ?? "";
-      if (steps[step]?.applied) {
-        appliedLines.push(fileLine);
-        lines.push({ kind: "context", text, noNewlineAtEnd: false });
-        step += 1;
-        continue;
-      }
-      const blank = removing && text.trim() === "";
-      (blank ? blankLinesRemoved : missingLines).push(fileLine);
-      lines.push({ kind: blank ? "remove" : "context", text, noNewlineAtEnd: false });
-      step += 1;
-    }
-    const current = steps[step];
-    step += 1;
-    if (current?.applied) {
-      if (current.fileLine >= 0) appliedAt = current.fileLine;
-      oldIndex += 1;
-      continue;
-    }
-    appliedAt = undefined;
-    if (current !== undefined && current.fileLine < 0) {
-      unmatchedContext.push(line.text);
-      oldIndex += 1;
-      continue;
-    }
-    if (current?.similar) {
-      similarLines.push(current.fileLine);
-    } else if (current !== undefined) {
-      const fileText = table.lines[current.fileLine] ?? "";
-      const needed = MATCHING.findIndex(
-        (level) => normalizeLine(old[oldIndex] ?? "", level) === normalizeLine(fileText, level),
-      );
-      tolerance = Math.max(tolerance, needed);
-    }
-    lines.push(line);
-    oldIndex += 1;
-  }
-  return {
-    start,
-    lines,
-    similarLines,
-    missingLines,
-    blankLinesRemoved,
-    unmatchedContext,
-    appliedLines,
-    tolerance: MATCHING[tolerance] ?? "exact",
-  };
 }
