@@ -1,5 +1,5 @@
 // edit_file: each hunk of the clean diff as a search/replace edit, and imperfect versions.
-import { locateTolerantly } from "./engine.mjs";
+import { editText, locateTolerantly } from "./engine.mjs";
 import { splitHunks } from "./hunks.mjs";
 
 /** The hunks of a clean diff as { before, after, start } with the true 0-based start line. */
@@ -19,6 +19,21 @@ function hunkEdits(item) {
  * "wrong-bytes": success at the right place with other text; "wrong-place": success elsewhere.
  */
 export function editOutcome({ fileText, old, replacement, expected, start }, { tolerant }) {
+  if (editText !== undefined) {
+    const text = editText(fileText, { old, new: replacement }, { tolerant });
+    if (text === undefined) return "refused";
+    if (text === expected) return "exact";
+    let first = 0;
+    while (text[first] === expected[first]) first += 1;
+    const line = text.slice(0, first).split("\n").length - 1;
+    const inside = line >= start && line <= start + old.split("\n").length;
+    return inside ? "wrong-bytes" : "wrong-place";
+  }
+  return earlierEditOutcome({ fileText, old, replacement, expected, start }, { tolerant });
+}
+
+/** edit_file's rule before `editText`: exactly once, else a unique match of `locateTolerantly`. */
+function earlierEditOutcome({ fileText, old, replacement, expected, start }, { tolerant }) {
   const first = fileText.indexOf(old);
   let text;
   let line;

@@ -15,4 +15,6 @@ if (!existsSync(entry)) {
   process.exit(1);
 }
 
-export const { parseUnifiedDiff, applyFilePatch, locateTolerantly } = await import(entry);
+// `editText` (edit_file's decision for one edit) is missing from builds before it was exported; the
+// benchmark then reads edit_file's earlier rule from `locateTolerantly`.
+export const { parseUnifiedDiff, applyFilePatch, locateTolerantly, editText } = await import(entry);

@@ -2,9 +2,10 @@
 // on real diffs with the mistakes models make, and edit_file's matching on the same hunks.
 //
 //   npx tsc -b && node bench/edits/run.mjs [--per-package 350] [--seed 1] [--pleach-only]
-//     [--engine path/to/dist/tools/index.js]
+//     [--real-only] [--engine path/to/dist/tools/index.js]
 //
-// `--pleach-only` leaves the other tools out (a quick look while changing the engine).
+// `--pleach-only` leaves the other tools out (a quick look while changing the engine);
+// `--real-only` runs only the real edit calls (see real-edits.mjs), not the npm corpus.
 //
 // The corpus is built at run time under bench/.cache/edits (git-ignored; no third-party source is
 // committed): `npm pack` of consecutive published versions of popular packages, unpacked, and
@@ -28,8 +29,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyPatch } from "diff";
 import { editCases, editOutcome } from "./edit-cases.mjs";
-import { applyFilePatch, parseUnifiedDiff } from "./engine.mjs";
+import { applyFilePatch, editText, locateTolerantly, parseUnifiedDiff } from "./engine.mjs";
 import { PERTURBATIONS } from "./perturbations.mjs";
+import { realEditCases, realEditsFolder } from "./real-edits.mjs";
 import { SLIPS } from "./slips.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -145,7 +147,8 @@ function fileDiffs(name, older, newer) {
 
 function judge(success, text, expected) {
   if (!success) return "refused";
-  return text === expected ? "exact" : "misapplied";
+  // No expected text: the case is ambiguous and any success a guess.
+  return expected !== undefined && text === expected ? "exact" : "misapplied";
 }
 
 function runEngine(item) {
@@ -216,7 +219,8 @@ const started = Date.now();
 mkdirSync(cache, { recursive: true });
 const corpus = [];
 let packagesUsed = 0;
-for (const [name, older, newer] of PAIRS) {
+const realOnly = process.argv.includes("--real-only");
+for (const [name, older, newer] of realOnly ? [] : PAIRS) {
   try {
     const files = fileDiffs(name, older, newer);
     const next = random(seed + packagesUsed);
@@ -373,6 +377,113 @@ for (const [kind, entry] of editCounts) {
 if (misapplied.length > 0) {
   console.log(`\npleach misapplied ${misapplied.length} case(s):`);
   for (const line of misapplied.slice(0, 20)) console.log(`  ${line}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real edit calls (see real-edits.mjs): every engine mode on each, by kind and by slip.
+
+const realFolder = realEditsFolder(repoRoot);
+if (realFolder === undefined) {
+  console.log(
+    "\nreal edit calls: skipped, no shared/real-edits/cases.jsonl found (set PLEACH_REAL_EDITS)",
+  );
+} else {
+  const realCases = realEditCases(realFolder);
+  /** edit_file's decision, or before `editText` was exported, its earlier rule. */
+  const editFile = (item, tolerant) => {
+    let text;
+    if (editText !== undefined) text = editText(item.before, item, { tolerant });
+    else {
+      const count = item.before.split(item.old).length - 1;
+      if (count === 1) text = item.before.replace(item.old, () => item.new);
+      else if (count === 0 && tolerant) {
+        const match = locateTolerantly(item.before, item.old, item.new);
+        if (match.status === "unique") {
+          text =
+            item.before.slice(0, match.start) + match.replacement + item.before.slice(match.end);
+        }
+      }
+    }
+    return judge(text !== undefined, text, item.intended);
+  };
+  const asDiff = (item) => ({
+    name: item.id,
+    relative: item.path,
+    oldText: item.before,
+    newText: item.intended,
+    diff: item.diff,
+  });
+  const modes = {
+    "edit_file tolerant: false": (item) => editFile(item, false),
+    "edit_file tolerant: true": (item) => editFile(item, true),
+    "apply_diff (pleach)": (item) => runEngine(asDiff(item)),
+    ...(TOOLS["GNU patch"] ? { "GNU patch": (item) => runPatch(asDiff(item)) } : {}),
+    ...(TOOLS["git apply --recount"]
+      ? { "git apply --recount": (item) => runGitApply(asDiff(item)) }
+      : {}),
+  };
+  /** What pleach's modes wrote (they are pure), to tell a whitespace difference apart. */
+  const produced = {
+    "edit_file tolerant: false": (item) => editText?.(item.before, item, { tolerant: false }),
+    "edit_file tolerant: true": (item) => editText?.(item.before, item, { tolerant: true }),
+    "apply_diff (pleach)": (item) => {
+      const [file] = parseUnifiedDiff(item.diff);
+      return file === undefined ? undefined : (applyFilePatch(item.before, file).text ?? undefined);
+    },
+  };
+  const realCounts = new Map();
+  const realMisapplied = [];
+  const bare = (text) => text.replace(/[ \t]+$/gm, "");
+  for (const item of realCases) {
+    const groups = [item.kind, ...(item.kind === "slip" ? [`slip: ${item.slip}`] : []), "all"];
+    for (const [mode, run] of Object.entries(modes)) {
+      let outcome = run(item);
+      // Counted apart, not as exact: the file meant but for whitespace at the ends of lines.
+      if (outcome === "misapplied" && item.intended !== undefined && mode in produced) {
+        const text = produced[mode](item);
+        if (text !== undefined && bare(text) === bare(item.intended)) outcome = "whitespace";
+      }
+      if (outcome !== "exact" && outcome !== "refused") {
+        realMisapplied.push(`${mode}: ${item.id} (${item.kind}, ${outcome})`);
+      }
+      for (const group of groups) {
+        const key = `${group}\u0000${mode}`;
+        const entry = realCounts.get(key) ?? { exact: 0, refused: 0, misapplied: 0, whitespace: 0 };
+        entry[outcome] += 1;
+        realCounts.set(key, entry);
+      }
+    }
+  }
+  const modeNames = Object.keys(modes);
+  const realWidths = [30, ...modeNames.map(() => 27)];
+  const realRow = (cells) =>
+    `| ${cells.map((text, index) => pad(text, realWidths[index])).join(" | ")} |`;
+  const realCell = ({ exact, refused, misapplied: wrong, whitespace }) =>
+    `${exact} ex, ${refused} ref, ${wrong} mis${whitespace > 0 ? `, ${whitespace} ws` : ""}`;
+  console.log(`\nreal edit calls: ${realCases.length} from aider sessions (${realFolder})\n`);
+  console.log(realRow(["kind (cases)", ...modeNames]));
+  console.log(realRow(realWidths.map((width) => "-".repeat(width))));
+  const order = (group) => ["exact", "slip", "ambiguous", "all"].indexOf(group.split(":")[0]);
+  const groups = [...new Set([...realCounts.keys()].map((key) => key.split("\u0000")[0]))].sort(
+    (left, right) => order(left) - order(right) || left.localeCompare(right),
+  );
+  for (const group of groups) {
+    const first = realCounts.get(`${group}\u0000${modeNames[0]}`);
+    const size = first.exact + first.refused + first.misapplied;
+    console.log(
+      realRow([
+        `${group} (${size})`,
+        ...modeNames.map((mode) => realCell(realCounts.get(`${group}\u0000${mode}`))),
+      ]),
+    );
+  }
+  console.log(
+    "\nws: the file the model meant but for whitespace at the ends of lines the edit kept (a diff's context lines keep the file's bytes, where the model's own tool wrote its `new` verbatim).\nexact/slip: exact means the file the model meant, byte for byte; ambiguous: `old` occurs several times, refusing is right and any success counts as misapplied. The diff is `old` -> `new` with line numbers from the snippet's start.",
+  );
+  if (realMisapplied.length > 0) {
+    console.log(`\nmisapplied real edit calls:`);
+    for (const line of realMisapplied) console.log(`  ${line}`);
+  }
 }
 console.log(`\n${((Date.now() - started) / 1000).toFixed(0)} s`);
 rmSync(scratch, { recursive: true, force: true });

@@ -28,6 +28,8 @@ export type { TolerantMatch } from "./diff/locate-text.js";
 export { locateTolerantly } from "./diff/locate-text.js";
 export type { FilePatch } from "./diff/parse.js";
 export { parseUnifiedDiff } from "./diff/parse.js";
+export type { EditLocation } from "./edit-file/locate-edit.js";
+export { editText, locateEdit } from "./edit-file/locate-edit.js";
 export type { EditFileInput, EditFileOutput, EditFileToolOptions } from "./edit-file/tool.js";
 export { createEditFileTool, editFileInputSchema, editFileOutputSchema } from "./edit-file/tool.js";
 export type { GitCloneInput, GitCloneOutput, GitCloneToolOptions } from "./git-clone/tool.js";

@@ -1,3 +1,4 @@
+import { placementNotes } from "../diff/placement-notes.js";
 import { syntaxErrorNotes } from "../syntax/syntax-check.js";
 import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./schema.js";
 
@@ -27,17 +28,6 @@ function patchModelOutput(output: ApplyDiffOutput): { output: string; error: boo
   };
 }
 
-const TOLERANCE_WORDS: Record<string, string> = {
-  "line-endings": "line endings ignored",
-  "trailing-whitespace": "whitespace at line ends ignored",
-  "unicode-punctuation": "Unicode quotes/dashes/spaces read as ASCII",
-  indentation: "indentation ignored, added lines re-indented",
-};
-
-function lineList(lines: readonly number[]): string {
-  return `${lines.length === 1 ? "line" : "lines"} ${lines.join(", ")}`;
-}
-
 function engineModelOutput(output: ApplyDiffOutput): { output: string; error: boolean } {
   const { hunksApplied, conflicts, hunks = [], files = [] } = output;
   const several = files.length > 1;
@@ -50,28 +40,7 @@ function engineModelOutput(output: ApplyDiffOutput): { output: string; error: bo
       continue;
     }
     if (report.status !== "applied" && report.status !== "skipped") continue;
-    const details: string[] = [];
-    if (report.offset !== undefined && report.offset !== 0) {
-      details.push(`offset ${report.offset > 0 ? "+" : ""}${report.offset} lines`);
-    }
-    if (report.tolerance !== undefined && report.tolerance !== "exact") {
-      details.push(TOLERANCE_WORDS[report.tolerance] ?? report.tolerance);
-    }
-    if (report.contextDropped !== undefined) {
-      details.push(`${report.contextDropped} outer context line(s) not matched`);
-    }
-    if (report.similarLines !== undefined) {
-      details.push(
-        `${lineList(report.similarLines)} ${report.similarLines.length === 1 ? "differs" : "differ"} by a small edit from the diff's, taken as meant`,
-      );
-    }
-    if (report.missingLines !== undefined) {
-      const verb = report.missingLines.length === 1 ? "is" : "are";
-      details.push(
-        `${lineList(report.missingLines)} ${verb} missing from the diff's context, kept`,
-      );
-    }
-    if (report.chosenByHint) details.push("chosen among several matches by its line number");
+    const details = placementNotes(report);
     if (details.length > 0) {
       const verb = report.status === "applied" ? "applied" : "would apply";
       notes.push(`${name(report)} ${verb} at line ${report.line ?? "?"} (${details.join("; ")}).`);

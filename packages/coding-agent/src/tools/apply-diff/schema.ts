@@ -74,6 +74,23 @@ const hunkReportSchema = z.object({
     .array(z.number().int())
     .optional()
     .describe("1-based lines of the file that the diff's context left out; kept as they are."),
+  unmatchedContext: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "Context lines of the diff that the file does not have (remembered from an older version), left out.",
+    ),
+  appliedLines: z
+    .array(z.number().int())
+    .optional()
+    .describe("1-based lines of the file that already read as one of the hunk's changes; kept."),
+  blankLinesRemoved: z
+    .array(z.number().int())
+    .optional()
+    .describe(
+      "1-based blank lines of the file the diff left out between two of its removed lines; removed with them.",
+    ),
   message: z.string().optional().describe("Why it conflicted."),
 });
 

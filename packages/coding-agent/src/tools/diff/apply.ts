@@ -24,6 +24,12 @@ export interface ApplyFilePatchResult {
 export interface ApplyFilePatchOptions {
   /** A file name for conflict lines (`Hunk #2 FAILED at 10 in <label>: ...`); none by default. */
   label?: string;
+  /**
+   * The patch is a search/replace edit read as a hunk, which replaces its whole region (see
+   * `LocateFuzzyOptions.region`).
+   * @default false
+   */
+  region?: boolean;
 }
 
 /**
@@ -38,7 +44,7 @@ export interface ApplyFilePatchOptions {
 export function applyFilePatch(
   original: string | undefined,
   patch: FilePatch,
-  { label }: ApplyFilePatchOptions = {},
+  { label, region = false }: ApplyFilePatchOptions = {},
 ): ApplyFilePatchResult {
   const where = label === undefined ? "" : ` in ${label}`;
   const failed = (number: number, line: number, reason: string) =>
@@ -73,15 +79,10 @@ export function applyFilePatch(
   const tabWidth = diffTabWidth(table.lines, hunkLines);
   patch.hunks.forEach((hunk, index) => {
     const number = index + 1;
-    const outcome = placeHunk(
-      table,
-      hunk,
-      number,
-      drift,
-      placements,
-      hunkLines[index] ?? [],
+    const outcome = placeHunk(table, hunk, number, drift, placements, hunkLines[index] ?? [], {
       tabWidth,
-    );
+      region,
+    });
     if (outcome.kind === "placed") {
       const { placement, report } = outcome;
       placements.push(placement);

@@ -1,18 +1,29 @@
+import {
+  appliedAt,
+  changesOnlySlips,
+  normalized,
+  removedStillStanding,
+} from "./already-applied.js";
 import { ambiguousReason, notFoundReason } from "./conflict-reasons.js";
-import { newSide, oldSide } from "./hunk-sides.js";
+import {
+  addsOnly,
+  coreRange,
+  leadingContext,
+  newSide,
+  oldSide,
+  rangesOverlap,
+} from "./hunk-sides.js";
 import { reindentAdded } from "./indent-shifts.js";
 import { tabsAsFileSpaces } from "./indent-style.js";
 import {
   type LineTable,
   type Location,
   locateLines,
-  normalizeLine,
   TOLERANCES,
   type Tolerance,
 } from "./locate.js";
 import { locateFuzzy } from "./locate-fuzzy.js";
 import type { Hunk, HunkLine } from "./parse.js";
-import { isSmallEdit } from "./small-edit.js";
 
 /** What happened to one hunk. */
 export interface HunkReport {
@@ -38,6 +49,12 @@ export interface HunkReport {
   similarLines?: number[];
   /** 1-based lines of the file that the diff's context left out (kept as they are). */
   missingLines?: number[];
+  /** Context lines of the diff the file does not have (remembered from an older version), left out. */
+  unmatchedContext?: number;
+  /** 1-based lines of the file that hold one of the hunk's changes already (kept as they are). */
+  appliedLines?: number[];
+  /** 1-based blank lines of the file the diff left out between two of its removed lines (removed). */
+  blankLinesRemoved?: number[];
   /** For a conflict: why, for the model. */
   message?: string;
 }
@@ -59,6 +76,14 @@ export interface Placement {
   coreEnd: number;
 }
 
+/** Options of {@link placeHunk}. */
+export interface PlaceHunkOptions {
+  /** The spaces a tab at the start of an added line stands for (see `diffTabWidth`). */
+  tabWidth: number | undefined;
+  /** The hunk is a search/replace edit replacing its whole region (see `LocateFuzzyOptions`). */
+  region: boolean;
+}
+
 /** What {@link placeHunk} decided for one hunk. */
 export type HunkOutcome =
   | { kind: "placed"; placement: Placement; report: HunkReport }
@@ -69,9 +94,7 @@ export type HunkOutcome =
  * Place hunk number `number` in the original lines of `table`, clear of the hunks `placed` before
  * it. The hunk is located by its old text, `drift` (the offset of the hunk before) added to its `@@`
  * line number to choose among several matches; failing that, outer context lines are dropped one
- * at a time. `hunkLines` are the hunk's lines without a byte order mark. `tabWidth`: the spaces a
- * tab at the start of an added line stands for, when the diff is indented with tabs and the file
- * with spaces (see {@link diffTabWidth}).
+ * at a time. `hunkLines` are the hunk's lines without a byte order mark.
  */
 export function placeHunk(
   table: LineTable,
@@ -80,7 +103,7 @@ export function placeHunk(
   drift: number,
   placed: readonly Placement[],
   hunkLines: HunkLine[],
-  tabWidth: number | undefined,
+  { tabWidth, region }: PlaceHunkOptions,
 ): HunkOutcome {
   const before = oldSide(hunkLines);
   // The header's old start is 1-based, except that a hunk with no old lines names the line after
@@ -220,8 +243,19 @@ export function placeHunk(
   );
   const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
   if (after.status !== "none") {
-    const line = (after.status === "unique" ? after.start : (after.starts[0] ?? 0)) + 1;
-    return { kind: "already-applied", report: { hunk: number, status: "already-applied", line } };
+    const at = after.status === "unique" ? after.start : (after.starts[0] ?? 0);
+    const standing = removedStillStanding(table, hunkLines, at);
+    if (standing !== undefined) {
+      return {
+        kind: "conflict",
+        line: shownLine,
+        reason: `the hunk's new text already stands at line ${at + 1}, but lines it removes still stand at line ${standing + 1}: it is not clear whether it is applied; read the file and send a diff of its current content`,
+      };
+    }
+    return {
+      kind: "already-applied",
+      report: { hunk: number, status: "already-applied", line: at + 1 },
+    };
   }
 
   // Outer context lines are dropped one at a time, from either end, keeping at least the one
@@ -295,7 +329,7 @@ export function placeHunk(
     }
   }
 
-  const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines });
+  const fuzzy = locateFuzzy(table, hunkLines, { hint, accept: acceptLines, region });
   if (fuzzy.status === "ambiguous") {
     return { kind: "conflict", line: shownLine, reason: ambiguousReason(fuzzy.starts) };
   }
@@ -311,6 +345,13 @@ export function placeHunk(
     const oneBased = (lines: readonly number[]) => lines.map((line) => line + 1);
     if (alignment.similarLines.length > 0) result.similarLines = oneBased(alignment.similarLines);
     if (alignment.missingLines.length > 0) result.missingLines = oneBased(alignment.missingLines);
+    if (alignment.unmatchedContext.length > 0) {
+      result.unmatchedContext = alignment.unmatchedContext.length;
+    }
+    if (alignment.appliedLines.length > 0) result.appliedLines = oneBased(alignment.appliedLines);
+    if (alignment.blankLinesRemoved.length > 0) {
+      result.blankLinesRemoved = oneBased(alignment.blankLinesRemoved);
+    }
     return finish(placement(alignment.lines, alignment.start, alignment.tolerance), result);
   }
   return { kind: "conflict", line: shownLine, reason: notFoundReason(table, before) };
@@ -335,76 +376,4 @@ export function placeHunk(
     }
     return { kind: "placed", placement: found, report: result };
   }
-}
-
-function addsOnly(lines: readonly HunkLine[]): boolean {
-  return !lines.some((line) => line.kind === "remove");
-}
-
-/**
- * The 0-based line where the hunk's new text already stands around its old text found at `start`.
- * Only a hunk that only adds lines can be both found and applied already: its old lines are all
- * still there once it is applied.
- */
-function appliedAt(
-  table: LineTable,
-  lines: readonly HunkLine[],
-  start: number,
-  tolerance: Tolerance,
-): number | undefined {
-  if (!addsOnly(lines)) return undefined;
-  const after = newSide(lines).map((line) => normalizeLine(line, tolerance));
-  const keys = table.keys(tolerance);
-  // The lines added before the first old line put the new text that much earlier.
-  const addedFirst = lines.findIndex((line) => line.kind !== "add");
-  const at = start - addedFirst;
-  const matches =
-    at >= 0 &&
-    at + after.length <= keys.length &&
-    after.every((line, index) => keys[at + index] === line);
-  return matches ? at : undefined;
-}
-
-/**
- * Whether the hunk's added lines are its removed lines, one for one, once compared under
- * `tolerance`, but for at most a slip (see {@link isSmallEdit}).
- */
-function changesOnlySlips(lines: readonly HunkLine[], tolerance: Tolerance): boolean {
-  const removed = lines.filter((line) => line.kind === "remove").map((line) => line.text);
-  const added = lines.filter((line) => line.kind === "add").map((line) => line.text);
-  return (
-    removed.length === added.length &&
-    removed.every((line, index) => {
-      const left = normalizeLine(line, tolerance);
-      const right = normalizeLine(added[index] ?? "", tolerance);
-      return left === right || isSmallEdit(left, right);
-    })
-  );
-}
-
-function normalized(lines: readonly string[], tolerance: Tolerance): string {
-  return lines.map((line) => normalizeLine(line, tolerance)).join("\n");
-}
-
-function leadingContext(lines: readonly HunkLine[]): number {
-  let count = 0;
-  while (lines[count]?.kind === "context") count += 1;
-  return count;
-}
-
-/** The original lines [start, end) the hunk's changed lines cover (empty for a pure insertion). */
-function coreRange(lines: readonly HunkLine[], start: number): [number, number] {
-  const first = lines.findIndex((line) => line.kind !== "context");
-  let last = lines.length - 1;
-  while (last >= 0 && lines[last]?.kind === "context") last -= 1;
-  const oldBefore = oldSide(lines.slice(0, Math.max(first, 0))).length;
-  const oldWithin = oldSide(lines.slice(Math.max(first, 0), last + 1)).length;
-  return [start + oldBefore, start + oldBefore + oldWithin];
-}
-
-function rangesOverlap(start: number, end: number, otherStart: number, otherEnd: number): boolean {
-  if (start === end && otherStart === otherEnd) return start === otherStart;
-  if (start === end) return otherStart < start && start < otherEnd;
-  if (otherStart === otherEnd) return start < otherStart && otherStart < end;
-  return start < otherEnd && otherStart < end;
 }

@@ -1,5 +1,7 @@
+import type { EditHunkMatch } from "../diff/edit-hunk.js";
 import { TOLERANCE_PHRASES } from "../diff/locate.js";
-import type { TolerantMatch } from "../diff/locate-text.js";
+import type { HunkReport } from "../diff/place-hunk.js";
+import { placementNotes } from "../diff/placement-notes.js";
 import type { ClosestRegion } from "../shared/closest-region.js";
 import { formatNumberedLines } from "../shared/line-numbers.js";
 import { lineSpan } from "../shared/line-span.js";
@@ -69,14 +71,33 @@ export function describeNoMatch(
   }
 }
 
-/** The line telling the model that a tolerance would locate `old`, or "" when none would. */
-export function describeTolerantMatch(match: TolerantMatch): string {
-  if (match.status === "none" || match.tolerance === "exact") return "";
-  if (match.status === "ambiguous") {
-    const lines = match.lines.slice(0, 10).join(", ");
-    return `Even ${TOLERANCE_PHRASES[match.tolerance]}, it matches several places (starting at lines ${lines}).`;
+/**
+ * The line telling the model what placing `old` with tolerances found, or "" when nothing: with
+ * `tolerant` off (`off`), where it would land; that it looks applied already.
+ */
+export function describeTolerantMatch(match: EditHunkMatch, off: boolean): string {
+  if (match.status === "already-applied") {
+    return `\`new\` already stands at line ${match.line}: the edit may be applied already; read the file to check.`;
   }
-  return `It matches ${lineSpan(match.startLine, match.endLine)} uniquely ${TOLERANCE_PHRASES[match.tolerance]}: copy those lines exactly, or pass \`tolerant: true\` to replace them.`;
+  if (match.status === "placed") {
+    if (!off) return "";
+    const { report, startLine, endLine } = match;
+    const notes = placementNotes(report, { source: "`old`" }).join("; ");
+    const how = onlyTolerance(report)
+      ? TOLERANCE_PHRASES[report.tolerance ?? "exact"]
+      : `with tolerances (${notes})`;
+    return `It matches ${lineSpan(startLine, endLine)} uniquely ${how}: copy those lines exactly, or pass \`tolerant: true\` to replace them.`;
+  }
+  if (match.status === "ambiguous") {
+    return `Even with tolerances, it matches several places (starting at lines ${match.lines.slice(0, 10).join(", ")}).`;
+  }
+  return "";
+}
+
+/** Whether `report` placed by a comparison alone (whitespace, line endings), without slips. */
+export function onlyTolerance(report: HunkReport): boolean {
+  const { tolerance } = report;
+  return tolerance !== undefined && tolerance !== "exact" && placementNotes(report).length === 1;
 }
 
 function quoteRegion(region: ClosestRegion, maxQuotedLines: number): string {

@@ -120,7 +120,12 @@ describe("edit_file", () => {
     const { tool, put } = await setup();
     await put("cart.js", SOURCE);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "let sum = 0;\nfor (const item of items) {", new: "x" }),
+      tool.execute({
+        path: "cart.js",
+        old: "let sum = 0;\nfor (const item of items) {",
+        new: "x",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message).toMatchInlineSnapshot(`
@@ -138,7 +143,12 @@ describe("edit_file", () => {
     const crlf = SOURCE.replaceAll("\n", "\r\n");
     await put("cart.js", crlf);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "  }\n  return sum;\n", new: "  }\n  return 0;\n" }),
+      tool.execute({
+        path: "cart.js",
+        old: "  }\n  return sum;\n",
+        new: "  }\n  return 0;\n",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message).toMatchInlineSnapshot(`
@@ -163,7 +173,12 @@ describe("edit_file", () => {
     const { tool, put, text } = await setup();
     await put("cart.js", SOURCE);
     const message = await refusal(
-      tool.execute({ path: "cart.js", old: "export function count(items) {\r\n", new: "" }),
+      tool.execute({
+        path: "cart.js",
+        old: "export function count(items) {\r\n",
+        new: "",
+        tolerant: false,
+      }),
       "NO_MATCH",
     );
     expect(message.split("\n")[0]).toMatchInlineSnapshot(
@@ -172,7 +187,7 @@ describe("edit_file", () => {
     expect(await text("cart.js")).toBe(SOURCE);
   });
 
-  it("applies a unique tolerant match only with `tolerant: true`, and says so", async () => {
+  it("applies a unique tolerant match (the default; `tolerant: false` keeps exact), and says so", async () => {
     const { tool, put, bytes } = await setup();
     const crlf = SOURCE.replaceAll("\n", "\r\n");
     await put("cart.js", crlf);
@@ -183,7 +198,13 @@ describe("edit_file", () => {
       tolerant: true,
     });
     expect(output.tolerances).toEqual([
-      { edit: 0, tolerance: "line-endings", startLine: 5, endLine: 6 },
+      {
+        edit: 0,
+        tolerance: "line-endings",
+        startLine: 5,
+        endLine: 6,
+        how: "if line endings (\\r\\n against \\n) are ignored",
+      },
     ]);
     expect(tool.toModelOutput(output).output).toMatchInlineSnapshot(`
       "edited cart.js (1 replacement at line 5)
@@ -203,6 +224,25 @@ describe("edit_file", () => {
     expect((await bytes("b.py")).toString()).toBe(
       "def f():\n    if x:\n        return 10\n    return 2\n",
     );
+    // Slips a model makes, where the rest of `old` pins the place: a line remembered from an
+    // older version and a typo; the lines `old` and `new` share keep the file's text.
+    await put(
+      "d.py",
+      "def load(path):\n    with open(path) as handle:\n        text = handle.read()\n    return parse(text)\n",
+    );
+    const slipped = await tool.execute({
+      path: "d.py",
+      old: "def load(path):\n    with open(path) as hnadle:\n        text = handle.read()\n    return parse(text)\n",
+      new: "def load(path):\n    with open(path) as hnadle:\n        text = handle.read()\n    return parse(text, strict=True)\n",
+      tolerant: true,
+    });
+    expect((await bytes("d.py")).toString()).toBe(
+      "def load(path):\n    with open(path) as handle:\n        text = handle.read()\n    return parse(text, strict=True)\n",
+    );
+    expect(tool.toModelOutput(slipped).output).toMatchInlineSnapshot(`
+      "edited d.py (1 replacement at line 4)
+      \`old\` was not found exactly; it matched line 4 with tolerances: 2 outer context line(s) not matched, and was replaced there."
+    `);
     // Several tolerant matches: refused, with the lines.
     await put("c.txt", "a  \nb\na\nb \n");
     const message = await refusal(
@@ -210,7 +250,7 @@ describe("edit_file", () => {
       "NO_MATCH",
     );
     expect(message.split("\n").at(-2)).toMatchInlineSnapshot(
-      `"Even if whitespace at the ends of lines is ignored, it matches several places (starting at lines 1, 3)."`,
+      `"Even with tolerances, it matches several places (starting at lines 1, 3)."`,
     );
   });
 

@@ -2,7 +2,7 @@ import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
 import { TOLERANCE_PHRASES } from "../diff/locate.js";
-import { locateTolerantly } from "../diff/locate-text.js";
+import { placementNotes } from "../diff/placement-notes.js";
 import { findClosestRegion } from "../shared/closest-region.js";
 import { LineIndex } from "../shared/line-numbers.js";
 import { lineSpan } from "../shared/line-span.js";
@@ -16,7 +16,16 @@ import {
   syntaxErrorNotes,
   syntaxErrorsSchema,
 } from "../syntax/syntax-check.js";
-import { describeAmbiguous, describeNoMatch, describeTolerantMatch } from "./messages.js";
+import { locateEdit } from "./locate-edit.js";
+import {
+  describeAmbiguous,
+  describeNoMatch,
+  describeTolerantMatch,
+  onlyTolerance,
+} from "./messages.js";
+
+/** Whether an `old` not found exactly is placed with tolerances unless `tolerant` says otherwise. */
+const TOLERANT_BY_DEFAULT = true;
 
 const editSchema = z
   .object({
@@ -53,7 +62,7 @@ export const editFileInputSchema = z
       .boolean()
       .optional()
       .describe(
-        "When an `old` is not found exactly but matches whole lines at exactly one place once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, replace there (the output says which). Default false: such a match is only reported.",
+        "Default true: an `old` not found exactly is replaced where it fits one place only, once line endings, trailing whitespace, Unicode quotes/dashes or indentation are ignored, or with a slip (a typo in a line, a line or blank line left out, a line remembered from an older version, a change already made), and the output says which; the lines `old` and `new` share keep the file's text. `false`: only an exact match is replaced, and such a place is only reported.",
       ),
     rejectSyntaxErrors: z.boolean().optional().describe(rejectSyntaxErrorsDescription("edit")),
   })
@@ -123,19 +132,27 @@ export const editFileOutputSchema = z.object({
     .array(
       z.object({
         edit: z.number().int().nonnegative().describe("Index of the edit (0 for `old`/`new`)."),
-        tolerance: z.enum([
-          "line-endings",
-          "trailing-whitespace",
-          "unicode-punctuation",
-          "indentation",
-        ]),
+        tolerance: z
+          .enum([
+            "exact",
+            "line-endings",
+            "trailing-whitespace",
+            "unicode-punctuation",
+            "indentation",
+          ])
+          .describe("How loosely the lines that matched were compared."),
         startLine: z.number().int().min(1),
         endLine: z.number().int().min(1),
+        how: z
+          .string()
+          .describe(
+            "What was tolerated, for the model: the comparison, and the slips taken (a line that differs by a small edit, a line left out, content already changed).",
+          ),
       }),
     )
     .optional()
     .describe(
-      "With `tolerant: true`: the edits whose `old` matched only under a tolerance, and where.",
+      "The edits whose `old` was not found exactly and was placed with tolerances, where, and how.",
     ),
   syntaxErrors: syntaxErrorsSchema,
   syntaxCheckUnavailable: syntaxCheckUnavailableSchema,
@@ -185,7 +202,7 @@ export function createEditFileTool(
       "Copy `old` exactly from the file (indentation, blank lines, line endings) and include enough surrounding lines to make it unique.",
       "For several changes to one file pass `edits: [{ old, new }, ...]` instead: each `old` must occur exactly once in the original file, edits must not overlap, and either all apply or none.",
       "Everything outside the replaced text is kept byte for byte.",
-      "If `old` is not found the error quotes the closest region of the file with line numbers, and says if it matches whole lines at one place once whitespace, line endings or Unicode punctuation are ignored; pass `tolerant: true` to apply such a match (the output says so).",
+      "If `old` is not found exactly but fits one place only once whitespace, line endings or Unicode punctuation are ignored, or despite a slip (a typo, a line left out, a line from an older version), it is replaced there and the output says how; pass `tolerant: false` to allow only an exact match. Otherwise the error quotes the closest region of the file with line numbers.",
       "If `old` is found several times the error lists the lines.",
       SYNTAX_CHECK_DESCRIPTION,
     ].join(" "),
@@ -222,61 +239,53 @@ export function createEditFileTool(
       };
 
       const tolerances: NonNullable<EditFileOutput["tolerances"]> = [];
+      const tolerant = input.tolerant ?? TOLERANT_BY_DEFAULT;
       const located: Located[] = edits.map((edit, index) => {
-        const occurrences = findOccurrences(text, edit.old, 1_000);
-        const [first] = occurrences;
-        if (first === undefined) {
-          const tolerant = locateTolerantly(text, edit.old, edit.new);
-          if (
-            input.tolerant === true &&
-            tolerant.status === "unique" &&
-            tolerant.tolerance !== "exact"
-          ) {
+        const location = locateEdit(text, edit, { tolerant });
+        if (location.status === "found") {
+          const { start, end, replacement, tolerated } = location;
+          if (tolerated !== undefined) {
             tolerances.push({
               edit: index,
-              tolerance: tolerant.tolerance,
-              startLine: tolerant.startLine,
-              endLine: tolerant.endLine,
+              tolerance: tolerated.tolerance ?? "exact",
+              startLine: lineAt(start),
+              endLine: lineAt(Math.max(start, end - 1)),
+              how: onlyTolerance(tolerated)
+                ? TOLERANCE_PHRASES[tolerated.tolerance ?? "exact"]
+                : `with tolerances: ${placementNotes(tolerated, { source: "`old`" }).join("; ")}`,
             });
-            return {
-              index,
-              start: tolerant.start,
-              end: tolerant.end,
-              replacement: tolerant.replacement,
-            };
           }
-          const region = findClosestRegion(text, edit.old, { maxComparisons });
-          const message = [
-            describeNoMatch(path, edit.old, text, region, maxQuotedLines),
-            describeTolerantMatch(tolerant),
-          ]
-            .filter((part) => part !== "")
-            .join("\n");
-          throw new ToolError("NO_MATCH", failure(index, message), {
-            details: {
-              editIndex: index,
-              closest:
-                region === undefined
-                  ? undefined
-                  : {
-                      startLine: region.startLine,
-                      endLine: region.endLine,
-                      difference: region.difference,
-                      similarity: region.similarity,
-                    },
-              tolerantMatch: tolerant.status === "none" ? undefined : tolerant,
-            },
-          });
+          return { index, start, end, replacement };
         }
-        if (occurrences.length > 1) {
-          const lines = occurrences.map(lineAt);
+        if (location.status === "ambiguous") {
+          const lines = location.offsets.map(lineAt);
           throw new ToolError(
             "AMBIGUOUS_MATCH",
-            failure(index, describeAmbiguous(path, occurrences.length, lines)),
+            failure(index, describeAmbiguous(path, location.offsets.length, lines)),
             { details: { editIndex: index, lines } },
           );
         }
-        return { index, start: first, end: first + edit.old.length, replacement: edit.new };
+        const region = findClosestRegion(text, edit.old, { maxComparisons });
+        const message = [
+          describeNoMatch(path, edit.old, text, region, maxQuotedLines),
+          describeTolerantMatch(location.tolerant, !tolerant),
+        ]
+          .filter((part) => part !== "")
+          .join("\n");
+        throw new ToolError("NO_MATCH", failure(index, message), {
+          details: {
+            editIndex: index,
+            closest:
+              region === undefined
+                ? undefined
+                : {
+                    startLine: region.startLine,
+                    endLine: region.endLine,
+                    difference: region.difference,
+                    similarity: region.similarity,
+                  },
+          },
+        });
       });
 
       located.sort((left, right) => left.start - right.start);
@@ -336,8 +345,8 @@ export function createEditFileTool(
           ? `1 replacement at line ${firstChangedLine}`
           : `${replacements} replacements, the first at line ${firstChangedLine}`;
       const notes = tolerances.map(
-        ({ edit, tolerance, startLine, endLine }) =>
-          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${TOLERANCE_PHRASES[tolerance]}, and was replaced there.`,
+        ({ edit, startLine, endLine, how }) =>
+          `${replacements === 1 ? "`old`" : `edits[${edit}].old`} was not found exactly; it matched ${lineSpan(startLine, endLine)} ${how}, and was replaced there.`,
       );
       return {
         output: [`edited ${path} (${detail})`, ...notes, ...syntaxNotes].join("\n"),
@@ -345,17 +354,4 @@ export function createEditFileTool(
       };
     },
   });
-}
-
-/** Start offsets of `needle` in `text`, overlapping ones included, at most `limit` of them. */
-function findOccurrences(text: string, needle: string, limit: number): number[] {
-  const found: number[] = [];
-  for (
-    let index = text.indexOf(needle);
-    index !== -1 && found.length < limit;
-    index = text.indexOf(needle, index + 1)
-  ) {
-    found.push(index);
-  }
-  return found;
 }

@@ -4,6 +4,7 @@ import { useTempDir } from "@pleach/core/testing";
 import { createLocalSandbox } from "@pleach/sandbox";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SandboxClient } from "../../sandbox/index.js";
 import { findPwned, git, HOSTILE_INPUTS } from "../../test-support/hostile-inputs.js";
 import { createGitDiffTool, type DiffFile, parseNumstat } from "./tool.js";
 
@@ -191,6 +192,44 @@ describe("git_diff", () => {
     expect(output.diff.length).toBeLessThanOrEqual(2_000);
     expect(output.diff).toMatch(/\[\.\.\. [\d,]+ characters cut from the middle of this output/);
     expect(output.files).toHaveLength(40);
+    // The cut names the way on: narrow with paths (no kept output from this client).
+    expect(tool.toModelOutput(output).output.split("\n").at(-1)).toMatchInlineSnapshot(
+      `"[the diff text was cut; to see the rest, call git_diff again with \`paths\` naming some of the 40 files above]"`,
+    );
+  });
+
+  it("names the kept full diff when the client keeps long output", async () => {
+    await plant(
+      Object.fromEntries(
+        Array.from({ length: 10 }, (_, index) => [`gen/f${index}.txt`, "y\n".repeat(300)]),
+      ),
+    );
+    const local = await createLocalSandbox({ root, mode: "danger-full-access" });
+    const asked: Array<number | undefined> = [];
+    const client: SandboxClient = {
+      ...local,
+      async exec(command, options = {}) {
+        const result = await local.exec(command, options);
+        asked.push(options.fullOutputOverBytes);
+        const over = options.fullOutputOverBytes;
+        if (over === undefined || result.stdout.length <= over) return result;
+        return {
+          ...result,
+          fullOutput: { path: ".pleach-output/cmd-2.log", bytes: result.stdout.length },
+        };
+      },
+    };
+    const tool = createGitDiffTool(client, { maxDiffChars: 1_000 });
+    git(repo, "add", ".");
+    const output = await tool.execute({ cwd: "repo", staged: true });
+    expect(asked).toContain(1_000);
+    expect(output.fullOutput?.path).toBe(".pleach-output/cmd-2.log");
+    expect(
+      tool.toModelOutput(output).output.split("\n").slice(-2).join("\n"),
+    ).toMatchInlineSnapshot(`
+      "[the diff text was cut; to see the rest, call git_diff again with \`paths\` naming some of the 10 files above]
+      [full output: 10,300 bytes kept at .pleach-output/cmd-2.log — read_file with offset/limit, or search_files with path ".pleach-output", glob "cmd-2.log" and includeIgnored: true]"
+    `);
   });
 
   it("returns nothing for a clean tree, and fails outside a repository", async () => {

@@ -4,6 +4,7 @@ import { capText, defineTool, type PluginToolDefinition, ToolError } from "@plea
 import { z } from "zod";
 import type { ExecResult, SandboxClient } from "../../sandbox/index.js";
 import { isInsideGitDir, resolveWorkspacePath } from "../shared/relative-path.js";
+import { fullOutputNoteLines, keptOutputSchema } from "../shared/sandbox-hints.js";
 import { shellJoin } from "../shared/shell-quote.js";
 
 /** The input of `git_diff`. */
@@ -53,6 +54,9 @@ export const gitDiffOutputSchema = z.object({
     .array(diffFileSchema)
     .describe("Every changed file with its line counts (never cut, however large the diff)."),
   diffTruncated: z.boolean().describe("Whether `diff` was cut to fit the limit."),
+  fullOutput: keptOutputSchema
+    .optional()
+    .describe("Where the whole diff text was kept when it was cut (a client that keeps output)."),
 });
 
 /** What `git_diff` accepts. */
@@ -147,16 +151,18 @@ export function createGitDiffTool(
       const base = ["git", ...DIFF_FLAGS, ...(staged ? ["--staged"] : [])];
       // Outside a work tree `git diff` silently turns into `git diff --no-index` between paths.
       const requireWorkTree = "git rev-parse --show-toplevel >/dev/null && ";
-      const run = (argv: string[], maxOutputBytes: number) =>
+      const run = (argv: string[], maxOutputBytes: number, fullOutputOverBytes?: number) =>
         client.exec(`${requireWorkTree}${shellJoin(argv)}`, {
           cwd: folder,
           timeoutMs,
           abortSignal,
           maxOutputBytes,
+          ...(fullOutputOverBytes === undefined ? {} : { fullOutputOverBytes }),
         });
       const [numstat, raw] = await Promise.all([
         run([...base, "--numstat", "-z", "--", ...paths], 64 * 1024 * 1024),
-        run([...base, "--", ...paths], 32 * 1024 * 1024),
+        // The diff text is kept whole where the client can, so a cut one can be read on.
+        run([...base, "--", ...paths], 32 * 1024 * 1024, maxDiffChars),
       ]);
       for (const result of [numstat, raw]) checkGitResult(result, { cwd, timeoutMs });
       if (numstat.truncated) {
@@ -166,10 +172,12 @@ export function createGitDiffTool(
         );
       }
       const capped = capText(raw.stdout, { maxChars: maxDiffChars });
+      const diffTruncated = capped.cutChars > 0 || raw.truncated;
       return {
         diff: capped.text,
         files: parseNumstat(numstat.stdout),
-        diffTruncated: capped.cutChars > 0 || raw.truncated,
+        diffTruncated,
+        ...(diffTruncated && raw.fullOutput !== undefined ? { fullOutput: raw.fullOutput } : {}),
       };
     },
     toModelOutput(output) {
@@ -185,7 +193,14 @@ export function createGitDiffTool(
         return `  ${name}  ${counts}`;
       });
       const count = `${output.files.length} file${output.files.length === 1 ? "" : "s"} changed:`;
-      return { output: [count, ...summary, "", output.diff].join("\n"), error: false };
+      const cut = output.diffTruncated
+        ? [
+            "",
+            `[the diff text was cut; to see the rest, call git_diff again with \`paths\` naming some of the ${output.files.length} files above]`,
+            ...fullOutputNoteLines({ cut: true, fullOutput: output.fullOutput }),
+          ]
+        : [];
+      return { output: [count, ...summary, "", output.diff, ...cut].join("\n"), error: false };
     },
   });
 }

@@ -94,6 +94,27 @@ describe("run_tests", () => {
     );
   });
 
+  it("keeps pytest's xfailed, xpassed, errors and deselected apart, as its summary does", async () => {
+    const { client } = await workspace();
+    const tool = createRunTestsTool(client);
+    const summary =
+      "= 1 failed, 2 passed, 24 skipped, 3 deselected, 1 xfailed, 1 xpassed, 1 error in 1.48s =";
+    const output = await tool.execute({ command: `echo '${summary}'; exit 1` });
+    expect(output).toMatchObject({
+      runner: "pytest",
+      passed: 2,
+      failed: 1,
+      skipped: 24,
+      xfailed: 1,
+      xpassed: 1,
+      errors: 1,
+      deselected: 3,
+    });
+    expect(tool.toModelOutput(output).output.split("\n")[0]).toMatch(
+      /· pytest: 2 passed, 1 failed, 24 skipped, 1 xfailed, 1 xpassed, 1 error, 3 deselected$/,
+    );
+  });
+
   it("shows the model the summary first, then the output", async () => {
     const { root, client } = await workspace();
     await nodeProject(root, MIXED_TESTS);

@@ -8,6 +8,7 @@ import {
   sandboxNoteLines,
 } from "../shared/sandbox-hints.js";
 import { parseTestRunnerOutput } from "../test-output/parse.js";
+import { COUNT_CATEGORIES } from "../test-output/tally.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (one hour). */
 const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
@@ -59,6 +60,26 @@ export const runTestsOutputSchema = z.object({
   passed: count.optional().describe("Tests that passed; absent when the output shows no count."),
   failed: count.optional().describe("Tests that failed; absent when the output shows no count."),
   skipped: count.optional().describe("Tests skipped; absent when the output shows no count."),
+  xfailed: count
+    .optional()
+    .describe(
+      "Expected failures that failed (pytest's xfailed); absent unless the runner counts some.",
+    ),
+  xpassed: count
+    .optional()
+    .describe(
+      "Expected failures that passed (pytest's xpassed); absent unless the runner counts some.",
+    ),
+  errors: count
+    .optional()
+    .describe(
+      "Tests that errored, where the runner counts them apart from failures (pytest, unittest); absent unless some did.",
+    ),
+  deselected: count
+    .optional()
+    .describe(
+      "Tests the selection left out (pytest's deselected, cargo's filtered out); absent unless some were.",
+    ),
   failures: z
     .array(z.string())
     .optional()
@@ -142,7 +163,7 @@ export function createRunTestsTool(
         // Under the room the model text gives stdout and stderr beside the summary.
         fullOutputOverBytes: MODEL_OUTPUT_LIMIT - 10_000,
       });
-      const { passed, failed, skipped, failures, runner } = parseTestRunnerOutput(
+      const { failures, runner, ...counts } = parseTestRunnerOutput(
         `${result.stdout}\n${result.stderr}`,
       );
       const output: RunTestsOutput = {
@@ -154,9 +175,10 @@ export function createRunTestsTool(
         truncated: result.truncated,
       };
       // Only what the parser found: an absent count means "no signal", not zero.
-      if (passed !== undefined) output.passed = passed;
-      if (failed !== undefined) output.failed = failed;
-      if (skipped !== undefined) output.skipped = skipped;
+      for (const category of COUNT_CATEGORIES) {
+        const value = counts[category];
+        if (value !== undefined) output[category] = value;
+      }
       if (failures !== undefined && failures.length > 0) output.failures = failures;
       if (runner !== undefined) output.runner = runner;
       if (result.signal !== undefined) output.signal = result.signal;
@@ -206,9 +228,10 @@ function summarize(output: RunTestsOutput, maxOutputBytes: number): string {
     : output.exitCode === null
       ? `ended by signal ${output.signal ?? "?"} after ${seconds} s`
       : `exit code ${output.exitCode} after ${seconds} s`;
-  const counts = (["passed", "failed", "skipped"] as const)
-    .filter((key) => output[key] !== undefined)
-    .map((key) => `${output[key]} ${key}`);
+  // In the runner's own words and categories: `24 skipped, 1 xfailed, 3 deselected`.
+  const counts = COUNT_CATEGORIES.filter((key) => output[key] !== undefined).map(
+    (key) => `${output[key]} ${key === "errors" && output[key] === 1 ? "error" : key}`,
+  );
   const tally =
     counts.length === 0
       ? "no test counts recognised in the output"

@@ -40,7 +40,12 @@ describe("syntax diagnostics off the event loop", () => {
     const next = await tool.execute({ path: "next.ts", old: "const b = 2;", new: "function(" });
     expect(next.syntaxCheckUnavailable).toBeUndefined();
     expect(next.syntaxErrors).toEqual([
-      { path: "next.ts", count: 1, errors: [{ line: 2, message: 'unexpected "function("' }] },
+      {
+        path: "next.ts",
+        count: 1,
+        errors: [{ line: 2, message: 'unexpected "function("' }],
+        edit: expect.any(Object),
+      },
     ]);
   });
 });

@@ -2,6 +2,7 @@ import { Buffer } from "node:buffer";
 import { isToolError, ToolError } from "@pleach/core";
 import { z } from "zod";
 import type { SandboxClient } from "../../sandbox/index.js";
+import { editCause } from "./edit-cause.js";
 import { syntaxLanguageOf } from "./grammars.js";
 import { introducedErrors } from "./syntax-errors.js";
 import { checkInWorker } from "./syntax-worker-client.js";
@@ -26,6 +27,18 @@ export const syntaxErrorsSchema = z
           }),
         )
         .describe(`The first ${LISTED_ERRORS} of them, by line.`),
+      edit: z
+        .object({
+          startLine: z.number().int().min(1).describe("1-based first line the change wrote."),
+          endLine: z.number().int().min(1).describe("1-based last line the change wrote."),
+          changes: z
+            .array(z.string())
+            .describe(
+              'What the change did that can break the syntax: `removed a "}", so the braces no longer balance`, an unclosed quote, indentation; empty when none of these.',
+            ),
+        })
+        .optional()
+        .describe("Where the change was, beside where the parser noticed the error."),
     }),
   )
   .optional()
@@ -101,7 +114,13 @@ async function checkSyntax(
       { text: after, errors: errors.after },
     );
     if (introduced.length === 0) continue;
-    reports.push({ path, count: introduced.length, errors: introduced.slice(0, LISTED_ERRORS) });
+    const edit = editCause(before, after, language);
+    reports.push({
+      path,
+      count: introduced.length,
+      errors: introduced.slice(0, LISTED_ERRORS),
+      ...(edit === undefined ? {} : { edit }),
+    });
   }
   return { reports, unavailable };
 }
@@ -150,15 +169,24 @@ function tooLarge(text: string): boolean {
   );
 }
 
-/** `a syntax error in a.ts at line 3 (missing "}")`, or `4 syntax errors in a.ts: line 3 (…), …`. */
-function describeFile({ path, count, errors }: FileSyntaxErrors): string {
+/**
+ * `a syntax error in a.ts at line 6 (missing "}")`, or `4 syntax errors in a.ts: line 3 (…), …`,
+ * then where the change was and what it did: `; the change at line 4 removed a "}", so the braces
+ * no longer balance`.
+ */
+function describeFile({ path, count, errors, edit }: FileSyntaxErrors): string {
   const [first] = errors;
+  const cause =
+    edit === undefined || edit.changes.length === 0
+      ? ""
+      : `the change at ${edit.startLine === edit.endLine ? `line ${edit.startLine}` : `lines ${edit.startLine}-${edit.endLine}`} ${edit.changes.join("; it ")}`;
   if (count === 1 && first !== undefined) {
-    return `a syntax error in ${path} at line ${first.line} (${first.message})`;
+    const where = cause === "" ? "" : `, where the parser noticed it; ${cause}`;
+    return `a syntax error in ${path} at line ${first.line} (${first.message}${where})`;
   }
   const listed = errors.map(({ line, message }) => `line ${line} (${message})`).join(", ");
   const more = count > errors.length ? ` and ${count - errors.length} more` : "";
-  return `${count} syntax errors in ${path}: ${listed}${more}`;
+  return `${count} syntax errors in ${path}: ${listed}${more}${cause === "" ? "" : ` (${cause})`}`;
 }
 
 /**

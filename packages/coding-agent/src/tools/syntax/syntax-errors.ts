@@ -1,4 +1,5 @@
 import type Parser from "web-tree-sitter";
+import { commonEnds } from "../shared/common-ends.js";
 
 /** A syntax error: its 1-based line and what the parser found there. */
 export interface SyntaxErrorLine {
@@ -118,22 +119,7 @@ function mappedKey(line: number, { newStart, oldEnd, newEnd }: ChangedSpan): str
 export function changedSpan(before: string, after: string): ChangedSpan {
   const oldLines = before.split("\n");
   const newLines = after.split("\n");
-  let prefix = 0;
-  while (
-    prefix < oldLines.length &&
-    prefix < newLines.length &&
-    oldLines[prefix] === newLines[prefix]
-  ) {
-    prefix += 1;
-  }
-  let suffix = 0;
-  while (
-    suffix < oldLines.length - prefix &&
-    suffix < newLines.length - prefix &&
-    oldLines[oldLines.length - 1 - suffix] === newLines[newLines.length - 1 - suffix]
-  ) {
-    suffix += 1;
-  }
+  const { head: prefix, tail: suffix } = commonEnds(oldLines, newLines);
   return {
     newStart: prefix + 1,
     oldEnd: oldLines.length - suffix,

@@ -215,6 +215,7 @@ describe("syntax diagnostics per language", () => {
           path: path.basename(language.file),
           count: 1,
           errors: [{ line, message: expect.any(String) }],
+          edit: expect.any(Object),
         },
       ]);
       expect(tool.toModelOutput(output).output).toContain(

@@ -23,7 +23,12 @@ describe("write_file's syntax check", () => {
     const tool = createWriteFileTool(client);
     const created = await tool.execute({ path: "a.ts", content: "const a = (1;\n" });
     expect(created.syntaxErrors).toEqual([
-      { path: "a.ts", count: 1, errors: [{ line: 1, message: expect.any(String) }] },
+      {
+        path: "a.ts",
+        count: 1,
+        errors: [{ line: 1, message: expect.any(String) }],
+        edit: expect.any(Object),
+      },
     ]);
     expect(tool.toModelOutput(created).output).toMatch(
       /^created a\.ts \(14 bytes\)\nThe write left a syntax error in a\.ts at line 1 \(.+\); fix it before running the code\.$/,
@@ -100,7 +105,7 @@ describe("edit_file's syntax check", () => {
     expect(output.syntaxErrors?.[0]?.count).toBe(8);
     expect(output.syntaxErrors?.[0]?.errors.map(({ line }) => line)).toEqual([1, 2, 3, 4, 5]);
     expect(tool.toModelOutput(output).output).toContain(
-      'The edit left 8 syntax errors in a.ts: line 1 (unexpected ")"), line 2 (unexpected ")"), line 3 (unexpected ")"), line 4 (unexpected ")"), line 5 (unexpected ")") and 3 more; fix them before running the code.',
+      'The edit left 8 syntax errors in a.ts: line 1 (unexpected ")"), line 2 (unexpected ")"), line 3 (unexpected ")"), line 4 (unexpected ")"), line 5 (unexpected ")") and 3 more (the change at lines 1-8 added 8 ")", so the parentheses no longer balance); fix them before running the code.',
     );
   });
 });
@@ -125,7 +130,12 @@ describe("apply_diff's syntax check", () => {
     const tool = createApplyDiffTool(client);
     const output = await tool.execute({ path: ".", diff: TWO_FILES });
     expect(output.syntaxErrors).toEqual([
-      { path: "b.py", count: 1, errors: [{ line: 2, message: expect.any(String) }] },
+      {
+        path: "b.py",
+        count: 1,
+        errors: [{ line: 2, message: expect.any(String) }],
+        edit: expect.any(Object),
+      },
     ]);
     expect(await text("b.py")).toContain("sum(items))\n");
     expect(tool.toModelOutput(output).output).toMatch(
@@ -176,7 +186,12 @@ describe("apply_diff's syntax check", () => {
     expect((await bytes("b.py")).equals(before)).toBe(true);
     const output = await tool.execute({ engine: "patch", path: "b.py", diff });
     expect(output.syntaxErrors).toEqual([
-      { path: "b.py", count: 1, errors: [{ line: 2, message: expect.any(String) }] },
+      {
+        path: "b.py",
+        count: 1,
+        errors: [{ line: 2, message: expect.any(String) }],
+        edit: expect.any(Object),
+      },
     ]);
     expect(tool.toModelOutput(output).output).toContain(
       "The diff left a syntax error in b.py at line 2 (",

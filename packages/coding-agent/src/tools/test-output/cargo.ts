@@ -5,11 +5,12 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
+import { addTo, type Tally } from "./tally.js";
 import type { RecordVerdict } from "./test-verdicts.js";
 
 const CARGO_TEST_LINE = /^test (.+?) \.\.\. (ok|FAILED|ignored)(?:, .*)?$/;
 const CARGO_RESULT =
-  /^test result: [A-Za-z]+\. (\d{1,15}) passed; (\d{1,15}) failed; (\d{1,15}) ignored;/;
+  /^test result: [A-Za-z]+\. (\d{1,15}) passed; (\d{1,15}) failed; (\d{1,15}) ignored;(?: \d{1,15} measured; (\d{1,15}) filtered out;)?/;
 
 /**
  * cargo test: one `test result:` line per test binary, each test's verdict and the failing tests
@@ -27,11 +28,14 @@ export class CargoScanner implements RunnerScanner {
   summary({ text, index }: OutputLine): boolean {
     const result = CARGO_RESULT.exec(text);
     if (!result) return false;
-    const [, passed, failed, ignored] = result;
-    this.#summaries.record(
-      { passed: Number(passed), failed: Number(failed), skipped: Number(ignored) },
-      index,
-    );
+    const [, passed, failed, ignored, filtered] = result;
+    const tally: Tally = {
+      passed: Number(passed),
+      failed: Number(failed),
+      skipped: Number(ignored),
+    };
+    addTo(tally, "deselected", Number(filtered ?? 0));
+    this.#summaries.record(tally, index);
     return true;
   }
 

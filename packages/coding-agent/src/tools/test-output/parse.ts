@@ -126,11 +126,12 @@ export function readTestOutput(output: string): TestOutputReading {
  * lines alone (`ok  pkg`, `FAIL pkg`) give no counts, though a package that failed without
  * naming a test (a build error) is listed in `failures` by its import path.
  *
- * Categories map as: skipped, ignored, pending, todo and expected failures (pytest's xfailed,
- * unittest's and sympy's) count as `skipped`; errors, exceptions, cancelled, timed-out and
- * exec-failed tests as `failed`; unexpected successes (xpassed) as `passed`; uvu's
- * failed tests are its `Total` (tests run) minus its `Passed`. Tests
- * deselected or filtered out by the caller are not counted. Several summaries (cargo prints one
+ * Categories are the runner's own where it reports them apart: pytest's, unittest's and sympy's
+ * expected failures (`xfailed`), unexpected successes (`xpassed`) and errors (`errors`), pytest's
+ * `deselected` and cargo's `filtered out` (`deselected`), each absent unless the runner counted
+ * one or more. Otherwise skipped, ignored, pending and todo count as `skipped`; exceptions,
+ * cancelled, timed-out and exec-failed tests as `failed`; uvu's failed tests are its `Total`
+ * (tests run) minus its `Passed`. Several summaries (cargo prints one
  * per test binary, doc-tests included; a workspace may run a runner per package) are summed.
  * go's counts are its `--- PASS`, `--- FAIL` and `--- SKIP` lines, subtests and their parents
  * each counting once. Failing names are reported only for runners whose summary (or, for go,

@@ -15,17 +15,17 @@ const PYTEST_DURATION = /^\d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?$/;
 function pytestCategory(word: string): CountCategory | undefined {
   switch (word) {
     case "passed":
-    case "xpassed":
-      return "passed";
     case "failed":
-    case "error":
-    case "errors":
-      return "failed";
     case "skipped":
     case "xfailed":
-      return "skipped";
+    case "xpassed":
+    case "deselected":
+      return word;
+    case "error":
+    case "errors":
+      return "errors";
     default:
-      // Deselected tests were filtered out by the caller, and warnings are not tests.
+      // Warnings and reruns are not tests.
       return undefined;
   }
 }

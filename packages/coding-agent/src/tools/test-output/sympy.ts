@@ -25,14 +25,17 @@ const STATUS_OF_CODE: Record<string, TestStatus> = {
 function sympyCategory(words: string): CountCategory | undefined {
   switch (words) {
     case "passed":
-    case "expected to fail but passed":
       return "passed";
+    case "expected to fail but passed":
+      return "xpassed";
     case "failed":
-    case "exceptions":
       return "failed";
+    case "exceptions":
+      return "errors";
     case "skipped":
-    case "expected to fail":
       return "skipped";
+    case "expected to fail":
+      return "xfailed";
     default:
       return undefined;
   }

@@ -1,20 +1,43 @@
 import type { TestRunnerCounts } from "./test-runner-counts.js";
 
 /** Counts by outcome; a category is absent when the output says nothing about it. */
-export type Tally = Pick<TestRunnerCounts, "passed" | "failed" | "skipped">;
+export type Tally = Pick<
+  TestRunnerCounts,
+  "passed" | "failed" | "skipped" | "xfailed" | "xpassed" | "errors" | "deselected"
+>;
 
 /** One outcome of a {@link Tally}. */
 export type CountCategory = keyof Tally;
 
-/** Every {@link CountCategory}, in the order results list them. */
-export const COUNT_CATEGORIES = ["passed", "failed", "skipped"] as const;
+/**
+ * Every {@link CountCategory}, in the order results list them: the three every summary states,
+ * then those a runner reports apart from them (pytest's, unittest's, cargo's `filtered out`).
+ */
+export const COUNT_CATEGORIES = [
+  "passed",
+  "failed",
+  "skipped",
+  "xfailed",
+  "xpassed",
+  "errors",
+  "deselected",
+] as const;
 
-/** Adds `count` tests to one category of `tally`. */
-function addTo(tally: Tally, category: CountCategory, count: number): void {
+/** The categories only some runners report: absent unless the runner counted one or more. */
+const EXTRA_CATEGORIES: ReadonlySet<CountCategory> = new Set([
+  "xfailed",
+  "xpassed",
+  "errors",
+  "deselected",
+]);
+
+/** Adds `count` tests to one category of `tally` (none to a category only some runners report). */
+export function addTo(tally: Tally, category: CountCategory, count: number): void {
+  if (count === 0 && EXTRA_CATEGORIES.has(category)) return;
   tally[category] = (tally[category] ?? 0) + count;
 }
 
-/** A tally of all three categories at 0, to be filled from a summary. */
+/** A tally of the three categories every summary states at 0, to be filled from a summary. */
 export function zeroTally(): Tally {
   return { passed: 0, failed: 0, skipped: 0 };
 }
@@ -35,8 +58,9 @@ export function addTally(total: Tally, tally: Tally): void {
 }
 
 /**
- * Sums a summary's `<count> <word>` parts (`3 passed`, `1 failed`) into a tally of all three
- * categories; a word `categoryOf` maps to nothing (`total`, `deselected`) counts nowhere. Undefined
+ * Sums a summary's `<count> <word>` parts (`3 passed`, `1 failed`) into a tally of the three
+ * categories and any others the summary names; a word `categoryOf` maps to nothing (`total`,
+ * `warnings`) counts nowhere. Undefined
  * when a part is not such a count: then the line was not that runner's summary.
  */
 export function sumCounts(

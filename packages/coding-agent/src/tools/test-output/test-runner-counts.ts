@@ -20,10 +20,21 @@ export type TestRunnerName =
 export interface TestRunnerCounts {
   /** Tests that passed. */
   passed?: number;
-  /** Tests that failed, errored, timed out or were cancelled. */
+  /**
+   * Tests that failed, timed out or were cancelled, and errored ones where the runner does not
+   * count errors apart (see `errors`).
+   */
   failed?: number;
-  /** Tests that did not run to a verdict: skipped, ignored, pending, todo and xfailed. */
+  /** Tests that did not run to a verdict: skipped, ignored, pending and todo. */
   skipped?: number;
+  /** Expected failures that failed, as expected (pytest's xfailed, unittest's expected failures). */
+  xfailed?: number;
+  /** Expected failures that passed (pytest's xpassed, unittest's unexpected successes). */
+  xpassed?: number;
+  /** Tests that errored outside their assertions, where the runner counts them apart (pytest, unittest). */
+  errors?: number;
+  /** Tests the selection left out (pytest's deselected, cargo's filtered out). */
+  deselected?: number;
   /**
    * Names of failing tests as the runner prints them (`math › division › divides`,
    * `tests/test_x.py::test_y`, `TestPerimeter`), first seen first, without duplicates. At most

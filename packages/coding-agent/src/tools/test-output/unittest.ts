@@ -5,6 +5,7 @@ import {
   type RunnerScanner,
   RunnerSummaries,
 } from "./runner-scanner.js";
+import { addTo, type Tally } from "./tally.js";
 import type { RecordVerdict, TestStatus } from "./test-verdicts.js";
 
 const SEPARATOR = " ... ";
@@ -66,12 +67,16 @@ export class UnittestScanner implements RunnerScanner {
       if (!found) return false;
       counts.set(found[1] as string, Number(found[2]));
     }
-    const failed = (counts.get("failures") ?? 0) + (counts.get("errors") ?? 0);
-    const skipped = (counts.get("skipped") ?? 0) + (counts.get("expected failures") ?? 0);
-    this.#summaries.record(
-      { passed: Math.max(0, total - failed - skipped), failed, skipped },
-      index,
-    );
+    const failed = counts.get("failures") ?? 0;
+    const skipped = counts.get("skipped") ?? 0;
+    const tally: Tally = { failed, skipped };
+    addTo(tally, "errors", counts.get("errors") ?? 0);
+    addTo(tally, "xfailed", counts.get("expected failures") ?? 0);
+    addTo(tally, "xpassed", counts.get("unexpected successes") ?? 0);
+    let others = 0;
+    for (const count of counts.values()) others += count;
+    tally.passed = Math.max(0, total - others);
+    this.#summaries.record(tally, index);
     this.#ran = undefined;
     return true;
   }
