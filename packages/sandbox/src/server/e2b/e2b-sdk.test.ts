@@ -1,7 +1,7 @@
 import { forceRemove, makeTempDir } from "@pleach/core/testing";
 import { CommandExitError, Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCommandWrapper } from "../../os/index.js";
+import { createCommandWrapper } from "../../os/create-command-wrapper.js";
 import { createSandboxServer, type SandboxServer } from "../sandbox-server.js";
 
 // The official e2b SDK, pinned, against `createSandboxServer({ protocol: "e2b" })` on loopback:

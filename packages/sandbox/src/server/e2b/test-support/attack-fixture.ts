@@ -18,7 +18,7 @@ import { Sandbox } from "e2b";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from "vitest";
 import { placeholdersGone } from "../../../docker/test-support/docker-engine.js";
 import type { NetworkOption } from "../../../network/domain-rules.js";
-import { createCommandWrapper } from "../../../os/index.js";
+import { createCommandWrapper } from "../../../os/create-command-wrapper.js";
 import { type AttackFixture, populateAttackFolders } from "../../../os/test-support/fixture.js";
 import type { AttackTest } from "../../../os/test-support/suite.js";
 import { createSandboxServer, type SandboxServer } from "../../sandbox-server.js";
