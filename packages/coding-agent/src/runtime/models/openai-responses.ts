@@ -7,38 +7,14 @@ import {
   type ModelResponse,
   type ModelToolCall,
 } from "../model.js";
-import {
-  type FetchFunction,
-  parseArguments,
-  postJSON,
-  type RetryOptions,
-  withoutSchemaKey,
-} from "./http.js";
+import { parseArguments, postJSON, withoutSchemaKey } from "./http.js";
+import type { OpenAIChatModelOptions } from "./openai-chat.js";
 
-/** Options of {@link createOpenAIResponsesModel}. */
-export interface OpenAIResponsesModelOptions extends RetryOptions {
-  /** The model, such as `gpt-5.1`. */
-  model: string;
-  apiKey?: string;
-  /**
-   * The API's base URL, up to and including `/v1`.
-   * @default "https://api.openai.com/v1"
-   */
-  baseURL?: string;
-  /**
-   * The most tokens per answer (`max_output_tokens`).
-   * @default 4_096
-   */
-  maxTokens?: number;
-  /** Extra headers (an organization, a proxy's auth). */
-  headers?: Record<string, string>;
-  /** @default globalThis.fetch */
-  fetch?: FetchFunction;
-  /**
-   * The environment variable the key came from, named when it is refused.
-   * @default "OPENAI_API_KEY"
-   */
-  keyVariable?: string;
+/**
+ * Options of {@link createOpenAIResponsesModel}: those of the Chat Completions model
+ * (`maxTokens` is sent as `max_output_tokens`), and the native tool shapes.
+ */
+export interface OpenAIResponsesModelOptions extends OpenAIChatModelOptions {
   /**
    * Offer the model its own tool shapes: `apply_diff` as `{ type: "apply_patch" }` (each
    * operation becomes one V4A patch for `apply_diff`) and `bash` as `{ type: "shell" }` (a call's
