@@ -4,8 +4,9 @@ import {
   createOpenAIChatModel,
   type ModelAdapter,
 } from "@pleach/coding-agent/runtime";
+import type { SandboxProvider } from "@pleach/coding-agent/sandbox";
 import { showControlCharacters } from "@pleach/coding-agent/tools";
-import { createLocalSandboxProvider } from "@pleach/sandbox";
+import { createE2BSandboxProvider, createLocalSandboxProvider } from "@pleach/sandbox";
 import {
   type CommandInput,
   domainOptionsHelp,
@@ -27,6 +28,8 @@ export const RUN_OPTIONS = {
   model: { type: "string" },
   "model-name": { type: "string" },
   "max-steps": { type: "string" },
+  sandbox: { type: "string" },
+  template: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -34,7 +37,8 @@ export const RUN_OPTIONS = {
 /** How `pleach run` is used: the first line of its help and its line in `pleach help`. */
 export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
     [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
-    [--max-steps N] [--json] [--hide-read PATH]... [--allow-read PATH]...`;
+    [--max-steps N] [--json] [--hide-read PATH]... [--allow-read PATH]...
+    [--sandbox local|e2b] [--template NAME]`;
 
 /** `pleach run --help`. */
 export const RUN_HELP = `Usage: ${RUN_USAGE}
@@ -57,6 +61,11 @@ Options:
   --network           let sandboxed commands reach the network
 ${domainOptionsHelp(22)}
   --max-steps N       the most model calls (default: 50)
+  --sandbox KIND      local: a sandbox over --workspace on this machine (the default);
+                      e2b: an E2B sandbox (E2B_API_KEY; E2B_API_URL and E2B_SANDBOX_URL
+                      for self-hosted E2B or \`pleach sandbox serve --protocol e2b\`),
+                      whose workspace, mode and network its template and server set
+  --template NAME     the E2B template the sandbox starts from (default: base)
   --json              print each event as one JSON line instead of the transcript
 ${readOptionsHelp(22)}
   -h, --help          show this help
@@ -200,37 +209,14 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
     modelName: values["model-name"],
     command: "run",
   });
-  const mode = parseMode({ mode: values.mode, command: "run" });
   const maxSteps = parseCount({
     value: values["max-steps"],
     option: "--max-steps",
     command: "run",
     fallback: 50,
   });
-  // Opening the workspace first checks it exists and reports a wrong --workspace clearly.
-  const reads = parseReadFlags(values, io);
-  const network = parseNetworkFlags(values, "run");
-  const client = await openWorkspace({
-    workspace: values.workspace,
-    mode,
-    network,
-    reads,
-    io,
-    command: "run",
-  });
-  if (!values.json) {
-    io.stdout(`pleach run: ${model.name} on ${client.root} (sandbox mode ${mode})\n`);
-  }
-  const runtime = createCodingAgentRuntime({
-    sandboxProvider: createLocalSandboxProvider({
-      root: client.root,
-      mode,
-      network,
-      ...reads,
-    }),
-    model,
-    maxSteps,
-  });
+  const sandboxProvider = await runSandbox({ values, env, io, modelName: model.name });
+  const runtime = createCodingAgentRuntime({ sandboxProvider, model, maxSteps });
   // SIGINT or SIGTERM aborts the run, which stops the command that runs and reports where it
   // stopped; the process then exits normally, and the sandbox's placeholder folders go with it.
   const termination = onTermination();
@@ -252,4 +238,81 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
   } finally {
     termination.dispose();
   }
+}
+
+/** The flags that set up a local sandbox, which an E2B sandbox's template and server set instead. */
+const LOCAL_SANDBOX_FLAGS = [
+  "workspace",
+  "mode",
+  "network",
+  "allow-domain",
+  "deny-domain",
+  "hide-read",
+  "allow-read",
+] as const;
+
+/** The sandbox `pleach run` works in: over --workspace on this machine, or an E2B sandbox. */
+async function runSandbox({
+  values,
+  env,
+  io,
+  modelName,
+}: {
+  values: ReturnType<typeof parseCommandLine<typeof RUN_OPTIONS>>["values"];
+  env: Environment;
+  io: CommandInput["io"];
+  modelName: string;
+}): Promise<SandboxProvider> {
+  const kind = values.sandbox ?? "local";
+  if (kind === "e2b") {
+    const local = LOCAL_SANDBOX_FLAGS.filter((flag) => values[flag] !== undefined);
+    if (local.length > 0) {
+      throw new UsageError(
+        `--${local[0]} sets up a local sandbox; with --sandbox e2b the template and the E2B server decide the workspace, mode and network (drop --${local.join(", --")})`,
+        { command: "run" },
+      );
+    }
+    const apiKey = env.E2B_API_KEY;
+    if (apiKey === undefined || apiKey === "") {
+      throw new UsageError(
+        "--sandbox e2b needs E2B_API_KEY in the environment (for `pleach sandbox serve --protocol e2b`, its token)",
+        { command: "run" },
+      );
+    }
+    const template = values.template ?? "base";
+    if (!values.json)
+      io.stdout(`pleach run: ${modelName} in an E2B sandbox (template ${template})\n`);
+    return createE2BSandboxProvider({
+      template,
+      apiKey,
+      ...(env.E2B_API_URL ? { apiUrl: env.E2B_API_URL } : {}),
+      ...(env.E2B_SANDBOX_URL ? { sandboxUrl: env.E2B_SANDBOX_URL } : {}),
+    });
+  }
+  if (kind !== "local") {
+    throw new UsageError(`--sandbox must be local or e2b, got ${JSON.stringify(kind)}`, {
+      command: "run",
+    });
+  }
+  if (values.template !== undefined) {
+    throw new UsageError("--template names an E2B template: use it with --sandbox e2b", {
+      command: "run",
+    });
+  }
+  // Opening the workspace first checks it exists and reports a wrong --workspace clearly.
+  const reads = parseReadFlags(values, io);
+  const network = parseNetworkFlags(values, "run");
+  const mode = parseMode({ mode: values.mode, command: "run" });
+  const client = await openWorkspace({
+    workspace: values.workspace,
+    mode,
+    network,
+    reads,
+    io,
+    command: "run",
+  });
+  if (!values.json) {
+    io.stdout(`pleach run: ${modelName} on ${client.root} (sandbox mode ${mode})\n`);
+  }
+  return createLocalSandboxProvider({ root: client.root, mode, network, ...reads });
 }
