@@ -207,6 +207,27 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
     expect(read.stdout).toBe("SECRET\nREFUSED\nREFUSED\n");
   });
 
+  it("--allow-read of a folder under /tmp shows it read-only over the sandbox's own /tmp, and only it", async () => {
+    const outside = await useTempDir();
+    await mkdir(path.join(outside, "tools"));
+    await writeFile(path.join(outside, "tools/server.js"), "SERVER\n");
+    await writeFile(path.join(outside, "beside.txt"), "BESIDE\n");
+    const client = await createLocalSandbox({
+      root: await useTempDir(),
+      mode: "workspace-write",
+      allowReads: [path.join(outside, "tools")],
+    });
+    const run = await client.exec(
+      [
+        `cat '${outside}/tools/server.js'`,
+        `echo x >> '${outside}/tools/server.js' 2>/dev/null || echo REFUSED`,
+        `cat '${outside}/beside.txt' 2>/dev/null || echo UNSEEN`,
+        "touch /tmp/own && echo TMP-WRITABLE",
+      ].join("; "),
+    );
+    expect(run.stdout).toBe("SERVER\nREFUSED\nUNSEEN\nTMP-WRITABLE\n");
+  });
+
   it("the toolchains on PATH still run: node, git, python3, and cargo or go where present", async () => {
     const client = await createLocalSandbox({
       root: await useTempDir(),

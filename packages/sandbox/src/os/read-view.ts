@@ -29,6 +29,8 @@ const SYSTEM_FOLDERS: readonly string[] = [
   "/nix",
 ];
 const SANDBOX_OWN = ["/proc", "/sys", "/dev", "/tmp", "/run"];
+/** The sandbox's own folders that are memory file systems, empty at its start. */
+const MEMORY_FOLDERS = ["/tmp", "/run"];
 /** The names of a `PATH` entry whose parent is the toolchain's root (`~/.cargo/bin`, `~/.pyenv/shims`, `node_modules/.bin`). */
 const PROGRAM_FOLDERS = new Set(["bin", "sbin", "shims", ".bin"]);
 
@@ -104,9 +106,13 @@ export function readView({ root, homes, searchPath, allowReads }: ReadViewOption
       shown.set(folder, `the toolchain of ${entry} on PATH`);
     }
   }
+  // The sandbox's own /tmp and /run start empty: what allowReads names there is shown again too
+  // (a toolchain or a checkout under /tmp), read-only, over the memory file system.
+  const inMemoryFolder = (target: string) =>
+    MEMORY_FOLDERS.some((folder) => target !== folder && isInside(folder, target));
   for (const allowed of allowReads) {
     const real = realpathOr(path.resolve(allowed));
-    if (isEmptied(real) && lstatOr(real) !== undefined) {
+    if ((isEmptied(real) || inMemoryFolder(real)) && lstatOr(real) !== undefined) {
       shown.set(real, "it is given back by allowReads (--allow-read)");
     }
   }
