@@ -133,7 +133,7 @@ chmod 1777 "$rootfs/tmp" "$rootfs/workspaces"
 printf 'root:x:0:0:root:/root:/bin/bash\nsandbox:x:1000:1000:sandbox:/workspaces:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 
-# The built packages, laid out as installed: node resolves @pleach/* and zod from here.
+# The built packages, laid out as installed: node resolves @pleach/* and their dependencies from here.
 modules="$rootfs/opt/pleach/node_modules"
 for package in core coding-agent sandbox; do
   mkdir -p "$modules/@pleach/$package"
@@ -142,7 +142,17 @@ for package in core coding-agent sandbox; do
 done
 # The Perl programs the sandbox package reads from its src/ (see its perl-program.ts).
 (cd "$repo/packages/sandbox" && find src -name '*.pl' -type f -exec cp --parents {} "$modules/@pleach/sandbox/" \;)
-cp -R "$repo/node_modules/zod" "$modules/zod"
+# The packages' own dependencies (zod, the E2B face's Connect RPC libraries), each from where npm
+# put it: the package's own node_modules, else the root's.
+for package in core sandbox; do
+  for dependency in $(node -e 'const d = require(process.argv[1]).dependencies ?? {}; console.log(Object.keys(d).filter((n) => !n.startsWith("@pleach/")).join(" "))' "$repo/packages/$package/package.json"); do
+    [[ -e "$modules/$dependency" ]] && continue
+    source="$repo/packages/$package/node_modules/$dependency"
+    [[ -d "$source" ]] || source="$repo/node_modules/$dependency"
+    mkdir -p "$(dirname "$modules/$dependency")"
+    cp -R "$source" "$modules/$dependency"
+  done
+done
 cp "$repo/scripts/sandbox-serve.mjs" "$rootfs/opt/pleach/sandbox-serve.mjs"
 
 # Launchers for when these files are mounted read-only at /opt/pleach-runtime in another image
