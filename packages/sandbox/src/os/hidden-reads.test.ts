@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import {
+  chmod,
   chown,
   mkdir,
   mkdtemp,
@@ -141,6 +142,28 @@ describe("hiddenReads", () => {
       scope: "workspace",
     });
     expect(inWorkspace.map((entry) => entry.path)).toEqual([path.join(workspace, "config")]);
+  });
+
+  it("in the workspace scope, finds the secrets of a searched system folder that is a link (/opt -> /var/opt)", async () => {
+    const base = await useTempDir();
+    const project = path.join(base, "real-opt", "project");
+    await mkdir(path.join(project, "keys"), { recursive: true });
+    await chmod(path.join(project, "keys"), 0o700);
+    await writeFile(path.join(project, "keys", "server.key"), "SECRET\n");
+    const opt = path.join(base, "opt");
+    await symlink(path.join(base, "real-opt"), opt);
+    // The caller must be able to read the folder while others may not: its own, or root.
+    const policy = {
+      root: project,
+      credentialHomes: [],
+      systemFolders: [{ folder: opt, depth: 2 }],
+    };
+    const all = hiddenReads({ ...policy, scope: "host" });
+    const keys = { path: path.join(project, "keys"), state: "folder" };
+    expect(all).toContainEqual(expect.objectContaining(keys));
+    expect(hiddenReads({ ...policy, scope: "workspace" })).toEqual(
+      all.filter((entry) => isInside(project, entry.path)),
+    );
   });
 
   it("takes a path under a file, or under a folder it may not search, as missing", async () => {

@@ -106,6 +106,7 @@ export function hiddenReads({
   credentialHomes,
   hostEnvironment = process.env,
   userDatabase = "/etc/passwd",
+  systemFolders = SECRET_SEARCH,
   scope = "host",
 }: ReadPolicy & {
   root: string;
@@ -113,6 +114,8 @@ export function hiddenReads({
   hostEnvironment?: Readonly<Record<string, string | undefined>>;
   /** The user database, in `/etc/passwd` form, whose homes a root caller hides. @default "/etc/passwd" */
   userDatabase?: string;
+  /** The system folders searched for secret files, and how deep. @default /etc, /var and /opt */
+  systemFolders?: readonly SecretSearch[];
   /** @default "host" */
   scope?: HiddenScope;
 }): HiddenPath[] {
@@ -131,7 +134,9 @@ export function hiddenReads({
   for (const { name, why } of otherUsersStores(homes, userDatabase)) {
     candidates.set(name, `it holds ${why} of another user`);
   }
-  for (const { name, why } of systemSecrets(root, homes, scope)) candidates.set(name, why);
+  for (const { name, why } of systemSecrets(root, homes, scope, systemFolders)) {
+    candidates.set(name, why);
+  }
   for (const hidden of hideReads) {
     candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
   }
@@ -289,8 +294,12 @@ function entryExists(target: string): boolean {
   }
 }
 
-/** The system folders searched for secret files, and how many folder levels deep. */
-const SECRET_SEARCH: readonly { folder: string; depth: number }[] = [
+/** A system folder searched for secret files, and how many folder levels deep. */
+interface SecretSearch {
+  folder: string;
+  depth: number;
+}
+const SECRET_SEARCH: readonly SecretSearch[] = [
   { folder: "/etc", depth: 16 },
   { folder: "/var", depth: 2 },
   { folder: "/opt", depth: 2 },
@@ -307,19 +316,22 @@ const MAX_SECRET_ENTRIES = 20_000;
  * could read anyway (root, its owner or a member of its group), since the sandbox keeps the
  * caller's uid; but not a folder that holds the workspace `root` or is one of `homes`. A folder
  * found is hidden whole, not searched. In the `workspace` scope only what meets `root` is looked
- * at (what holds it or lies inside it; the entries found are real paths), so a workspace outside
- * the searched folders costs no search at all.
+ * at (what holds it or lies inside it, judged on its real path: a searched folder may be a link,
+ * `/opt -> /var/opt`, `/etc -> /private/etc`; below it links are not followed), so a workspace
+ * outside the searched folders costs no search at all.
  */
 function systemSecrets(
   root: string,
   homes: readonly string[],
   scope: HiddenScope,
+  systemFolders: readonly SecretSearch[],
 ): ProtectedEntry[] {
   const uid = process.getuid?.();
   const groups = new Set(process.getgroups?.() ?? []);
   const secrets: ProtectedEntry[] = [];
   let budget = MAX_SECRET_ENTRIES;
-  const search = (folder: string, depth: number) => {
+  // `real` is `folder`'s real path: the search does not follow links, but for the folder it starts in.
+  const search = (folder: string, real: string, depth: number) => {
     let entries: Dirent[] = [];
     try {
       entries = readdirSync(folder, { withFileTypes: true });
@@ -329,8 +341,9 @@ function systemSecrets(
     for (const entry of entries) {
       if (--budget < 0) return;
       const entryPath = path.join(folder, entry.name);
+      const realEntry = path.join(real, entry.name);
       if (NOT_SEARCHED.has(entryPath) || entry.isSymbolicLink()) continue;
-      if (scope === "workspace" && !isInside(entryPath, root) && !isInside(root, entryPath)) {
+      if (scope === "workspace" && !isInside(realEntry, root) && !isInside(root, realEntry)) {
         continue;
       }
       let info: Stats | undefined;
@@ -354,12 +367,14 @@ function systemSecrets(
           why: `others may not read it on the host (mode ${mode}), which makes it a secret of the system`,
         });
       } else if (info.isDirectory() && depth > 1) {
-        search(entryPath, depth - 1);
+        search(entryPath, realEntry, depth - 1);
       }
     }
   };
-  for (const { folder, depth } of SECRET_SEARCH) {
-    if (scope === "host" || isInside(folder, root) || isInside(root, folder)) search(folder, depth);
+  for (const { folder, depth } of systemFolders) {
+    const real = scope === "host" ? folder : realpathOr(folder);
+    if (scope === "host" || isInside(real, root) || isInside(root, real))
+      search(folder, real, depth);
   }
   return secrets;
 }
