@@ -1,0 +1,235 @@
+// Hostile requests and file operations over the E2B face, from an outsider on loopback (raw
+// fetch, for what the SDK will not send) and from a sandbox's own envd calls (the e2b SDK).
+import http from "node:http";
+import { forceRemove, makeTempDir } from "@pleach/core/testing";
+import { Sandbox } from "e2b";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCommandWrapper } from "../../os/create-command-wrapper.js";
+import { createSandboxServer, type SandboxServer } from "../sandbox-server.js";
+
+const TOKEN = "e2b-hostile-token-0123456789abcdef";
+let server: SandboxServer;
+let root: string;
+let url: string;
+let connection: { apiKey: string; apiUrl: string; sandboxUrl: string };
+
+beforeAll(async () => {
+  root = (await makeTempDir("pleach-e2b-hostile-")).dir;
+  server = await createSandboxServer({
+    root,
+    token: TOKEN,
+    protocol: "e2b",
+    commandWrapper: createCommandWrapper({ warmSandbox: false }),
+    heartbeatMs: 500,
+  });
+  url = server.url.href.replace(/\/$/, "");
+  connection = { apiKey: TOKEN, apiUrl: url, sandboxUrl: url };
+});
+
+afterAll(async () => {
+  await server?.close();
+  await forceRemove(root);
+});
+
+/** The status of a GET sent with exactly these headers (Host included). */
+function rawStatus(route: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${url}${route}`, { headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("error", reject);
+  });
+}
+
+const api = (route: string, init: RequestInit = {}) =>
+  fetch(`${url}${route}`, {
+    ...init,
+    headers: { "x-api-key": TOKEN, "content-type": "application/json", ...init.headers },
+  });
+
+describe("hostile requests to the E2B face", () => {
+  it("refuses template names that are Object.prototype's (a 400, not a crash)", async () => {
+    for (const templateID of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const answer = await api("/sandboxes", {
+        method: "POST",
+        body: JSON.stringify({ templateID }),
+      });
+      expect(answer.status, templateID).toBe(400);
+      expect(await answer.json()).toMatchObject({ code: 400, message: /no template/ });
+    }
+  });
+
+  it("refuses a list metadata query that is not valid percent-encoding (a 400)", async () => {
+    const answer = await api(`/sandboxes?metadata=${encodeURIComponent("a=%zz")}`);
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ message: /percent-encoding/ });
+  });
+
+  it("asks for the token and a loopback Host on every route, and finds no sandbox by a made-up id", async () => {
+    const sandbox = await Sandbox.create({ ...connection });
+    try {
+      const id = sandbox.sandboxId;
+      const refused: [string, RequestInit & { headers: Record<string, string> }][] = [
+        ["/health", { headers: { "e2b-sandbox-id": id } }],
+        ["/files?path=a", { headers: { "e2b-sandbox-id": id } }],
+        [
+          "/process.Process/List",
+          {
+            method: "POST",
+            headers: { "e2b-sandbox-id": id, "content-type": "application/json" },
+            body: "{}",
+          },
+        ],
+        ["/sandboxes", { headers: {} }],
+        ["/sandboxes", { headers: { "x-api-key": "wrong-token-0123456789abcdef" } }],
+        ["/sandboxes", { headers: { "x-api-key": TOKEN.toUpperCase() } }],
+        ["/sandboxes", { headers: { cookie: `x-api-key=${TOKEN}` } }],
+        ["/sandboxes", { headers: { authorization: `Bearer wrong`, "x-api-key": TOKEN } }],
+        [
+          "/health",
+          {
+            headers: {
+              "x-access-token": TOKEN,
+              "e2b-sandbox-id": id,
+              origin: "http://evil.example.com",
+            },
+          },
+        ],
+      ];
+      for (const [route, init] of refused) {
+        const answer = await fetch(`${url}${route}`, init);
+        expect([401, 403], `${route} ${JSON.stringify(init.headers)}`).toContain(answer.status);
+      }
+      // fetch drops a Host header it is given: sent raw, as a rebinding page's request arrives.
+      for (const host of ["evil.example.com", "localhost.evil.example.com", "127.0.0.1.nip.io"]) {
+        for (const headers of [
+          { "x-api-key": TOKEN },
+          { "x-access-token": TOKEN, "e2b-sandbox-id": id },
+        ]) {
+          expect(await rawStatus("/health", { ...headers, host }), host).toBe(403);
+        }
+      }
+      for (const made of ["../x", "..%2F..%2Fetc", "__proto__", "constructor", id.toUpperCase()]) {
+        const answer = await fetch(`${url}/health`, {
+          headers: { "x-access-token": TOKEN, "e2b-sandbox-id": made },
+        });
+        expect(answer.status, made).toBe(404);
+        const api404 = await api(`/sandboxes/${encodeURIComponent(made)}`);
+        expect(api404.status, made).toBe(404);
+      }
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("keeps one sandbox's commands and envd file calls out of another's workspace", async () => {
+    const a = await Sandbox.create({ ...connection });
+    const b = await Sandbox.create({ ...connection });
+    try {
+      await b.files.write("secret.txt", "b-secret\n");
+      const where = (await b.commands.run("pwd")).stdout.trim();
+      const tried = await a.commands
+        .run(`cat ${where}/secret.txt; echo x > ${where}/planted && echo PLANTED`)
+        .catch((error: { stdout?: string }) => error);
+      expect(tried.stdout ?? "").not.toMatch(/b-secret|PLANTED/);
+      await expect(a.files.getInfo(`${where}/secret.txt`)).rejects.toThrow(/does not exist/);
+      await expect(a.files.remove(`${where}/secret.txt`)).rejects.toThrow();
+      await expect(a.files.rename(`${where}/secret.txt`, "stolen.txt")).rejects.toThrow();
+      await expect(a.files.read(`${where}/secret.txt`)).rejects.toThrow();
+      await expect(a.files.write(`${where}/planted`, "x")).rejects.toThrow();
+      expect(await b.files.read("secret.txt")).toBe("b-secret\n");
+      expect(await b.files.exists("planted")).toBe(false);
+    } finally {
+      await a.kill();
+      await b.kill();
+    }
+  });
+
+  it("refuses protected paths through /files and the filesystem service", async () => {
+    const sandbox = await Sandbox.create({ ...connection });
+    try {
+      for (const target of [".git/hooks/pre-commit", ".git/config", ".envrc", "a/../.envrc"]) {
+        await expect(
+          sandbox.files.write(target, "#!/bin/sh\necho PWNED\n"),
+          target,
+        ).rejects.toThrow(/refusing to write|protected/);
+      }
+      await expect(sandbox.files.makeDir(".git/hooks/x")).rejects.toThrow(/Permission denied/);
+      await sandbox.files.write("p", "x");
+      await expect(sandbox.files.rename("p", ".git/hooks/pre-commit")).rejects.toThrow(
+        /Permission denied/,
+      );
+      await expect(sandbox.files.rename(".git", "g2")).rejects.toThrow(/not permitted/);
+      await expect(sandbox.files.remove(".envrc")).rejects.toThrow();
+      await expect(sandbox.files.rename(".envrc", "e2")).rejects.toThrow();
+      expect((await sandbox.commands.run("ls -A .git | wc -l")).stdout.trim()).toBe("0");
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("hands create's LD_PRELOAD, BASH_ENV and PATH to the command only, and keeps cwd inside", async () => {
+    const sandbox = await Sandbox.create({
+      ...connection,
+      envs: {
+        LD_PRELOAD: "/nonexistent/evil.so",
+        BASH_ENV: "/nonexistent/x",
+        PATH: "/nonexistent",
+      },
+    });
+    try {
+      const run = await sandbox.commands.run("/usr/bin/env");
+      expect(run.stdout).toContain("LD_PRELOAD=/nonexistent/evil.so");
+      // The loader's complaints come from the command's own programs, never from the launcher.
+      expect(run.stderr).not.toMatch(/bwrap|sandbox/i);
+      for (const cwd of ["/", "/etc", "..", "/tmp", root]) {
+        await expect(sandbox.commands.run("/bin/pwd", { cwd }), cwd).rejects.toThrow(
+          /escapes the workspace/,
+        );
+      }
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("takes path names with quotes, newlines, $() and a leading - as names", async () => {
+    const sandbox = await Sandbox.create({ ...connection });
+    try {
+      for (const name of [
+        "-rf",
+        "a'b",
+        'a"b',
+        "a\nb",
+        "$(touch PWNED)",
+        "`touch PWNED`",
+        "--help",
+      ]) {
+        expect(await sandbox.files.makeDir(name), name).toBe(true);
+        expect((await sandbox.files.getInfo(name)).name).toBe(name);
+        expect((await sandbox.files.rename(name, `${name}.2`)).name).toBe(`${name}.2`);
+        await sandbox.files.remove(`${name}.2`);
+        expect(await sandbox.files.exists(`${name}.2`)).toBe(false);
+      }
+      expect((await sandbox.commands.run("ls -A")).stdout).not.toMatch(/PWNED|^-/m);
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("refuses timeouts of 0, negative, fractional or past the safe range, and a killed sandbox", async () => {
+    for (const timeout of [0, -1, 1e20, 1.5, "1"]) {
+      const answer = await api("/sandboxes", {
+        method: "POST",
+        body: JSON.stringify({ templateID: "base", timeout }),
+      });
+      expect(answer.status, String(timeout)).toBe(400);
+    }
+    const sandbox = await Sandbox.create({ ...connection });
+    await sandbox.setTimeout(86_400_000 * 10);
+    expect((await sandbox.getInfo()).endAt.getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);
+    await sandbox.kill();
+    await expect(sandbox.commands.run("true")).rejects.toThrow();
+    await expect(sandbox.files.read("a")).rejects.toThrow();
+  });
+});
