@@ -1,6 +1,7 @@
 // Hostile requests and file operations over the E2B face, from an outsider on loopback (raw
 // fetch, for what the SDK will not send) and from a sandbox's own envd calls (the e2b SDK).
 import http from "node:http";
+import path from "node:path";
 import { forceRemove, makeTempDir } from "@pleach/core/testing";
 import { Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -143,6 +144,84 @@ describe("hostile requests to the E2B face", () => {
     } finally {
       await a.kill();
       await b.kill();
+    }
+  });
+
+  it("does not follow a command's links out of its workspace or into .git through /files", async () => {
+    const a = await Sandbox.create({ ...connection });
+    const b = await Sandbox.create({ ...connection });
+    try {
+      await b.files.write("secret.txt", "b-secret\n");
+      const other = path.basename((await b.commands.run("pwd")).stdout.trim());
+      await a.commands.run(
+        `ln -s ../${other} sibling; ln -s ${root}/${other}/secret.txt direct; ln -s /etc etc; ln -s .git/hooks hooks; ln -s .envrc rc`,
+      );
+      for (const target of ["sibling/secret.txt", "direct", "etc/passwd"]) {
+        await expect(a.files.read(target), target).rejects.toThrow();
+      }
+      for (const target of ["sibling/planted", "direct", "hooks/pre-commit", "rc", "etc/x"]) {
+        await expect(a.files.write(target, "#!/bin/sh\necho PWNED\n"), target).rejects.toThrow();
+      }
+      expect(await b.files.read("secret.txt")).toBe("b-secret\n");
+      expect(await b.files.exists("planted")).toBe(false);
+      // A multipart upload names its files by their part names: the same walk refuses them.
+      const sandboxHeaders = { "x-access-token": TOKEN, "e2b-sandbox-id": a.sandboxId };
+      for (const name of [`../${other}/planted`, `${root}/${other}/planted`, "sibling/planted"]) {
+        const form = new FormData();
+        form.append("file", new Blob(["x"]), name);
+        const answer = await fetch(`${url}/files`, {
+          method: "POST",
+          headers: sandboxHeaders,
+          body: form,
+        });
+        expect(answer.status, name).toBeGreaterThanOrEqual(400);
+        expect(answer.status, name).toBeLessThan(500);
+      }
+      expect(await b.files.exists("planted")).toBe(false);
+    } finally {
+      await a.kill();
+      await b.kill();
+    }
+  });
+
+  it("answers bodies past the request limit with a 413, on /files and on RPC", async () => {
+    const small = await createSandboxServer({
+      root,
+      token: TOKEN,
+      protocol: "e2b",
+      commandWrapper: createCommandWrapper({ warmSandbox: false }),
+      maxRequestBytes: 64 * 1024,
+    });
+    try {
+      const base = small.url.href.replace(/\/$/, "");
+      const sandbox = await Sandbox.create({ apiKey: TOKEN, apiUrl: base, sandboxUrl: base });
+      try {
+        const headers = { "x-access-token": TOKEN, "e2b-sandbox-id": sandbox.sandboxId };
+        const big = Buffer.alloc(1024 * 1024, "a");
+        const files = await fetch(`${base}/files?path=big`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/octet-stream" },
+          body: big,
+        });
+        expect(files.status).toBe(413);
+        const rpc = await fetch(`${base}/filesystem.Filesystem/Stat`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify({ path: big.toString() }),
+        });
+        expect(rpc.status).toBeGreaterThanOrEqual(400);
+        const created = await fetch(`${base}/sandboxes`, {
+          method: "POST",
+          headers: { "x-api-key": TOKEN, "content-type": "application/json" },
+          body: JSON.stringify({ templateID: "base", metadata: { a: big.toString() } }),
+        });
+        expect(created.status).toBe(413);
+        expect(await sandbox.files.exists("big")).toBe(false);
+      } finally {
+        await sandbox.kill();
+      }
+    } finally {
+      await small.close();
     }
   });
 
