@@ -225,6 +225,52 @@ describe("hostile requests to the E2B face", () => {
     }
   });
 
+  it("finds a process only in its own sandbox, and no sandbox by two ids at once", async () => {
+    const a = await Sandbox.create({ ...connection });
+    const b = await Sandbox.create({ ...connection });
+    try {
+      const job = await a.commands.run("sleep 30", { background: true, stdin: true });
+      expect(await b.commands.kill(job.pid)).toBe(false);
+      await expect(b.commands.connect(job.pid)).rejects.toThrow(/no process/);
+      await expect(b.commands.sendStdin(job.pid, "x")).rejects.toThrow(/no process/);
+      expect((await b.commands.list()).map((process) => process.pid)).not.toContain(job.pid);
+      expect(
+        await rawStatus("/health", {
+          "x-access-token": TOKEN,
+          // Node joins a repeated header: "A, B" names no sandbox.
+          "e2b-sandbox-id": [a.sandboxId, b.sandboxId] as unknown as string,
+        }),
+      ).toBe(404);
+      expect(await a.commands.kill(job.pid)).toBe(true);
+    } finally {
+      await a.kill();
+      await b.kill();
+    }
+  });
+
+  it("refuses a create past the server's limit, and a connect to a killed sandbox", async () => {
+    const small = await createSandboxServer({
+      root,
+      token: TOKEN,
+      protocol: "e2b",
+      commandWrapper: createCommandWrapper({ warmSandbox: false }),
+      maxSandboxes: 2,
+    });
+    try {
+      const base = small.url.href.replace(/\/$/, "");
+      const options = { apiKey: TOKEN, apiUrl: base, sandboxUrl: base };
+      const made = await Promise.all([Sandbox.create(options), Sandbox.create(options)]);
+      await expect(Sandbox.create(options)).rejects.toThrow(/limit of 2 sandboxes/);
+      const [first] = made as [Sandbox, Sandbox];
+      await first.kill();
+      await expect(Sandbox.connect(first.sandboxId, options)).rejects.toThrow();
+      const again = await Sandbox.create(options);
+      await Promise.all([again.kill(), (made[1] as Sandbox).kill()]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it("refuses protected paths through /files and the filesystem service", async () => {
     const sandbox = await Sandbox.create({ ...connection });
     try {
@@ -267,6 +313,17 @@ describe("hostile requests to the E2B face", () => {
           /escapes the workspace/,
         );
       }
+      const envs = { PATH: "/usr/bin:/bin" };
+      await sandbox.commands.run(`ln -s / top; ln -s ${root} serverRoot; ln -s .git dotgit`, {
+        envs,
+      });
+      for (const cwd of ["top", "top/etc", "serverRoot"]) {
+        await expect(sandbox.commands.run("/bin/pwd", { cwd }), cwd).rejects.toThrow(
+          /escapes the workspace/,
+        );
+      }
+      await expect(sandbox.commands.run("touch x", { cwd: "dotgit", envs })).rejects.toThrow();
+      expect((await sandbox.commands.run("ls -A .git | wc -l", { envs })).stdout.trim()).toBe("0");
     } finally {
       await sandbox.kill();
     }
