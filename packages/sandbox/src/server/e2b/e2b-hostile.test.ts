@@ -105,7 +105,7 @@ describe("hostile requests to the E2B face", () => {
       // fetch drops a Host header it is given: sent raw, as a rebinding page's request arrives.
       for (const host of ["evil.example.com", "localhost.evil.example.com", "127.0.0.1.nip.io"]) {
         for (const headers of [
-          { "x-api-key": TOKEN },
+          { "x-api-key": TOKEN } as Record<string, string>,
           { "x-access-token": TOKEN, "e2b-sandbox-id": id },
         ]) {
           expect(await rawStatus("/health", { ...headers, host }), host).toBe(403);
