@@ -14,15 +14,19 @@ let root: string;
 let url: string;
 let connection: { apiKey: string; apiUrl: string; sandboxUrl: string };
 
-beforeAll(async () => {
-  root = (await makeTempDir("pleach-e2b-hostile-")).dir;
-  server = await createSandboxServer({
+/** An E2B face on loopback over the shared root, with `options` over the defaults. */
+const startServer = (options: Partial<Parameters<typeof createSandboxServer>[0]>) =>
+  createSandboxServer({
     root,
     token: TOKEN,
     protocol: "e2b",
     commandWrapper: createCommandWrapper({ warmSandbox: false }),
-    heartbeatMs: 500,
+    ...options,
   });
+
+beforeAll(async () => {
+  root = (await makeTempDir("pleach-e2b-hostile-")).dir;
+  server = await startServer({ heartbeatMs: 500 });
   url = server.url.href.replace(/\/$/, "");
   connection = { apiKey: TOKEN, apiUrl: url, sandboxUrl: url };
 });
@@ -185,13 +189,7 @@ describe("hostile requests to the E2B face", () => {
   });
 
   it("answers bodies past the request limit with a 413, on /files and on RPC", async () => {
-    const small = await createSandboxServer({
-      root,
-      token: TOKEN,
-      protocol: "e2b",
-      commandWrapper: createCommandWrapper({ warmSandbox: false }),
-      maxRequestBytes: 64 * 1024,
-    });
+    const small = await startServer({ maxRequestBytes: 64 * 1024 });
     try {
       const base = small.url.href.replace(/\/$/, "");
       const sandbox = await Sandbox.create({ apiKey: TOKEN, apiUrl: base, sandboxUrl: base });
@@ -249,13 +247,7 @@ describe("hostile requests to the E2B face", () => {
   });
 
   it("refuses a create past the server's limit, and a connect to a killed sandbox", async () => {
-    const small = await createSandboxServer({
-      root,
-      token: TOKEN,
-      protocol: "e2b",
-      commandWrapper: createCommandWrapper({ warmSandbox: false }),
-      maxSandboxes: 2,
-    });
+    const small = await startServer({ maxSandboxes: 2 });
     try {
       const base = small.url.href.replace(/\/$/, "");
       const options = { apiKey: TOKEN, apiUrl: base, sandboxUrl: base };
