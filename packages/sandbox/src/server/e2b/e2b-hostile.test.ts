@@ -1,5 +1,6 @@
 // Hostile requests and file operations over the E2B face, from an outsider on loopback (raw
 // fetch, for what the SDK will not send) and from a sandbox's own envd calls (the e2b SDK).
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { forceRemove, makeTempDir } from "@pleach/core/testing";
@@ -62,6 +63,46 @@ describe("hostile requests to the E2B face", () => {
       });
       expect(answer.status, templateID).toBe(400);
       expect(await answer.json()).toMatchObject({ code: 400, message: /no template/ });
+    }
+  });
+
+  it("takes no template name that leaves the template root", async () => {
+    const templates = (await makeTempDir("pleach-e2b-templates-")).dir;
+    await mkdir(path.join(templates, "ok"));
+    await writeFile(path.join(templates, "ok", "a.txt"), "a\n");
+    const withRoot = await startServer({ templateRoot: templates });
+    try {
+      const base = withRoot.url.href.replace(/\/$/, "");
+      const create = (templateID: string) =>
+        fetch(`${base}/sandboxes`, {
+          method: "POST",
+          headers: { "x-api-key": TOKEN, "content-type": "application/json" },
+          body: JSON.stringify({ templateID }),
+        });
+      for (const name of [
+        "../../etc",
+        "..",
+        ".",
+        "ok/../..",
+        "/etc",
+        "%2e%2e",
+        "ok\u0000",
+        ".git",
+      ]) {
+        const answer = await create(name);
+        expect(answer.status, name).toBeGreaterThanOrEqual(400);
+        expect(answer.status, name).toBeLessThan(500);
+      }
+      const made = await create("ok");
+      expect(made.status).toBe(201);
+      const { sandboxID } = (await made.json()) as { sandboxID: string };
+      await fetch(`${base}/sandboxes/${sandboxID}`, {
+        method: "DELETE",
+        headers: { "x-api-key": TOKEN },
+      });
+    } finally {
+      await withRoot.close();
+      await forceRemove(templates);
     }
   });
 
