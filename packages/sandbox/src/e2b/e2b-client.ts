@@ -102,6 +102,27 @@ export async function createE2BSandboxClient(
     if (info?.type === "dir") return new ToolError("NOT_A_FILE", `${file} is a folder, not a file`);
     return toolErrorOfE2B(error, `${what} ${file}`);
   };
+  /**
+   * The bytes of a file, streamed: past `maxBytes` the read stops and the file is refused, so a
+   * huge file the sandbox made is never held whole.
+   */
+  const readAtMost = async (absolute: string, maxBytes: number | undefined): Promise<Buffer> => {
+    const stream = await sandbox.files.read(absolute, { format: "stream" });
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    for await (const chunk of stream) {
+      bytes += chunk.length;
+      if (maxBytes !== undefined && bytes > maxBytes) {
+        throw new ToolError(
+          "TOO_LARGE",
+          `${absolute} is over the ${maxBytes} bytes asked for (${bytes} read before stopping); read a smaller file or a part of it`,
+          { details: { bytes, maxBytes } },
+        );
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks);
+  };
   const cwdOf = async (cwd: string | undefined): Promise<string> => {
     // The tools name the workspace root as "" too.
     if (cwd === undefined || cwd === "") return root;
@@ -198,18 +219,10 @@ export async function createE2BSandboxClient(
     async readFile(file: string, options?: ReadFileOptions) {
       const encoding = fileEncodingOf(options);
       const absolute = resolve(file);
-      const bytes = await sandbox.files
-        .read(absolute, { format: "bytes" })
-        .catch(async (error: unknown) => {
-          throw await fileError(error, absolute, "readFile");
-        });
-      if (options?.maxBytes !== undefined && bytes.length > options.maxBytes) {
-        throw new ToolError(
-          "TOO_LARGE",
-          `${file} is ${bytes.length} bytes, over the ${options.maxBytes} asked for`,
-        );
-      }
-      return Buffer.from(bytes).toString(encoding);
+      const bytes = await readAtMost(absolute, options?.maxBytes).catch(async (error: unknown) => {
+        throw await fileError(error, absolute, "readFile");
+      });
+      return bytes.toString(encoding);
     },
     async writeFile(file: string, content: string, options?: FileEncodingOptions) {
       const encoding = fileEncodingOf(options);

@@ -79,4 +79,23 @@ describe("the E2B client", () => {
     await session.release();
     await expect(session.client.exec("true")).rejects.toMatchObject({ name: "ToolError" });
   });
+
+  it("stops reading a file past maxBytes, rather than holding all of it first", async () => {
+    const session = await provider.acquire();
+    try {
+      // Sparse, made in an instant, and under the server's own read limit (32 MiB), which a real
+      // E2B sandbox does not have.
+      await session.client.exec("truncate -s 24M big");
+      const refused = await session.client
+        .readFile("big", { maxBytes: 1024 })
+        .catch((error: unknown) => error);
+      expect(refused).toMatchObject({ name: "ToolError", code: "TOO_LARGE" });
+      const { details } = refused as { details: { bytes: number; maxBytes: number } };
+      expect(details.maxBytes).toBe(1024);
+      expect(details.bytes).toBeGreaterThan(1024);
+      expect(details.bytes).toBeLessThan(8 * 1024 * 1024);
+    } finally {
+      await session.release();
+    }
+  });
 });

@@ -149,10 +149,17 @@ function notServed(what: string, instead: string): HttpError {
 /** The `metadata` query of a list (`key=value&...`, each part URL-encoded once more). */
 function metadataFilter(query: string | null): Record<string, string> {
   if (query === null || query === "") return {};
+  const decoded = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      throw new HttpError(400, {
+        code: "INVALID_INPUT",
+        message: `the metadata query ${JSON.stringify(query)} is not valid percent-encoding; send key=value pairs, each URL-encoded`,
+      });
+    }
+  };
   return Object.fromEntries(
-    [...new URLSearchParams(query)].map(([key, value]) => [
-      decodeURIComponent(key),
-      decodeURIComponent(value),
-    ]),
+    [...new URLSearchParams(query)].map(([key, value]) => [decoded(key), decoded(value)]),
   );
 }

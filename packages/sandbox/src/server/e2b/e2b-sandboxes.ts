@@ -156,7 +156,8 @@ function templateOf(
     templateRoot,
   }: { templates: Record<string, SandboxTemplate>; templateRoot: boolean },
 ): SandboxTemplate {
-  const mapped = templates[name];
+  // Own names only: `constructor` or `__proto__` is no template.
+  const mapped = Object.hasOwn(templates, name) ? templates[name] : undefined;
   if (mapped !== undefined) return mapped;
   if (templateRoot && /^[\w.-]+$/.test(name) && !name.startsWith(".")) return { folder: name };
   throw new HttpError(400, {
