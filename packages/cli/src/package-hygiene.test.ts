@@ -23,6 +23,8 @@ const peers = [
   "@mastra/core",
   "vitest",
 ];
+/** The frameworks coding-agent's adapters import, at the versions it is tested with. */
+const codingAgentPeers = ["@openai/agents"];
 
 interface Manifest {
   name: string;
@@ -70,7 +72,11 @@ describe("the packed packages", { timeout: 300_000 }, () => {
     const packed = entries.map((entry) => path.join(tarballs.dir, entry.filename));
     expect(packed).toHaveLength(packages.length);
     const core = await manifest("core");
-    const peerSpecs = peers.map((peer) => `${peer}@${core.devDependencies?.[peer]}`);
+    const codingAgent = await manifest("coding-agent");
+    const peerSpecs = [
+      ...peers.map((peer) => `${peer}@${core.devDependencies?.[peer]}`),
+      ...codingAgentPeers.map((peer) => `${peer}@${codingAgent.devDependencies?.[peer]}`),
+    ];
     await writeFile(
       path.join(app, "package.json"),
       JSON.stringify({ name: "pleach-install-check", private: true, type: "module" }),
