@@ -82,6 +82,7 @@ export function applyFilePatch(
     const outcome = placeHunk(table, hunk, number, drift, placements, hunkLines[index] ?? [], {
       tabWidth,
       region,
+      finalNewline: lines.at(-1)?.newline !== false,
     });
     if (outcome.kind === "placed") {
       const { placement, report } = outcome;

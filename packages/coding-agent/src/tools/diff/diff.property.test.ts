@@ -89,6 +89,14 @@ function roundTrip(oldText: string, newText: string, context = 3): string {
 }
 
 describe("applyFilePatch on generated diffs", () => {
+  it("inserts a line at the top of a file without a final newline that holds only that line", () => {
+    // A counterexample the property found (on Node 22's seed): `-0,0 +1 @@ +a` against `a` with no
+    // final newline was taken for a diff to an empty file, applied already.
+    expect(roundTrip("a", "a\na", 0)).toBe("a\na");
+    expect(roundTrip("\tif (y) {", "\tif (y) {\n\tif (y) {", 0)).toBe("\tif (y) {\n\tif (y) {");
+    expect(roundTrip("", "a\n", 0)).toBe("a\n");
+  });
+
   it("turns old into new exactly, for LF, CRLF and mixed endings, BOM and no final newline", () => {
     fc.assert(
       fc.property(

@@ -82,6 +82,8 @@ export interface PlaceHunkOptions {
   tabWidth: number | undefined;
   /** The hunk is a search/replace edit replacing its whole region (see `LocateFuzzyOptions`). */
   region: boolean;
+  /** Whether the file's last line ends with a newline (absent: it does, or the file is empty). */
+  finalNewline?: boolean;
 }
 
 /** What {@link placeHunk} decided for one hunk. */
@@ -103,7 +105,7 @@ export function placeHunk(
   drift: number,
   placed: readonly Placement[],
   hunkLines: HunkLine[],
-  { tabWidth, region }: PlaceHunkOptions,
+  { tabWidth, region, finalNewline = true }: PlaceHunkOptions,
 ): HunkOutcome {
   const before = oldSide(hunkLines);
   // The header's old start is 1-based, except that a hunk with no old lines names the line after
@@ -160,13 +162,17 @@ export function placeHunk(
     // Nothing to locate by content: only the line number says where the new lines go, and
     // nothing tells whether they are there already (the same lines may well occur elsewhere).
     const size = table.lines.length;
-    // A diff adding to an empty file, against a file holding exactly what it adds: applied already.
+    // A diff adding to an empty file, against a file holding exactly what it adds, down to its
+    // final newline: applied already. (With another final newline it is an insertion at the top
+    // of a file that only looks like its lines: `a` with no newline, and `+a` before it.)
     const added = newSide(hunkLines);
+    const lastAdded = hunkLines.filter((line) => line.kind === "add").at(-1);
     if (
       size > 0 &&
       hunk.oldStart === 0 &&
       size === added.length &&
-      added.every((line, index) => table.lines[index] === line)
+      added.every((line, index) => table.lines[index] === line) &&
+      finalNewline === (lastAdded?.noNewlineAtEnd !== true)
     ) {
       return {
         kind: "already-applied",
