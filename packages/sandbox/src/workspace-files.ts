@@ -8,12 +8,10 @@ import {
   lstatSync,
   openSync,
   read,
-  readSync,
   renameSync,
   type Stats,
   unlinkSync,
   write,
-  writeSync,
 } from "node:fs";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
@@ -150,16 +148,7 @@ export function workspaceFolder(root: WorkspaceRoot, requested: unknown): string
   }
 }
 
-/**
- * The most bytes read or written synchronously: a small file's takes microseconds, less than the
- * trip through libuv's thread pool that a larger one is worth (it does not stall the event loop).
- */
-const SYNCHRONOUS_IO_BYTES = 64 * 1024;
-
-/**
- * `pread` of `length` bytes at `position` into `buffer` from `offset`: on the thread pool, but
- * synchronously for at most {@link SYNCHRONOUS_IO_BYTES}.
- */
+/** `pread` of `length` bytes at `position` into `buffer` from `offset`, off the event loop. */
 function readAt(
   fd: number,
   buffer: Buffer,
@@ -167,9 +156,6 @@ function readAt(
   length: number,
   position: number,
 ): Promise<number> {
-  if (length <= SYNCHRONOUS_IO_BYTES) {
-    return Promise.resolve(readSync(fd, buffer, offset, length, position));
-  }
   return new Promise((resolve, reject) => {
     read(fd, buffer, offset, length, position, (error, bytesRead) => {
       if (error) reject(error);
@@ -393,16 +379,9 @@ function leadingBytes(text: string, limit: number): string {
   return text.slice(0, end);
 }
 
-/**
- * Write all of `bytes` to `fd`, off the event loop (synchronously for at most
- * {@link SYNCHRONOUS_IO_BYTES}, as a read).
- */
+/** Write all of `bytes` to `fd`, off the event loop. */
 async function writeAll(fd: number, bytes: Uint8Array): Promise<void> {
   let offset = 0;
-  if (bytes.length <= SYNCHRONOUS_IO_BYTES) {
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    return;
-  }
   while (offset < bytes.length) {
     offset += await new Promise<number>((resolve, reject) => {
       write(fd, bytes, offset, bytes.length - offset, null, (error, written) => {
