@@ -9,16 +9,17 @@ import type {
 import { ProtocolError, ProtocolErrorCode, Server } from "@modelcontextprotocol/server";
 import {
   type AnyToolDefinition,
-  type JSONSchema,
   MODEL_OUTPUT_LIMIT,
   renderToolResult,
   toolInputJSONSchema,
-  toolOutputJSONSchema,
 } from "@pleach/core";
 import { createKeptOutputResources, type KeptOutputReader } from "./mcp-kept-output.js";
 import { createMcpLogging, type McpLogging } from "./mcp-logging.js";
 import { boundStructuredContent } from "./mcp-structured.js";
+import { describeTool, hasInput, PLEACH_ICON, type ResultShape } from "./mcp-tool-listing.js";
 import { startTicker } from "./progress.js";
+
+export { PLEACH_ICON } from "./mcp-tool-listing.js";
 
 /** The `_meta` key under which an error result carries its {@link ToolError} code. */
 export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
@@ -30,12 +31,6 @@ export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
 export const MCP_STRUCTURED_CUT_META_KEY = "pleach/structuredContentCut";
 
 /**
- * The `_meta` key of a listed tool by which Claude Code lets a result of the tool reach its
- * model whole up to that many characters, instead of spilling it to a file past its own limit.
- */
-const CLAUDE_CODE_RESULT_SIZE_META_KEY = "anthropic/maxResultSizeChars";
-
-/**
  * What the server tells a client's model about itself when it connects (`instructions`): short,
  * because clients put it in the model's context beside every tool description.
  */
@@ -45,18 +40,6 @@ export const PLEACH_MCP_INSTRUCTIONS =
   "read_file pages a long file: its result ends with the offset to call it again with. " +
   "A command's cut output is kept whole under .pleach-output/ (the result names the file, and links it as a resource): read it with read_file offset/limit or search it with search_files. " +
   "Run work that may outlast the client's tool timeout as a background job (bash background: true, then job_output).";
-
-/**
- * The icon every tool and the server list: pleach's mark, small enough to travel in each listing
- * as a data URI (MCP icons may be `data:` URIs, so no client has to fetch anything).
- */
-export const PLEACH_ICON = {
-  src: `data:image/svg+xml;base64,${Buffer.from(
-    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2f6f4f"/><path d="M4 12V4h4.5a2.5 2.5 0 0 1 0 5H4" fill="none" stroke="#fff" stroke-width="1.6"/></svg>',
-  ).toString("base64")}`,
-  mimeType: "image/svg+xml",
-  sizes: ["any"],
-};
 
 /** Options of {@link createPleachMcpServer}. */
 export interface CreatePleachMcpServerOptions {
@@ -126,79 +109,6 @@ interface ServedTool {
   listing: Tool;
   /** Whether the output is not an object and travels as `{ result: output }`. */
   wrapped: boolean;
-}
-
-/** How results are shaped: the budget, and whether `structuredContent` is sent. */
-interface ResultShape {
-  maxResultChars: number;
-  structuredOutput: boolean;
-}
-
-/**
- * How a tool is listed. MCP requires `outputSchema` (and so `structuredContent`) to be an object: a
- * tool whose output is an array or a scalar (`search_files`, `list_files`) is advertised as
- * `{ result: <its output> }`, the same wrap the MCP SDK applies for older protocol revisions, so
- * every revision and client sees one shape.
- */
-function describeTool(
-  tool: AnyToolDefinition,
-  { maxResultChars, structuredOutput }: ResultShape,
-  jobTool: string | undefined,
-): { listing: Tool; wrapped: boolean } {
-  const outputSchema = toolOutputJSONSchema(tool);
-  const wrapped = outputSchema.type !== "object";
-  const { title } = tool.annotations;
-  const inputSchema = toolInputJSONSchema(tool);
-  const listing: Tool = {
-    name: tool.name,
-    description: hasInput(inputSchema, "timeout")
-      ? `${tool.description}\n\n${clientTimeoutNote(jobTool)}`
-      : tool.description,
-    inputSchema: inputSchema as Tool["inputSchema"],
-    annotations: { ...tool.annotations },
-    icons: [PLEACH_ICON],
-    // Results are already capped to the budget; this keeps Claude Code from spilling one of
-    // them to a file when the budget is above its own default.
-    _meta: { [CLAUDE_CODE_RESULT_SIZE_META_KEY]: maxResultChars },
-  };
-  if (structuredOutput) {
-    listing.outputSchema = (
-      wrapped ? wrapSchema(outputSchema) : outputSchema
-    ) as Tool["outputSchema"];
-  }
-  if (title !== undefined) listing.title = title;
-  return { listing, wrapped };
-}
-
-/** Whether a tool's input JSON Schema has the top-level property `name`. */
-function hasInput(schema: JSONSchema, name: string): boolean {
-  const { properties } = schema;
-  return typeof properties === "object" && properties !== null && name in properties;
-}
-
-/**
- * What a tool with a time limit of its own (a `timeout` input) says over MCP: the client may give
- * up first. Measured with Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0 (docs/
- * mcp-clients.md), each stops a call at its own tool timeout (Codex: 60 s unless configured)
- * whatever progress is sent, and hands its model its own "timed out" text; only Copilot CLI
- * 1.0.102 restarts its timer on progress. `jobTool` is the served tool that runs background jobs
- * (the one with a `background` input), the way out.
- */
-function clientTimeoutNote(jobTool: string | undefined): string {
-  const wayOut =
-    jobTool === undefined
-      ? "split work that may take longer into shorter calls"
-      : `run work that may take longer as a background job (${jobTool} with background: true, then poll its output) and go on meanwhile`;
-  return `Over MCP your client may stop waiting before this time limit (its own tool timeout, often 60 s, which progress does not extend in most clients): ${wayOut}.`;
-}
-
-function wrapSchema(schema: JSONSchema): JSONSchema {
-  return {
-    type: "object",
-    properties: { result: schema },
-    required: ["result"],
-    additionalProperties: false,
-  };
 }
 
 /**
