@@ -173,9 +173,9 @@ describe("applyFilePatch on generated diffs", () => {
         const [patch] = parseUnifiedDiff(diff);
         if (patch === undefined) throw new Error("no patch");
         const result = applyFilePatch(oldText, patch);
-        // A hunk that only adds lines with no context has nothing to locate it but the number.
+        // A hunk with no context lines has nothing to place it but its number.
         const contextless = patch.hunks.some((hunk) =>
-          hunk.lines.every((line) => line.kind === "add"),
+          hunk.lines.every((line) => line.kind !== "context"),
         );
         if (!contextless) {
           expect(result.conflicts).toEqual([]);

@@ -106,3 +106,51 @@ describe("a diff applied twice", () => {
     );
   });
 });
+
+describe("a hunk with no context lines sent twice", () => {
+  const once = (text: string, diff: string) => {
+    const [patch] = parseUnifiedDiff(diff);
+    if (patch === undefined) throw new Error("no patch");
+    return applyFilePatch(text, patch);
+  };
+
+  it.each([
+    ["at the top of a file", "b\nc\n", "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+a\n", "a\nb\nc\n"],
+    [
+      "at the end of a file",
+      "a\nb\n",
+      "--- a/f\n+++ b/f\n@@ -2,0 +3,2 @@\n+c\n+d\n",
+      "a\nb\nc\nd\n",
+    ],
+    ["in the middle", "a\nd\n", "--- a/f\n+++ b/f\n@@ -1,0 +2,2 @@\n+b\n+c\n", "a\nb\nc\nd\n"],
+  ])("%s: applied once, refused the second time, the file unchanged", (_, text, diff, wanted) => {
+    const first = once(text, diff);
+    expect(first.conflicts).toEqual([]);
+    expect(first.text).toBe(wanted);
+    const second = once(wanted, diff);
+    expect(second.conflicts).toHaveLength(1);
+    expect(second.conflicts[0]).toMatch(/no context lines .* may be applied already/);
+  });
+
+  it("with zero context (diff -U0), a diff applied twice never changes the file", () => {
+    const line = fc.constantFrom("a", "b", "c", "d", "e", "");
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 12 }),
+        fc.array(line, { maxLength: 12 }),
+        (left, right) => {
+          const old = left.length === 0 ? "" : `${left.join("\n")}\n`;
+          const wanted = right.length === 0 ? "" : `${right.join("\n")}\n`;
+          const [patch] = parseUnifiedDiff(createPatch("f", old, wanted, "", "", { context: 0 }));
+          if (patch === undefined || patch.hunks.length === 0) return;
+          const first = applyFilePatch(old, patch);
+          if (first.conflicts.length > 0 || first.text === null) return;
+          expect(first.text).toBe(wanted);
+          const second = applyFilePatch(first.text, patch);
+          expect(second.conflicts.length > 0 ? first.text : second.text).toBe(first.text);
+        },
+      ),
+      { numRuns: 3000, seed: 32 },
+    );
+  });
+});

@@ -190,6 +190,18 @@ export function placeHunk(
     if (!overlaps(hunkLines)(hint)) {
       return { kind: "conflict", line: hint + 1, reason: "the hunk overlaps another hunk" };
     }
+    // The added lines standing exactly where they would go is what the hunk sent again leaves.
+    // It may also be a line meant twice: neither is sure, so it is refused, not applied again.
+    if (
+      hint + added.length <= size &&
+      added.every((line, index) => table.lines[hint + index] === line)
+    ) {
+      return {
+        kind: "conflict",
+        line: hint + 1,
+        reason: `the hunk has no context lines and its added lines already stand at line ${hint + 1}, where it would put them: it may be applied already; re-read the file and, if the lines are still to be added, give context lines around them`,
+      };
+    }
     const location: Location = {
       status: "unique",
       start: hint,
@@ -203,7 +215,17 @@ export function placeHunk(
     };
   }
 
-  const full = locateLines(table, before, { hint, accept: overlaps(hunkLines) });
+  // A hunk with no context lines (diff -U0) has only its removed lines and its line number: its
+  // removed lines standing elsewhere tell nothing (sent twice, they are found again further on),
+  // so with a line number it is placed there or nowhere.
+  const contextless = !hunkLines.some((line) => line.kind === "context");
+  const full = locateLines(table, before, {
+    hint,
+    accept:
+      contextless && hint !== undefined
+        ? (start) => start === hint && overlaps(hunkLines)(start)
+        : overlaps(hunkLines),
+  });
   if (full.status === "ambiguous") {
     return { kind: "conflict", line: shownLine, reason: ambiguousReason(full.starts) };
   }
@@ -247,7 +269,10 @@ export function placeHunk(
       normalized(before, tolerance) !== normalized(newSide(hunkLines), tolerance) &&
       (tolerance === "exact" || !changesOnlySlips(hunkLines, tolerance)),
   );
-  const after = locateLines(table, newSide(hunkLines), { tolerances: telling });
+  const after = locateLines(table, newSide(hunkLines), {
+    tolerances: telling,
+    ...(contextless && hint !== undefined ? { accept: (start: number) => start === hint } : {}),
+  });
   if (after.status !== "none") {
     const at = after.status === "unique" ? after.start : (after.starts[0] ?? 0);
     const standing = removedStillStanding(table, hunkLines, at);
