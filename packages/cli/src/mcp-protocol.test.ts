@@ -11,9 +11,9 @@ import {
   type CreatePleachMcpServerOptions,
   createPleachMcpServer,
   createPleachMcpServerFactory,
-  PLEACH_ICON,
   PLEACH_MCP_INSTRUCTIONS,
 } from "./mcp-server.js";
+import { PLEACH_ICON } from "./mcp-tool-listing.js";
 
 const NOTE =
   "[full output: 213,455 bytes kept at .pleach-output/cmd-4.log — read_file with offset/limit]";

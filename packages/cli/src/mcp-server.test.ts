@@ -7,8 +7,8 @@ import {
   createPleachMcpServer,
   MCP_ERROR_CODE_META_KEY,
   MCP_STRUCTURED_CUT_META_KEY,
-  PLEACH_ICON,
 } from "./mcp-server.js";
+import { PLEACH_ICON } from "./mcp-tool-listing.js";
 
 const run = defineTool({
   name: "run",

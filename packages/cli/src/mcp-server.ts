@@ -19,8 +19,6 @@ import { boundStructuredContent } from "./mcp-structured.js";
 import { describeTool, hasInput, PLEACH_ICON, type ResultShape } from "./mcp-tool-listing.js";
 import { startTicker } from "./progress.js";
 
-export { PLEACH_ICON } from "./mcp-tool-listing.js";
-
 /** The `_meta` key under which an error result carries its {@link ToolError} code. */
 export const MCP_ERROR_CODE_META_KEY = "pleach/errorCode";
 

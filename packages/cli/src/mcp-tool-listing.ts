@@ -1,3 +1,4 @@
+/** How pleach's tools are listed over MCP: descriptions, schemas, icon and client hints. */
 import type { Tool } from "@modelcontextprotocol/server";
 import {
   type AnyToolDefinition,
@@ -5,8 +6,6 @@ import {
   toolInputJSONSchema,
   toolOutputJSONSchema,
 } from "@pleach/core";
-
-/** How pleach's tools are listed over MCP: descriptions, schemas, icon and client hints. */
 
 /**
  * The `_meta` key of a listed tool by which Claude Code lets a result of the tool reach its

@@ -91,15 +91,7 @@ export function applyFilePatch(
       if (report.offset !== undefined) drift = report.offset;
     } else if (outcome.kind === "already-applied") {
       reports.push(outcome.report);
-      // The hunk's change is in the file already, so the later hunks' lines stand shifted by it.
-      const lines = hunkLines[index] ?? [];
-      const oldCount = lines.filter((line) => line.kind !== "add").length;
-      const newCount = lines.filter((line) => line.kind !== "remove").length;
-      const { line } = outcome.report;
-      if (hunk.oldStart !== undefined && line !== undefined) {
-        const declared = oldCount === 0 ? hunk.oldStart + 1 : hunk.oldStart;
-        drift = line - declared + newCount - oldCount;
-      }
+      if (outcome.drift !== undefined) drift = outcome.drift;
     } else {
       const line = outcome.line;
       conflicts.push(failed(number, line, outcome.reason));

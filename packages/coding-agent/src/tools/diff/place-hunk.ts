@@ -89,7 +89,12 @@ export interface PlaceHunkOptions {
 /** What {@link placeHunk} decided for one hunk. */
 export type HunkOutcome =
   | { kind: "placed"; placement: Placement; report: HunkReport }
-  | { kind: "already-applied"; report: HunkReport }
+  | {
+      kind: "already-applied";
+      report: HunkReport;
+      /** The offset of the later hunks' `@@` line numbers in the file, which holds this change. */
+      drift: number | undefined;
+    }
   | { kind: "conflict"; line: number; reason: string };
 
 /**
@@ -150,6 +155,16 @@ export function placeHunk(
     return result;
   };
 
+  // `at`: where the hunk's new text stands (0-based); `start`: where its first line would stand.
+  const alreadyApplied = (at: number, start = at): HunkOutcome => ({
+    kind: "already-applied",
+    report: { hunk: number, status: "already-applied", line: at + 1 },
+    drift:
+      declared === undefined
+        ? undefined
+        : start - declared + newSide(hunkLines).length - before.length,
+  });
+
   if (!hunkLines.some((line) => line.kind !== "context")) {
     return {
       kind: "conflict",
@@ -174,10 +189,7 @@ export function placeHunk(
       added.every((line, index) => table.lines[index] === line) &&
       finalNewline === (lastAdded?.noNewlineAtEnd !== true)
     ) {
-      return {
-        kind: "already-applied",
-        report: { hunk: number, status: "already-applied", line: 1 },
-      };
+      return alreadyApplied(0);
     }
     if (hint === undefined || hint < 0 || hint > size) {
       return {
@@ -232,10 +244,7 @@ export function placeHunk(
   if (full.status === "unique") {
     const already = appliedAt(table, hunkLines, full.start, full.tolerance);
     if (already !== undefined) {
-      return {
-        kind: "already-applied",
-        report: { hunk: number, status: "already-applied", line: already + 1 },
-      };
+      return alreadyApplied(already);
     }
     // A hunk that only adds lines keeps its old text: when its whole new text stands elsewhere,
     // the old text found may be a copy left over and the hunk applied already. Neither is sure.
@@ -283,10 +292,7 @@ export function placeHunk(
         reason: `the hunk's new text already stands at line ${at + 1}, but lines it removes still stand at line ${standing + 1}: it is not clear whether it is applied; read the file and send a diff of its current content`,
       };
     }
-    return {
-      kind: "already-applied",
-      report: { hunk: number, status: "already-applied", line: at + 1 },
-    };
+    return alreadyApplied(at);
   }
 
   // Outer context lines are dropped one at a time, from either end, keeping at least the one
@@ -347,10 +353,7 @@ export function placeHunk(
         : undefined;
       if (standing !== undefined && standing.status !== "none") {
         const at = standing.status === "unique" ? standing.start : (standing.starts[0] ?? 0);
-        return {
-          kind: "already-applied",
-          report: { hunk: number, status: "already-applied", line: at + 1 },
-        };
+        return alreadyApplied(at, at - candidate.dropped);
       }
       const tolerance =
         candidate.location.status === "unique" ? candidate.location.tolerance : "exact";
