@@ -66,9 +66,24 @@ export function createProcessService({
     return jobs;
   };
 
+  /**
+   * Mark ended the jobs the session reports ended or no longer knows, whether or not a stream
+   * read them to their end, so that the table makes room for new processes.
+   */
+  const reap = async (sandbox: HostedSandbox): Promise<void> => {
+    const jobs = sandboxJobsOf(sandbox.client);
+    if (jobs === undefined) return;
+    const table = tableOf(sandbox);
+    const states = new Map((await jobs.list()).map((job) => [job.jobId, job.state]));
+    for (const entry of table.running()) {
+      if (entry.jobId !== undefined && states.get(entry.jobId) !== "running") table.end(entry);
+    }
+  };
+
   /** A job's events from `since`: its output, keepalives while it is quiet, then its end. */
   async function* jobEvents(
     jobs: SandboxJobs,
+    table: ProcessTable,
     entry: ProcessEntry,
     since: number,
     signal: AbortSignal,
@@ -96,7 +111,7 @@ export function createProcessService({
         yield { case: "keepalive", value: {} };
       }
       if (read.job.state !== "running" && read.next >= read.job.outputBytes) {
-        entry.ended = true;
+        table.end(entry);
         yield { case: "end", value: jobEnd(read.job) };
         return;
       }
@@ -137,6 +152,7 @@ export function createProcessService({
   /** Run a foreground command; its events go to the entry's listeners. */
   const runForeground = (
     sandbox: HostedSandbox,
+    table: ProcessTable,
     entry: ProcessEntry,
     command: string,
     options: { cwd?: string; env: Record<string, string>; timeoutMs: number | undefined },
@@ -176,7 +192,7 @@ export function createProcessService({
         },
       )
       .then((end) => {
-        entry.ended = true;
+        table.end(entry);
         emit(entry, end);
         emit(entry, undefined);
         sandbox.running.delete(controller);
@@ -197,6 +213,7 @@ export function createProcessService({
       const cwd = config.cwd === undefined || config.cwd === "" ? undefined : config.cwd;
       const table = tableOf(sandbox);
       const tag = request.tag;
+      if (table.full()) await reap(sandbox);
       if (request.stdin === true || request.pty !== undefined) {
         const jobs = jobsOf(sandbox);
         const pty = request.pty !== undefined;
@@ -205,9 +222,16 @@ export function createProcessService({
           .catch((error: unknown) => {
             throw toConnectError(error);
           });
-        const entry = table.add({ tag, config, jobId: job.jobId, controller: undefined });
+        let entry: ProcessEntry;
+        try {
+          entry = table.add({ tag, config, jobId: job.jobId, controller: undefined });
+        } catch (error) {
+          // No room for it in the table (another Start took the last place): it does not run.
+          await jobs.kill(job.jobId).catch(() => undefined);
+          throw error;
+        }
         yield { event: { event: { case: "start", value: { pid: entry.pid } } } };
-        for await (const event of jobEvents(jobs, entry, 0, context.signal, pty))
+        for await (const event of jobEvents(jobs, table, entry, 0, context.signal, pty))
           yield { event: { event } };
         return;
       }
@@ -216,7 +240,7 @@ export function createProcessService({
       const events = listen(entry, context.signal);
       const onGone = () => entry.controller?.abort("the client went away");
       context.signal.addEventListener("abort", onGone, { once: true });
-      runForeground(sandbox, entry, command, { cwd, env, timeoutMs: context.timeoutMs() });
+      runForeground(sandbox, table, entry, command, { cwd, env, timeoutMs: context.timeoutMs() });
       try {
         yield { event: { event: { case: "start", value: { pid: entry.pid } } } };
         for await (const event of events) yield { event: { event } };
@@ -243,6 +267,7 @@ export function createProcessService({
       const pty = job?.pty ?? false;
       for await (const event of jobEvents(
         jobs,
+        tableOf(sandboxOf(context)),
         entry,
         job?.outputBytes ?? 0,
         context.signal,
@@ -254,11 +279,9 @@ export function createProcessService({
 
     async list(_request, context) {
       const sandbox = sandboxOf(context);
-      const jobs = sandboxJobsOf(sandbox.client);
-      const states = new Map((await jobs?.list())?.map((job) => [job.jobId, job.state]) ?? []);
+      await reap(sandbox);
       const processes = tableOf(sandbox)
         .running()
-        .filter((entry) => entry.jobId === undefined || states.get(entry.jobId) === "running")
         .map((entry) => ({
           pid: entry.pid,
           config: entry.config,
