@@ -12,6 +12,7 @@ import { isToolError, type SandboxMode } from "@pleach/core";
 import {
   createLocalSandbox,
   type LocalSandbox,
+  type LocalSandboxOptions,
   type NetworkOption,
   parseNetworkOption,
 } from "@pleach/sandbox";
@@ -236,6 +237,22 @@ export function parseReadFlags(
   };
 }
 
+/** `--publish PORT` (repeatable) as the ports of a session to publish on the host's loopback. */
+export function parsePublishFlags(values: string[] | undefined, command: string): number[] {
+  return (values ?? []).map((value) => {
+    const port = /^[0-9]{1,5}$/.test(value) ? Number(value) : Number.NaN;
+    if (!(port >= 1 && port <= 65_535)) {
+      throw new UsageError(
+        `--publish takes a TCP port from 1 to 65535, got ${JSON.stringify(value)}`,
+        {
+          command,
+        },
+      );
+    }
+    return port;
+  });
+}
+
 /** Check `--mode`, naming the accepted values when it is wrong. */
 export function parseMode({
   mode = "workspace-write",
@@ -291,9 +308,9 @@ export async function openWorkspace({
   mode: SandboxMode;
   /**
    * Make the client a session (`session` of `createLocalSandbox`): one sandbox for all its
-   * commands and background jobs, until `close()`. @default false
+   * commands and background jobs, until `close()`, with its options (`publish`). @default false
    */
-  session?: boolean;
+  session?: LocalSandboxOptions["session"];
   /** `--network` or the domains ({@link parseNetworkFlags}). @default false */
   network?: NetworkOption | undefined;
   /** `--hide-read` and `--allow-read` ({@link parseReadFlags}). @default none */

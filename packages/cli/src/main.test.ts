@@ -216,6 +216,14 @@ describe("pleach mcp", () => {
       code: 2,
       stderr: expect.stringContaining("--http takes PORT or HOST:PORT"),
     });
+    for (const port of ["0", "65536", "3000x", ""]) {
+      expect(await run(["mcp", "--publish", port])).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(
+          `--publish takes a TCP port from 1 to 65535, got ${JSON.stringify(port)}`,
+        ),
+      });
+    }
     expect(await run(["mcp", "--mode", "yolo"])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("--mode must be one of"),

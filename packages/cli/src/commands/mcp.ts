@@ -19,6 +19,7 @@ import {
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
+  parsePublishFlags,
   parseReadFlags,
   parseToolName,
   type ReadFlags,
@@ -44,6 +45,7 @@ export const MCP_OPTIONS = {
   diagnostics: { type: "string" },
   http: { type: "string" },
   "token-file": { type: "string" },
+  publish: { type: "string", multiple: true },
   ...ALLOW_HOST_OPTION,
   help: { type: "boolean", short: "h" },
 } as const;
@@ -52,7 +54,7 @@ export const MCP_OPTIONS = {
 export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network] [--tools a,b]
     [--progress-interval SECONDS] [--max-result-chars N] [--structured-output]
     [--diagnostics syntax|types] [--http [HOST:]PORT] [--token-file FILE]
-    [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]...
+    [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]... [--publish PORT]...
     [--hide-read PATH]... [--allow-read PATH]...`;
 
 /** `pleach mcp --help`. */
@@ -90,6 +92,8 @@ ${domainOptionsHelp(22)}
                       --http refuses to start without one. A request body over 4 MiB
                       gets 413 with a JSON-RPC error naming the limit
 ${allowHostHelp(22)}
+  --publish PORT      let the host reach a background job listening on PORT in the sandbox
+                      (a dev server), at 127.0.0.1:PORT and nowhere else; repeatable
 ${readOptionsHelp(22)}
   -h, --help          show this help
 
@@ -153,7 +157,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     io,
     command: "mcp",
     // The process is the session: its commands share one sandbox, where background jobs live.
-    session: true,
+    session: { publish: parsePublishFlags(values.publish, "mcp") },
   });
   // SIGINT or SIGTERM stops the server: the tool calls' commands are stopped and waited for, so
   // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.

@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type net from "node:net";
-import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import type { DomainRules } from "../network/domain-rules.js";
-import { SANDBOX_PROXY_FOLDER, sessionForwarder } from "../network/proxy-forwarder.js";
+import { type SessionForwarder, SessionLinks } from "../network/session-links.js";
 import type { ProcessKey } from "../process-key.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
@@ -52,10 +51,9 @@ export interface SessionSandboxSpec {
    * name no proxy folder: the sandbox binds that of its own proxy); absent: no network.
    */
   network?: DomainRules;
+  /** Whether ports of its jobs may be published on the host's loopback (see {@link publish}). */
+  publish?: boolean;
 }
-
-/** Refusal lines of the proxy a session sandbox keeps for its commands' notes, the newest. */
-const KEPT_REFUSALS = 100;
 
 /**
  * A session sandbox: one bubblewrap sandbox that lives as long as a session (a provider's
@@ -102,10 +100,8 @@ export class SessionSandbox {
   #cleaning = false;
   #onCleaned: (() => void) | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
-  #proxy: CommandProxy | undefined;
-  /** The proxy's newest refusal lines, and how many it made in all. */
-  readonly #refusals: string[] = [];
-  #refusalCount = 0;
+  /** Its domain proxy and published ports (see `SessionLinks`). */
+  readonly #links = new SessionLinks();
   /** Settles once the server is ready (true) or failed to start (false). */
   readonly ready: Promise<boolean>;
 
@@ -155,7 +151,7 @@ export class SessionSandbox {
 
   /** How many refusals its proxy made so far: a mark for {@link refusalsSince}. */
   get refusalCount(): number {
-    return this.#refusalCount;
+    return this.#links.refusalCount;
   }
 
   /**
@@ -163,8 +159,7 @@ export class SessionSandbox {
    * a command and of the jobs that ran meanwhile, which share the proxy.
    */
   refusalsSince(mark: number): string[] {
-    const count = Math.min(this.#refusalCount - mark, this.#refusals.length);
-    return count <= 0 ? [] : [...new Set(this.#refusals.slice(-count))];
+    return this.#links.refusalsSince(mark);
   }
 
   /** The kept-output folder (absolute, in the workspace) when it is mounted. */
@@ -173,24 +168,15 @@ export class SessionSandbox {
   }
 
   async #start(): Promise<boolean> {
-    const rules = this.spec.network;
-    if (rules !== undefined) {
-      const proxy = await startCommandProxy(rules, "bubblewrap", {
-        onRefusal: (line) => {
-          this.#refusalCount += 1;
-          this.#refusals.push(line);
-          if (this.#refusals.length > KEPT_REFUSALS) this.#refusals.shift();
-        },
-      });
-      this.#proxy = proxy;
-      if (this.#dead) {
-        await proxy.close();
-        return false;
-      }
+    await this.#links.start({
+      ...(this.spec.network === undefined ? {} : { rules: this.spec.network }),
+      ...(this.spec.publish === undefined ? {} : { publish: this.spec.publish }),
+    });
+    if (this.#dead) {
+      // Destroyed while they started: `destroy` closed them before they were there.
+      await this.#links.close();
+      return false;
     }
-    const proxyFolder = this.#proxy?.network.socketFolder;
-    const proxyArgs =
-      proxyFolder === undefined ? [] : ["--ro-bind", proxyFolder, SANDBOX_PROXY_FOLDER];
     const kept = this.spec.kept;
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
     if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
@@ -211,7 +197,7 @@ export class SessionSandbox {
       this.spec.file,
       [
         ...this.spec.sandboxArgs,
-        ...proxyArgs,
+        ...this.#links.bindArguments(),
         ...keptArgs,
         ...sessionServerArguments({
           statusFd,
@@ -247,9 +233,8 @@ export class SessionSandbox {
     child.once("exit", gone);
     child.once("error", gone);
     status?.once("close", gone);
-    const ok =
-      (await answered((answer) => (this.#onReady = answer))) &&
-      (this.#proxy === undefined || (await this.#forward()));
+    let ok = await answered((answer) => (this.#onReady = answer));
+    for (const forwarder of this.#links.forwarders()) ok &&= await this.#forward(forwarder);
     this.#onReady = undefined;
     if (!ok) throw new Error("the session sandbox did not start");
     this.#init = childOf(child.pid);
@@ -257,11 +242,10 @@ export class SessionSandbox {
     return !this.#dead;
   }
 
-  /** Start the proxy's forwarder in the sandbox: whether it listens. */
-  #forward(): Promise<boolean> {
+  /** Start a forwarder (the proxy's, the published ports') in the sandbox: whether it is ready. */
+  #forward(forwarder: SessionForwarder): Promise<boolean> {
     const ready = answered((answer) => (this.#onReady = answer));
     let said = "";
-    const forwarder = sessionForwarder();
     // The network of its commands goes with it; what they ask the proxy then fails.
     this.#processes.launch(
       { cwd: "/", command: forwarder.command, env: forwarder.env, stdin: false, pty: false },
@@ -336,6 +320,15 @@ export class SessionSandbox {
     return this.#processes.launch(request, events, { drainMs, counted: true });
   }
 
+  /**
+   * Relay a host client to `port` on the sandbox's loopback, where a job may listen; the client
+   * is closed when nothing listens there or the sandbox publishes no ports.
+   */
+  publish(port: number, client: net.Socket): void {
+    if (this.#dead) client.destroy();
+    else this.#links.publish(port, client);
+  }
+
   /** Delete a kept output. */
   removeKept(name: string): void {
     this.#send(plainRequest("remove", name));
@@ -362,7 +355,7 @@ export class SessionSandbox {
       }
     }
     // Every connection of its processes ends here, whatever the sandbox takes to go.
-    const proxyClosed = this.#proxy?.close();
+    const proxyClosed = this.#links.close();
     const init = this.#init;
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
     if (running) child.ref();

@@ -1,6 +1,8 @@
+import type net from "node:net";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import type { ExecResult, KeptOutput } from "@pleach/core/sandbox";
+import { listenOnLoopback, publishedPorts } from "../network/published-ports.js";
 import { fitsInArgument } from "../os/command-text.js";
 import type { CommandInvocation, SessionInvocation } from "../os/command-wrapper.js";
 import type { WorkspaceProtection } from "../os/protection.js";
@@ -26,6 +28,13 @@ export interface LocalSessionOptions {
    * @default 268_435_456
    */
   maxKeptOutputBytes?: number;
+  /**
+   * TCP ports of the session's jobs to publish on the host's loopback (127.0.0.1 only): a job
+   * listening on one of them inside the session sandbox answers the host's clients there (a
+   * browser, a host-side test). The host listens from the session's first command.
+   * @default none
+   */
+  publish?: readonly number[];
 }
 
 /** Where kept outputs are, in the workspace, while a session sandbox runs. */
@@ -59,11 +68,17 @@ export class LocalSession {
   /** Kept outputs, oldest first, with their sizes. */
   #kept: { name: string; bytes: number }[] = [];
   readonly jobs: JobTable;
+  readonly #publish: number[];
+  /** The host's listeners of published ports, once started. */
+  #listening: Promise<net.Server[]> | undefined;
+  /** Why a port could not be published, for the next command to say. */
+  #publishProblems: string[] = [];
 
   constructor(root: string, prepare: PrepareCommand, options: LocalSessionOptions = {}) {
     this.#root = root;
     this.#prepare = prepare;
     this.#maxKept = options.maxKeptOutputBytes ?? 256 * 1024 * 1024;
+    this.#publish = publishedPorts(options.publish);
     this.jobs = new JobTable(
       (command, jobOptions, events) => this.#launch(command, jobOptions, events),
       {
@@ -87,6 +102,10 @@ export class LocalSession {
     // Said once, by the command after the sandbox stopped itself (see `SessionSandbox.stoppedFor`).
     let stopped = this.#stopped;
     this.#stopped = undefined;
+    if (this.#publish.length > 0 && this.#listening === undefined) {
+      this.#listening = this.#listen();
+      await this.#listening;
+    }
     if (current !== undefined && changed !== undefined) {
       // Its mount there is gone: whatever runs in it could write the path. Fail closed.
       if (this.jobs.running > 0) stopped = stoppedJobsNote(path.relative(this.#root, changed));
@@ -112,6 +131,7 @@ export class LocalSession {
         {
           ...session.spec,
           kept: { path: path.join(this.#root, KEPT_OUTPUT_FOLDER), sizeBytes: 2 * this.#maxKept },
+          publish: this.#publish.length > 0,
         },
         (gone) => {
           this.#alive.delete(gone);
@@ -124,6 +144,10 @@ export class LocalSession {
       this.#alive.add(this.#sandbox);
     }
     const sandbox = this.#sandbox;
+    if (sandbox.alive && this.#publishProblems.length > 0) {
+      stopped = [stopped, ...this.#publishProblems].filter((line) => line !== undefined).join("\n");
+      this.#publishProblems = [];
+    }
     const note = stopped === undefined ? {} : { note: stopped };
     if (!(await sandbox.ready)) {
       this.#unavailable = true;
@@ -162,6 +186,21 @@ export class LocalSession {
     const fullOutput: KeptOutput = { path: `${KEPT_OUTPUT_FOLDER}/${name}`, bytes };
     if (outputBytes > bytes) fullOutput.droppedBytes = outputBytes - bytes;
     return { ...result, fullOutput };
+  }
+
+  /** Listen on the published ports; each client goes to the session sandbox of the moment. */
+  async #listen(): Promise<net.Server[]> {
+    const servers: net.Server[] = [];
+    for (const port of this.#publish) {
+      const listening = await listenOnLoopback(port, (client) => {
+        const sandbox = this.#sandbox;
+        if (sandbox?.alive === true) sandbox.publish(port, client);
+        else client.destroy();
+      });
+      if (typeof listening === "string") this.#publishProblems.push(`[sandbox: ${listening}]`);
+      else servers.push(listening);
+    }
+    return servers;
   }
 
   /** Record a kept output, removing the oldest past the session's bound. */
@@ -287,6 +326,10 @@ export class LocalSession {
     this.jobs.close();
     await Promise.all([...this.#alive].map((sandbox) => sandbox.destroy()));
     this.#sandbox = undefined;
+    const servers = (await this.#listening) ?? [];
+    await Promise.all(
+      servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+    );
   }
 }
 
