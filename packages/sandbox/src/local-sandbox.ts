@@ -6,11 +6,13 @@ import type {
   ExecResult,
   FileEncodingOptions,
   ReadFileOptions,
+  SandboxCheckpoints,
   SandboxClient,
   SandboxJobs,
   SandboxMode,
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
+import { createCheckpoints } from "./checkpoints/checkpoints.js";
 import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
@@ -117,6 +119,8 @@ export interface LocalSandbox extends SandboxClient {
   protection(): Promise<WorkspaceProtection>;
   /** Background jobs, with `session` (absent without). */
   readonly jobs?: SandboxJobs;
+  /** Checkpoints of the workspace, kept outside it (see `createCheckpoints`). */
+  readonly checkpoints: SandboxCheckpoints;
   /**
    * End the session (with `session`): kill every job and command of it and drop its kept outputs.
    * The client must not be used afterwards. Without `session` there is nothing to end.
@@ -224,6 +228,7 @@ export async function createLocalSandbox({
     backend: commandWrapper.backend,
     // Jobs only where a session sandbox can run: elsewhere the tools refuse, saying why.
     ...(session === undefined || !sessionCanRun ? {} : { jobs: session.jobs }),
+    checkpoints: createCheckpoints({ root: workspace, mode, protection, hidden }),
     close: async () => {
       // What the session's jobs made since the last look is made inert once they are ended, so
       // nothing of theirs outlives the session live (no command comes after to carry a note).

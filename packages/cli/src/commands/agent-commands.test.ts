@@ -195,6 +195,49 @@ describe("pleach run", () => {
     });
   });
 
+  it("undoes the last step of the last run with --undo-last: edits back, files it made gone", async () => {
+    const temp = await makeTempDir("pleach-run-undo-");
+    cleanups.push(temp.cleanup);
+    await writeFile(path.join(temp.dir, "greeting.txt"), "hello world\n");
+    await writeFile(path.join(temp.dir, "keep.txt"), "kept\n");
+    const replies: FakeReply[] = [
+      { tool_calls: [{ name: "read_file", arguments: { path: "greeting.txt" } }] },
+      {
+        tool_calls: [
+          { name: "edit_file", arguments: { path: "greeting.txt", old: "world", new: "pleach" } },
+          { name: "write_file", arguments: { path: "made/new.txt", content: "new\n" } },
+        ],
+      },
+      { content: "Done." },
+    ];
+    const { port } = await fakeChatServer(replies);
+    const model = ["--model", `http://127.0.0.1:${port}/v1`];
+    expect((await run(["run", "Change it", "--workspace", temp.dir, ...model])).code).toBe(0);
+    expect(await readFile(path.join(temp.dir, "greeting.txt"), "utf8")).toBe("hello pleach\n");
+    expect(existsSync(path.join(temp.dir, "made/new.txt"))).toBe(true);
+
+    const undo = await run(["run", "--undo-last", "--workspace", temp.dir]);
+    expect(undo).toMatchObject({ code: 0, stderr: "" });
+    expect(undo.stdout).toContain("is back as it was before step 2 of the last run");
+    expect(undo.stdout).toContain("written back: greeting.txt");
+    expect(undo.stdout).toContain("removed: made/new.txt");
+    expect(await readFile(path.join(temp.dir, "greeting.txt"), "utf8")).toBe("hello world\n");
+    expect(await readFile(path.join(temp.dir, "keep.txt"), "utf8")).toBe("kept\n");
+    expect(existsSync(path.join(temp.dir, "made"))).toBe(false);
+
+    const fresh = await makeTempDir("pleach-run-undo-none-");
+    cleanups.push(fresh.cleanup);
+    const none = await run(["run", "--undo-last", "--workspace", fresh.dir]);
+    expect(none).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("no run of pleach took a checkpoint"),
+    });
+    expect(await run(["run", "a task", "--undo-last"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--undo-last takes no task"),
+    });
+  });
+
   it("says 1 step, not 1 steps", async () => {
     const temp = await makeTempDir("pleach-run-one-");
     cleanups.push(temp.cleanup);

@@ -21,6 +21,7 @@ import {
 } from "../cli-support.js";
 import { onTermination } from "../termination.js";
 import { printAgentRun } from "./demo.js";
+import { undoLastStep } from "./undo-last.js";
 
 /** The options `pleach run` takes. */
 export const RUN_OPTIONS = {
@@ -31,6 +32,7 @@ export const RUN_OPTIONS = {
   sandbox: { type: "string" },
   template: { type: "string" },
   json: { type: "boolean" },
+  "undo-last": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -38,7 +40,8 @@ export const RUN_OPTIONS = {
 export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
     [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
     [--max-steps N] [--json] [--hide-read PATH]... [--allow-read PATH]...
-    [--sandbox local|e2b] [--template NAME]`;
+    [--sandbox local|e2b] [--template NAME]
+pleach run --undo-last [--workspace DIR] [--json]`;
 
 /** `pleach run --help`. */
 export const RUN_HELP = `Usage: ${RUN_USAGE}
@@ -67,6 +70,10 @@ ${domainOptionsHelp(22)}
                       whose workspace, mode and network its template and server set
   --template NAME     the E2B template the sandbox starts from (default: base)
   --json              print each event as one JSON line instead of the transcript
+  --undo-last         take no task: bring the workspace back as it was before the last
+                      step of the last run (a checkpoint is taken before each step, outside
+                      the workspace; files the step made are removed, .gitignore'd ones
+                      left as they are) and say what changed
 ${readOptionsHelp(22)}
   -h, --help          show this help
 
@@ -191,6 +198,20 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
     return 0;
   }
   const [task, ...extra] = positionals;
+  if (values["undo-last"]) {
+    if (positionals.length > 0) {
+      throw new UsageError("--undo-last takes no task: pleach run --undo-last [--workspace DIR]", {
+        command: "run",
+      });
+    }
+    return undoLastStep({
+      workspace: values.workspace,
+      mode: parseMode({ mode: values.mode, command: "run" }),
+      reads: parseReadFlags(values, io),
+      io,
+      json: values.json,
+    });
+  }
   if (task === undefined || task.trim() === "") {
     throw new UsageError('run needs a task: pleach run "<what to do>"', { command: "run" });
   }

@@ -63,4 +63,10 @@ export type AgentEvent =
       cached?: boolean;
     }
   | { type: "usage"; step: number; usage: ModelUsage; total: AgentUsage }
+  /**
+   * The workspace's checkpoint taken before a step's tool calls ran (`checkpoints`): restore it
+   * (`checkpoints.restore(checkpointId)`, `pleach run --undo-last`) to undo the step; `error` says
+   * why none was taken (the run goes on).
+   */
+  | { type: "checkpoint"; step: number; checkpointId?: string; error?: string }
   | { type: "done"; result: AgentResult };

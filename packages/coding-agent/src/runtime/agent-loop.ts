@@ -1,4 +1,5 @@
 import { type AnyToolDefinition, toolInputJSONSchema } from "@pleach/core";
+import { sandboxCheckpointsOf } from "@pleach/core/sandbox";
 import type { SandboxProvider } from "../sandbox/index.js";
 import { createFileState } from "../tools/shared/file-state.js";
 import {
@@ -37,6 +38,8 @@ interface LoopSettings {
   /** Set with `diagnostics: "types"`: the session's type check is made with these. */
   typeDiagnostics: TypeDiagnosticsOptions | undefined;
   stepLimits: StepLimits;
+  /** Take a checkpoint before each step's tool calls, where the client offers them. */
+  checkpoints: boolean;
 }
 
 /**
@@ -94,6 +97,7 @@ export async function runLoop({
       description: tool.description,
       parameters: toolInputJSONSchema(tool),
     }));
+    const checkpoints = settings.checkpoints ? sandboxCheckpointsOf(session.client) : undefined;
     const readMemory =
       fileState === undefined
         ? undefined
@@ -134,6 +138,14 @@ export async function runLoop({
       const toolCalls = limited.map((entry) => entry.call);
       transcript.push({ role: "assistant", content: response.text, toolCalls });
       if (toolCalls.length === 0) return finish("final-answer");
+      if (checkpoints !== undefined) {
+        try {
+          const taken = await checkpoints.take(`step ${step}`);
+          emit({ type: "checkpoint", step, checkpointId: taken.id });
+        } catch (error) {
+          emit({ type: "checkpoint", step, error: (error as Error).message });
+        }
+      }
 
       for (const { call, refusal } of limited) {
         if (abortSignal?.aborted) {

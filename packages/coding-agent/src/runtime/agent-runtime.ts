@@ -81,6 +81,13 @@ export interface CodingAgentRuntimeOptions {
    */
   typeDiagnostics?: TypeDiagnosticsOptions;
   /**
+   * Take a checkpoint of the workspace before each step's tool calls run, where the session's
+   * client offers checkpoints (the local sandbox: kept outside the workspace, never in its git
+   * repository); each is announced by a `checkpoint` event with its id.
+   * @default true
+   */
+  checkpoints?: boolean;
+  /**
    * The most tool calls run per step (one model response). The calls past it are not run, and
    * the model gets an error for each saying to send fewer per step.
    * @default 64
@@ -143,6 +150,7 @@ export function createCodingAgentRuntime({
   fileState: keepFileState = true,
   diagnostics = "syntax",
   typeDiagnostics = {},
+  checkpoints = true,
   maxToolCallsPerStep = 64,
   maxToolCallInputBytes = 256 * 1024,
   maxStepInputBytes = 1024 * 1024,
@@ -171,6 +179,7 @@ export function createCodingAgentRuntime({
           maxResultChars,
           keepFileState,
           typeDiagnostics: diagnostics === "types" ? typeDiagnostics : undefined,
+          checkpoints,
           stepLimits: { maxToolCallsPerStep, maxToolCallInputBytes, maxStepInputBytes },
         },
       }).then(

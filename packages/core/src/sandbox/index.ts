@@ -1,4 +1,11 @@
 export type {
+  Checkpoint,
+  CheckpointSandboxClient,
+  RestoreResult,
+  SandboxCheckpoints,
+} from "./checkpoints.js";
+export { sandboxCheckpointsOf } from "./checkpoints.js";
+export type {
   SandboxComposite,
   SandboxCompositeMember,
   SandboxCompositeMemberHealth,

@@ -1,0 +1,150 @@
+import { spawn } from "node:child_process";
+import { ToolError } from "@pleach/core";
+
+/** Git, at a fixed trusted place: never a `PATH` entry (one may lie in the workspace). */
+const GIT = "/usr/bin/git";
+/** The most bytes of a git answer read (a listing of the workspace's paths, a blob). */
+const MAX_ANSWER_BYTES = 512 * 1024 * 1024;
+
+/**
+ * A bare git repository outside a workspace that keeps its checkpoints, run with nothing of the
+ * host's or the workspace's git configuration: no system or global config, no hooks, no
+ * fsmonitor, no attributes or excludes of the user's. Content goes in through `git fast-import`
+ * (bytes pleach read itself, never a path git opens), so no filter, line-ending conversion or
+ * link of the workspace applies; the workspace is named only to list its paths by its
+ * `.gitignore` rules.
+ */
+export class ShadowRepository {
+  constructor(
+    /** The bare repository's folder. */
+    readonly gitDir: string,
+    /** The workspace's real path. */
+    readonly workTree: string,
+  ) {}
+
+  /** Run git with `args`; its stdout, or a `ToolError` with its stderr. */
+  run(args: readonly string[], input?: Buffer, { workTree = true } = {}): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(
+        GIT,
+        [
+          "-c",
+          "core.hooksPath=/dev/null",
+          "-c",
+          "core.fsmonitor=false",
+          "-c",
+          "core.untrackedCache=false",
+          "-c",
+          "core.excludesFile=/dev/null",
+          "-c",
+          "core.attributesFile=/dev/null",
+          "-c",
+          "gc.auto=0",
+          "-c",
+          "maintenance.auto=false",
+          ...args,
+        ],
+        {
+          env: {
+            PATH: "/usr/bin:/bin",
+            HOME: "/nonexistent",
+            XDG_CONFIG_HOME: "/nonexistent",
+            GIT_CONFIG_NOSYSTEM: "1",
+            GIT_CONFIG_GLOBAL: "/dev/null",
+            GIT_ATTR_NOSYSTEM: "1",
+            GIT_DIR: this.gitDir,
+            ...(workTree ? { GIT_WORK_TREE: this.workTree } : {}),
+            GIT_TERMINAL_PROMPT: "0",
+            GIT_OPTIONAL_LOCKS: "0",
+            LC_ALL: "C",
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+        },
+      );
+      const out: Buffer[] = [];
+      let outBytes = 0;
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        outBytes += chunk.length;
+        if (outBytes > MAX_ANSWER_BYTES) child.kill("SIGKILL");
+        else out.push(chunk);
+      });
+      child.stderr.on("data", (chunk: Buffer) => {
+        if (err.length < 4096) err += chunk.toString("utf8");
+      });
+      child.on("error", (error) =>
+        reject(new ToolError("INTERNAL", `checkpoints need git at ${GIT}: ${error.message}`)),
+      );
+      child.on("close", (code) => {
+        if (code === 0) resolve(Buffer.concat(out));
+        else {
+          reject(
+            new ToolError(
+              "INTERNAL",
+              `git ${args[0]} of the checkpoint store failed (${outBytes > MAX_ANSWER_BYTES ? "its answer passed the bound" : `exit ${code}`}): ${err.trim()}`,
+            ),
+          );
+        }
+      });
+      child.stdin.on("error", () => {
+        // It exited early; its exit says why.
+      });
+      child.stdin.end(input);
+    });
+  }
+
+  /** Make the bare repository if it is not there yet. */
+  async init(): Promise<void> {
+    await this.run(["init", "--quiet", "--bare", this.gitDir], undefined, { workTree: false });
+  }
+
+  /**
+   * The workspace's files by its `.gitignore` rules (not its `.git`), and the nested repositories
+   * git does not descend into (listed with a trailing `/`).
+   */
+  async paths(): Promise<string[]> {
+    const listed = await this.run(["ls-files", "--others", "--exclude-standard", "-z"]);
+    return listed
+      .toString("utf8")
+      .split("\0")
+      .filter((entry) => entry !== "");
+  }
+
+  /** The commit a ref names, or `undefined`. */
+  async resolve(ref: string): Promise<string | undefined> {
+    const answer = await this.run(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).catch(
+      () => undefined,
+    );
+    const sha = answer?.toString("utf8").trim();
+    return sha === undefined || sha === "" ? undefined : sha;
+  }
+
+  /** Every entry of a commit's tree: path, mode and blob. */
+  async tree(commit: string): Promise<Map<string, { mode: string; sha: string }>> {
+    const listed = await this.run(["ls-tree", "-r", "-z", "--full-tree", commit]);
+    const entries = new Map<string, { mode: string; sha: string }>();
+    for (const line of listed.toString("utf8").split("\0")) {
+      const match = /^(\d{6}) blob ([0-9a-f]+)\t(.*)$/s.exec(line);
+      if (match !== null)
+        entries.set(match[3] as string, { mode: match[1] as string, sha: match[2] as string });
+    }
+    return entries;
+  }
+
+  /** A blob's bytes. */
+  blob(sha: string): Promise<Buffer> {
+    return this.run(["cat-file", "blob", sha]);
+  }
+}
+
+/** A path as fast-import reads it: C-style quoted, so that any byte of a name passes. */
+export function quotedPath(relative: string): string {
+  let quoted = '"';
+  for (const byte of Buffer.from(relative, "utf8")) {
+    if (byte === 0x22) quoted += '\\"';
+    else if (byte === 0x5c) quoted += "\\\\";
+    else if (byte >= 0x20 && byte < 0x7f) quoted += String.fromCharCode(byte);
+    else quoted += `\\${byte.toString(8).padStart(3, "0")}`;
+  }
+  return `${quoted}"`;
+}
