@@ -11,8 +11,8 @@
 // or, for uvu, an npm install under node_modules/.cache.
 //
 // Usage: node scripts/gen-runner-fixtures.mjs [--force]
-//   --force  regenerate even when the manifest is current: same script, same Node version, and
-//            none of the runners it found missing has been installed since. (A failed npm
+//   --force  regenerate even when the manifest is current: same script, same Node version, same
+//            vitest, jest and mocha, and none of the runners it found missing installed since. (A failed npm
 //            install of uvu is not retried without --force.)
 
 import { spawn } from "node:child_process";
