@@ -6,12 +6,14 @@
 // without trusting the parser under test. The raw stdout and stderr of each run are written to
 // packages/coding-agent/src/tools/test-output/fixtures/generated/<runner>-<variant>.txt (git-ignored) with a
 // manifest.json of what each file must parse to. A runner that is not installed is skipped, and
-// the manifest says why so the tests can report it instead of passing silently.
+// the manifest says why so the tests can report it instead of passing silently. vitest, jest and
+// mocha run from the monorepo's node_modules (`npm ci` installs them), the others from the machine
+// or, for uvu, an npm install under node_modules/.cache.
 //
 // Usage: node scripts/gen-runner-fixtures.mjs [--force]
-//   --force  regenerate even when the manifest is current: same script, same Node version, and
-//            none of the runners it found missing has been installed since. (A failed npm
-//            install of jest, mocha or uvu is not retried without --force.)
+//   --force  regenerate even when the manifest is current: same script, same Node version, same
+//            vitest, jest and mocha, and none of the runners it found missing installed since. (A failed npm
+//            install of uvu is not retried without --force.)
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -21,9 +23,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-// Pinned so a fixture changes only when we bump these on purpose; both support Node 20.19+.
-const JEST_VERSION = "30.5.2";
-const MOCHA_VERSION = "12.0.3";
+// vitest, jest and mocha are the monorepo's own devDependencies, pinned in package.json; uvu is
+// installed under node_modules/.cache, pinned here. Each fixture changes only when a pin does.
 const UVU_VERSION = "0.5.6";
 
 const scriptPath = fileURLToPath(import.meta.url);
@@ -204,7 +205,8 @@ describe("math", () => {
 `,
   });
   const command = process.execPath;
-  const expected = { passed: 3, failed: 1, skipped: 2, failures: ["divides"] };
+  // node:test counts todo apart: `ℹ skipped 1`, `ℹ todo 1` (`# todo 1` in TAP).
+  const expected = { passed: 3, failed: 1, skipped: 1, todo: 1, failures: ["divides"] };
   return runVariants({
     runner: "node",
     version: process.version,
@@ -250,16 +252,23 @@ const jestStyleStringSuite = `describe("strings", () => {
 });
 `;
 
-async function vitestFixtures(workDirectory) {
-  const vitestBinary = path.join(repositoryRoot, "node_modules/.bin/vitest");
-  const packageJson = path.join(repositoryRoot, "node_modules/vitest/package.json");
-  if (!existsSync(vitestBinary) || !existsSync(packageJson)) {
-    return {
-      fixtures: [],
-      skipped: [{ runner: "vitest", reason: "node_modules/.bin/vitest is missing: run npm ci" }],
-    };
+/**
+ * A runner among the monorepo's devDependencies: its binary and installed version, or the
+ * `skipped` entry that says to run npm ci. Its version is the one package-lock.json pins.
+ */
+async function devDependencyRunner(runner) {
+  const binary = path.join(repositoryRoot, "node_modules/.bin", runner);
+  const packageJson = path.join(repositoryRoot, "node_modules", runner, "package.json");
+  if (!existsSync(binary) || !existsSync(packageJson)) {
+    return { skipped: [{ runner, reason: `node_modules/.bin/${runner} is missing: run npm ci` }] };
   }
   const { version } = JSON.parse(await readFile(packageJson, "utf8"));
+  return { binary, version };
+}
+
+async function vitestFixtures(workDirectory) {
+  const { binary: vitestBinary, version, skipped } = await devDependencyRunner("vitest");
+  if (skipped) return { fixtures: [], skipped };
   const cwd = path.join(workDirectory, "vitest");
   // Two files so the default reporter summarises instead of listing every test.
   await writeTree(cwd, {
@@ -275,7 +284,8 @@ async function vitestFixtures(workDirectory) {
     expected: {
       passed: 4,
       failed: 1,
-      skipped: 2,
+      skipped: 1,
+      todo: 1,
       failures: ["math.test.js > math > division > divides"],
     },
     variants: [
@@ -332,23 +342,28 @@ async function installNpmPackages(packages) {
   return { directory };
 }
 
-async function jestFixtures(workDirectory, installation) {
-  if (installation.error) {
-    return { fixtures: [], skipped: [{ runner: "jest", reason: installation.error }] };
-  }
+async function jestFixtures(workDirectory) {
+  const { binary: jestBinary, version, skipped } = await devDependencyRunner("jest");
+  if (skipped) return { fixtures: [], skipped };
   const cwd = path.join(workDirectory, "jest");
   await writeTree(cwd, {
     "package.json": '{ "name": "jest-fixture", "private": true }\n',
     "math.test.js": jestStyleMathSuite,
     "strings.test.js": jestStyleStringSuite,
   });
-  const jestBinary = path.join(installation.directory, "node_modules/.bin/jest");
   const args = ["--ci", "--no-watchman", "--no-cache", "--rootDir", cwd];
   return runVariants({
     runner: "jest",
-    version: JEST_VERSION,
+    version,
     cwd,
-    expected: { passed: 4, failed: 1, skipped: 2, failures: ["math › division › divides"] },
+    // jest counts todo apart from skipped: `1 failed, 1 skipped, 1 todo, 4 passed, 7 total`.
+    expected: {
+      passed: 4,
+      failed: 1,
+      skipped: 1,
+      todo: 1,
+      failures: ["math › division › divides"],
+    },
     variants: [
       { name: "default", command: jestBinary, args, environment: { NO_COLOR: "1" } },
       { name: "color", command: jestBinary, args, environment: { FORCE_COLOR: "1" } },
@@ -362,13 +377,20 @@ async function jestFixtures(workDirectory, installation) {
   });
 }
 
-async function mochaFixtures(workDirectory, installation) {
-  if (installation.error) {
-    return { fixtures: [], skipped: [{ runner: "mocha", reason: installation.error }] };
-  }
+async function mochaFixtures(workDirectory) {
+  const { binary: mochaBinary, version, skipped } = await devDependencyRunner("mocha");
+  if (skipped) return { fixtures: [], skipped };
   const cwd = path.join(workDirectory, "mocha");
   await writeTree(cwd, {
     "package.json": '{ "name": "mocha-fixture", "private": true }\n',
+    "test/lookups.spec.js": `describe("lookups", () => {
+  beforeEach(() => {
+    throw new Error("no table");
+  });
+  it("finds", () => {});
+  it("misses", () => {});
+});
+`,
     "test/math.spec.js": `const assert = require("node:assert/strict");
 
 describe("math", () => {
@@ -383,13 +405,18 @@ describe("math", () => {
 });
 `,
   });
-  const mochaBinary = path.join(installation.directory, "node_modules/.bin/mocha");
   return runVariants({
     runner: "mocha",
-    version: MOCHA_VERSION,
+    version,
     cwd,
-    // mocha counts a test without a body as pending, like it.skip.
-    expected: { passed: 3, failed: 1, skipped: 2, failures: ["math division divides"] },
+    // mocha's categories are passing, failing and pending: a test without a body is pending, like
+    // it.skip, and a failed hook is failing (the tests it guards are counted nowhere).
+    expected: {
+      passed: 3,
+      failed: 2,
+      skipped: 2,
+      failures: ['lookups "before each" hook for "finds"', "math division divides"],
+    },
     variants: [
       { name: "default", command: mochaBinary, args: [], environment: { NO_COLOR: "1" } },
       { name: "color", command: mochaBinary, args: [], environment: { FORCE_COLOR: "1" } },
@@ -402,9 +429,9 @@ describe("math", () => {
         expected: {
           runner: "tap",
           passed: 3,
-          failed: 1,
+          failed: 2,
           skipped: 2,
-          failures: ["math division divides"],
+          failures: ['lookups "before each" hook for "finds"', "math division divides"],
         },
       },
     ],
@@ -924,9 +951,15 @@ func TestVolume(t *testing.T) {
   });
 }
 
+/** This script, Node's version and the devDependency runners' versions: what a fixture depends on. */
 async function scriptFingerprint() {
-  const source = await readFile(scriptPath);
-  return createHash("sha256").update(source).update(process.version).digest("hex");
+  const hash = createHash("sha256")
+    .update(await readFile(scriptPath))
+    .update(process.version);
+  for (const runner of ["vitest", "jest", "mocha"]) {
+    hash.update(`${runner}@${(await devDependencyRunner(runner)).version ?? "missing"}`);
+  }
+  return hash.digest("hex");
 }
 
 async function manifestIsCurrent(fingerprint) {
@@ -963,16 +996,12 @@ async function main() {
   const workDirectory = await mkdtemp(path.join(tmpdir(), "pleach-runner-fixtures-"));
   try {
     // Groups run in parallel; variants inside a group share a project and run one after another.
-    const npmInstallation = installNpmPackages([
-      ["jest", JEST_VERSION],
-      ["mocha", MOCHA_VERSION],
-    ]);
     const uvuInstallation = installNpmPackages([["uvu", UVU_VERSION]]);
     const groups = await Promise.all([
       nodeFixtures(workDirectory),
       vitestFixtures(workDirectory),
-      npmInstallation.then((installation) => jestFixtures(workDirectory, installation)),
-      npmInstallation.then((installation) => mochaFixtures(workDirectory, installation)),
+      jestFixtures(workDirectory),
+      mochaFixtures(workDirectory),
       uvuInstallation.then((installation) => uvuFixtures(workDirectory, installation)),
       pytestFixtures(workDirectory),
       unittestFixtures(workDirectory),

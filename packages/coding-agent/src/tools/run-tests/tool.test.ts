@@ -1,5 +1,6 @@
 import { mkdir, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { MODEL_OUTPUT_LIMIT, renderToolResult } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
 import { createCommandWrapper, createLocalSandbox } from "@pleach/sandbox";
@@ -112,6 +113,42 @@ describe("run_tests", () => {
     });
     expect(tool.toModelOutput(output).output.split("\n")[0]).toMatch(
       /· pytest: 2 passed, 1 failed, 24 skipped, 1 xfailed, 1 xpassed, 1 error, 3 deselected$/,
+    );
+  });
+
+  // jest and mocha are the monorepo's devDependencies; the full fixture set is parse.test.ts's.
+  it("reports jest's todo apart and mocha's categories in mocha's words, from the real runners", async () => {
+    const { root, client } = await workspace();
+    const binaries = fileURLToPath(new URL("../../../../../node_modules/.bin/", import.meta.url));
+    await writeFile(path.join(root, "package.json"), '{ "name": "tiny", "private": true }');
+    await mkdir(path.join(root, "test"));
+    const suite = (pending: string) => `describe("math", () => {
+  it("adds", () => { if (1 + 1 !== 2) throw new Error("adds"); });
+  it("divides", () => { if (6 / 3 !== 3) throw new Error("6 / 3 is 2"); });
+  it.skip("rounds", () => {});
+  ${pending}
+});
+`;
+    await writeFile(path.join(root, "math.test.js"), suite('it.todo("floors");'));
+    await writeFile(path.join(root, "test", "math.spec.js"), suite('it("floors");'));
+    const tool = createRunTestsTool(client);
+
+    const jest = await tool.execute({
+      command: `NO_COLOR=1 ${binaries}jest --ci --no-watchman --no-cache --rootDir . math.test.js`,
+    });
+    expect(jest).toMatchObject({ runner: "jest", passed: 1, failed: 1, skipped: 1, todo: 1 });
+    expect(jest.failures).toEqual(["math › divides"]);
+    expect(jest.stderr).toContain("Tests:       1 failed, 1 skipped, 1 todo, 1 passed, 4 total");
+    expect(tool.toModelOutput(jest).output.split("\n")[0]).toMatch(
+      /· jest: 1 passed, 1 failed, 1 skipped, 1 todo$/,
+    );
+
+    const mocha = await tool.execute({ command: `NO_COLOR=1 ${binaries}mocha` });
+    expect(mocha).toMatchObject({ runner: "mocha", passed: 1, failed: 1, skipped: 2 });
+    expect(mocha).not.toHaveProperty("todo");
+    expect(mocha.failures).toEqual(["math divides"]);
+    expect(tool.toModelOutput(mocha).output.split("\n")[0]).toMatch(
+      /· mocha: 1 passing, 1 failing, 2 pending$/,
     );
   });
 

@@ -8,7 +8,7 @@ import {
   sandboxNoteLines,
 } from "../shared/sandbox-hints.js";
 import { parseTestRunnerOutput } from "../test-output/parse.js";
-import { COUNT_CATEGORIES } from "../test-output/tally.js";
+import { COUNT_CATEGORIES, type CountCategory } from "../test-output/tally.js";
 
 /** The longest `timeout` a call may ask for, in milliseconds (one hour). */
 const RUN_TESTS_MAX_TIMEOUT_MS = 3_600_000;
@@ -60,6 +60,11 @@ export const runTestsOutputSchema = z.object({
   passed: count.optional().describe("Tests that passed; absent when the output shows no count."),
   failed: count.optional().describe("Tests that failed; absent when the output shows no count."),
   skipped: count.optional().describe("Tests skipped; absent when the output shows no count."),
+  todo: count
+    .optional()
+    .describe(
+      "Tests marked todo, where the runner counts them apart from skipped (jest, vitest, node --test); absent unless it counts some.",
+    ),
   xfailed: count
     .optional()
     .describe(
@@ -127,6 +132,13 @@ const DESCRIPTION = `Run the project's tests with a shell command (default \`npm
 Counts are absent when no runner summary was recognised (that means "unknown", not "no tests"). A non-zero exit is reported, not thrown. The text shows the summary first, then the END of stdout and stderr (where failures usually are), at most 50,000 characters; stdout and stderr each keep at most about 1 MB (head and tail).
 
 Prefer running only the relevant tests (a file, a -t/-k filter) for fast feedback; commands that watch for changes never finish, so pass their run-once flag (\`vitest run\`, \`jest --watchAll=false\`). Default time limit: 10 minutes.`;
+
+/** mocha's words for its three categories, as its summary prints them. */
+const MOCHA_WORDS: Partial<Record<CountCategory, string>> = {
+  passed: "passing",
+  failed: "failing",
+  skipped: "pending",
+};
 
 /** How many failing test names the model text lists before "and N more". */
 const LISTED_FAILURES = 20;
@@ -228,9 +240,12 @@ function summarize(output: RunTestsOutput, maxOutputBytes: number): string {
     : output.exitCode === null
       ? `ended by signal ${output.signal ?? "?"} after ${seconds} s`
       : `exit code ${output.exitCode} after ${seconds} s`;
-  // In the runner's own words and categories: `24 skipped, 1 xfailed, 3 deselected`.
+  // In the runner's own words and categories: `24 skipped, 1 xfailed, 3 deselected`, mocha's
+  // `3 passing, 1 failing, 2 pending`.
+  const words = output.runner === "mocha" ? MOCHA_WORDS : {};
   const counts = COUNT_CATEGORIES.filter((key) => output[key] !== undefined).map(
-    (key) => `${output[key]} ${key === "errors" && output[key] === 1 ? "error" : key}`,
+    (key) =>
+      `${output[key]} ${key === "errors" && output[key] === 1 ? "error" : (words[key] ?? key)}`,
   );
   const tally =
     counts.length === 0

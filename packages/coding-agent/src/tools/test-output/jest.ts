@@ -18,7 +18,7 @@ function parseJestSummary(line: string): Tally | undefined {
   const body = JEST_TESTS.exec(line)?.[1];
   if (body === undefined) return undefined;
   return sumCounts(body.trim().split(", "), JEST_COUNT, (word) => {
-    if (word === "passed" || word === "failed") return word;
+    if (word === "passed" || word === "failed" || word === "todo") return word;
     return word === "total" ? undefined : "skipped";
   });
 }

@@ -13,10 +13,11 @@ const TODO_OR_SKIP = /(?:^|\s)#\s*(?:TODO|SKIP)\b/i;
 
 /**
  * The category of a count line of node:test's summary (`ℹ fail 1`, or `# fail 1` from its TAP
- * reporter): cancelled tests count as failed, skipped and todo ones as skipped.
+ * reporter): cancelled tests count as failed, and todo ones apart from skipped.
  */
 export function nodeTestCategory(word: string): CountCategory {
   if (word === "pass") return "passed";
+  if (word === "todo") return "todo";
   return word === "fail" || word === "cancelled" ? "failed" : "skipped";
 }
 

@@ -126,10 +126,11 @@ export function readTestOutput(output: string): TestOutputReading {
  * lines alone (`ok  pkg`, `FAIL pkg`) give no counts, though a package that failed without
  * naming a test (a build error) is listed in `failures` by its import path.
  *
- * Categories are the runner's own where it reports them apart: pytest's, unittest's and sympy's
+ * Categories are the runner's own where it reports them apart: jest's, vitest's and node:test's
+ * `todo`, pytest's, unittest's and sympy's
  * expected failures (`xfailed`), unexpected successes (`xpassed`) and errors (`errors`), pytest's
  * `deselected` and cargo's `filtered out` (`deselected`), each absent unless the runner counted
- * one or more. Otherwise skipped, ignored, pending and todo count as `skipped`; exceptions,
+ * one or more. Otherwise skipped, ignored, pending (mocha's) and todo count as `skipped`; exceptions,
  * cancelled, timed-out and exec-failed tests as `failed`; uvu's failed tests are its `Total`
  * (tests run) minus its `Passed`. Several summaries (cargo prints one
  * per test binary, doc-tests included; a workspace may run a runner per package) are summed.

@@ -3,7 +3,7 @@ import type { TestRunnerCounts } from "./test-runner-counts.js";
 /** Counts by outcome; a category is absent when the output says nothing about it. */
 export type Tally = Pick<
   TestRunnerCounts,
-  "passed" | "failed" | "skipped" | "xfailed" | "xpassed" | "errors" | "deselected"
+  "passed" | "failed" | "skipped" | "todo" | "xfailed" | "xpassed" | "errors" | "deselected"
 >;
 
 /** One outcome of a {@link Tally}. */
@@ -11,12 +11,14 @@ export type CountCategory = keyof Tally;
 
 /**
  * Every {@link CountCategory}, in the order results list them: the three every summary states,
- * then those a runner reports apart from them (pytest's, unittest's, cargo's `filtered out`).
+ * then those a runner reports apart from them (jest's, vitest's and node:test's `todo`, pytest's,
+ * unittest's, cargo's `filtered out`).
  */
 export const COUNT_CATEGORIES = [
   "passed",
   "failed",
   "skipped",
+  "todo",
   "xfailed",
   "xpassed",
   "errors",
@@ -25,6 +27,7 @@ export const COUNT_CATEGORIES = [
 
 /** The categories only some runners report: absent unless the runner counted one or more. */
 const EXTRA_CATEGORIES: ReadonlySet<CountCategory> = new Set([
+  "todo",
   "xfailed",
   "xpassed",
   "errors",

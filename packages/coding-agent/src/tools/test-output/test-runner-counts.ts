@@ -25,8 +25,13 @@ export interface TestRunnerCounts {
    * count errors apart (see `errors`).
    */
   failed?: number;
-  /** Tests that did not run to a verdict: skipped, ignored, pending and todo. */
+  /**
+   * Tests that did not run to a verdict: skipped, ignored and pending (mocha's), and todo where
+   * the runner does not count todo apart (see `todo`).
+   */
   skipped?: number;
+  /** Tests marked todo, where the runner counts them apart from skipped (jest, vitest, node:test). */
+  todo?: number;
   /** Expected failures that failed, as expected (pytest's xfailed, unittest's expected failures). */
   xfailed?: number;
   /** Expected failures that passed (pytest's xpassed, unittest's unexpected successes). */

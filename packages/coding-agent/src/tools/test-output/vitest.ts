@@ -21,8 +21,8 @@ function parseVitestSummary(trimmed: string): Tally | undefined {
   if (body === "") return undefined;
   const parts = body.split("|").map((part) => part.trim());
   return sumCounts(parts, VITEST_COUNT, (word) => {
-    if (word === "passed" || word === "failed") return word;
-    return word === "skipped" || word === "todo" ? "skipped" : undefined;
+    if (word === "passed" || word === "failed" || word === "todo") return word;
+    return word === "skipped" ? "skipped" : undefined;
   });
 }
 
