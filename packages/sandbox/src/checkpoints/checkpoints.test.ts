@@ -154,7 +154,7 @@ describe("checkpoints of a local workspace", () => {
     try {
       const checkpoint = await client.checkpoints.take("hidden");
       expect(checkpoint.files).toBe(1);
-      expect(checkpoint.skipped).toEqual([
+      expect([...checkpoint.skipped].sort()).toEqual([
         ".env (hidden by the read policy)",
         "vendor/lib/ (a nested git repository)",
       ]);

@@ -13,7 +13,7 @@ import {
   type Entry,
   type Known,
   makeLink,
-  readEntry,
+  readEntries,
   removeEmptiedFolders,
   setExecutable,
   unlinkEntry,
@@ -95,37 +95,43 @@ export function createCheckpoints({
     let readBytes = 0;
     const listed = await repo.paths();
     if (listed.length > MAX_FILES) throw tooLarge(`${listed.length} files`);
+    const byFolder = new Map<string, string[]>();
     for (const relative of listed) {
-      if (relative.endsWith("/")) {
-        skipped.push(`${relative} (a nested git repository)`);
-        continue;
+      if (relative.endsWith("/")) skipped.push(`${relative} (a nested git repository)`);
+      else if (policy?.ruleFor(relative) === undefined) {
+        const folder = path.dirname(relative);
+        byFolder.set(folder, [...(byFolder.get(folder) ?? []), relative]);
       }
-      if (policy?.ruleFor(relative) !== undefined) continue;
-      let entry: Entry | undefined;
+    }
+    for (const [folder, relatives] of byFolder) {
+      let entries: Array<[string, Entry | undefined]> | undefined;
       try {
-        entry = readEntry(root, relative, hiddenPaths, known);
+        entries = readEntries(root, folder, relatives, hiddenPaths, known);
       } catch (error) {
-        // Its folder became a link that leads out, say: a command changes it as we read.
-        entry = { kind: "skip", reason: `it changed as it was read (${(error as Error).message})` };
+        // The folder became a link that leads out, say: a command changes it as we read.
+        const reason = `it changed as it was read (${(error as Error).message})`;
+        entries = relatives.map((relative) => [relative, { kind: "skip", reason }]);
       }
-      if (entry === undefined) continue;
-      if (entry.kind === "skip") {
-        skipped.push(`${relative} (${entry.reason})`);
-        continue;
+      for (const [relative, entry] of entries ?? []) {
+        if (entry === undefined) continue;
+        if (entry.kind === "skip") {
+          skipped.push(`${relative} (${entry.reason})`);
+          continue;
+        }
+        files += 1;
+        if (entry.kind === "known") {
+          lines.push(`M ${entry.mode} ${entry.sha} ${quotedPath(relative)}`);
+          continue;
+        }
+        readBytes += entry.bytes.length;
+        if (readBytes > MAX_READ_BYTES) throw tooLarge(`over ${MAX_READ_BYTES / 1024 ** 3} GiB`);
+        const mark = marked.size + 1;
+        marked.set(mark, relative);
+        if (entry.key !== undefined) known.set(relative, { key: entry.key, sha: "" });
+        blobs.push(Buffer.from(`blob\nmark :${mark}\ndata ${entry.bytes.length}\n`), entry.bytes);
+        blobs.push(Buffer.from("\n"));
+        lines.push(`M ${entry.mode} :${mark} ${quotedPath(relative)}`);
       }
-      files += 1;
-      if (entry.kind === "known") {
-        lines.push(`M ${entry.mode} ${entry.sha} ${quotedPath(relative)}`);
-        continue;
-      }
-      readBytes += entry.bytes.length;
-      if (readBytes > MAX_READ_BYTES) throw tooLarge(`over ${MAX_READ_BYTES / 1024 ** 3} GiB`);
-      const mark = marked.size + 1;
-      marked.set(mark, relative);
-      if (entry.key !== undefined) known.set(relative, { key: entry.key, sha: "" });
-      blobs.push(Buffer.from(`blob\nmark :${mark}\ndata ${entry.bytes.length}\n`), entry.bytes);
-      blobs.push(Buffer.from("\n"));
-      lines.push(`M ${entry.mode} :${mark} ${quotedPath(relative)}`);
     }
     const createdAt = Date.now();
     const message = `${label}\n\n${JSON.stringify({ files, skipped: skipped.slice(0, 50) })}\n`;

@@ -37,13 +37,27 @@ export type Entry =
  * (or its blob from the last checkpoint when nothing about it changed), or why it is left out;
  * `undefined` when it is gone or is no file.
  */
-export function readEntry(
+export function readEntries(
   root: WorkspaceRoot,
+  folder: string,
+  relatives: readonly string[],
+  hiddenPaths: readonly string[],
+  known: Known,
+): Array<[string, Entry | undefined]> | undefined {
+  return inFolder(root, folder, (inside) =>
+    relatives.map((relative) => [relative, readEntry(inside, relative, root, hiddenPaths, known)]),
+  );
+}
+
+/** {@link readEntries} of one path, its folder held as `inside` names its entries. */
+function readEntry(
+  inside: (name: string) => string,
   relative: string,
+  root: WorkspaceRoot,
   hiddenPaths: readonly string[],
   known: Known,
 ): Entry | undefined {
-  return inFolder(root, path.dirname(relative), (inside): Entry | undefined => {
+  {
     const name = inside(path.basename(relative));
     let fd: number;
     try {
@@ -88,7 +102,7 @@ export function readEntry(
     } finally {
       closeSync(fd);
     }
-  });
+  }
 }
 
 /** Remove the file or link at `relative` (never a folder, never through a link); whether done. */
