@@ -19,18 +19,21 @@ export interface HideReadPath {
   why: string;
 }
 
-/** A preset's globs (relative to the workspace) and the names it leaves out. */
+/** A preset: one glob (relative to the workspace, walked once) and the names of its matches it hides. */
 interface Preset {
-  globs: readonly string[];
-  except: readonly string[];
+  glob: string;
+  hides: (name: string) => boolean;
   why: string;
 }
+
+/** The names the secrets preset leaves out: examples and templates, which hold no secret. */
+const NOT_SECRET = /\.(?:example|sample)$|^\.env\.template$/;
 
 /** The presets `hideReads` takes, by name (`@secrets`). */
 const HIDE_READ_PRESETS: Readonly<Record<string, Preset>> = {
   secrets: {
-    globs: ["**/.env", "**/.env.*"],
-    except: ["*.example", "*.sample", ".env.template"],
+    glob: "**/.env*",
+    hides: (name) => (name === ".env" || name.startsWith(".env.")) && !NOT_SECRET.test(name),
     why: "it is hidden by the secrets preset (--hide-read @secrets: .env and .env.* files of the workspace, but *.example, *.sample and .env.template)",
   },
 };
@@ -64,13 +67,8 @@ export function hideReadPaths(hideReads: readonly string[], root: string): HideR
           { details: { hideRead: entry } },
         );
       }
-      for (const glob of preset.globs) {
-        for (const match of globMatches(path.join(root, glob), entry, budget)) {
-          const name = path.basename(match);
-          if (!preset.except.some((each) => nameMatcher(each).test(name))) {
-            found.push({ path: match, why: preset.why });
-          }
-        }
+      for (const match of globMatches(path.join(root, preset.glob), entry, budget)) {
+        if (preset.hides(path.basename(match))) found.push({ path: match, why: preset.why });
       }
     } else if (GLOB.test(entry)) {
       const why = `it matches ${entry} of hideReads (--hide-read)`;
