@@ -48,9 +48,9 @@ describe("hideReadPaths", () => {
     ).toEqual(["app/.env", "app/.env.production", "app/.env.production", "app/.env.sample"]);
   });
 
-  it("takes the secrets preset: .env and .env.* below the workspace, but examples and templates", async () => {
+  it("takes the secrets preset: .env and .env.* files below the workspace, but examples, templates and folders", async () => {
     const root = await useTempDir();
-    await plant(root, ENV_FILES);
+    await plant(root, [...ENV_FILES, "py/.env/bin/python"]);
     const found = hideReadPaths(["@secrets"], root);
     expect(found.map((each) => path.relative(root, each.path)).sort()).toEqual([
       ".env",

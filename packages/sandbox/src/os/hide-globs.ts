@@ -1,7 +1,7 @@
 import { type Dirent, readdirSync } from "node:fs";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
-import { lstatOr } from "./path-state.js";
+import { lstatOr, statOr } from "./path-state.js";
 
 /**
  * What `hideReads` (`--hide-read`) names, as the paths it hides now: a path as it is; a glob
@@ -19,7 +19,7 @@ export interface HideReadPath {
   why: string;
 }
 
-/** A preset: one glob (relative to the workspace, walked once) and the names of its matches it hides. */
+/** A preset: one glob (relative to the workspace, walked once) and the names of the files it hides. */
 interface Preset {
   glob: string;
   hides: (name: string) => boolean;
@@ -68,7 +68,10 @@ export function hideReadPaths(hideReads: readonly string[], root: string): HideR
         );
       }
       for (const match of globMatches(path.join(root, preset.glob), entry, budget)) {
-        if (preset.hides(path.basename(match))) found.push({ path: match, why: preset.why });
+        // Files only: a folder named `.env` is a Python virtual environment more often than not.
+        if (preset.hides(path.basename(match)) && statOr(match)?.isDirectory() !== true) {
+          found.push({ path: match, why: preset.why });
+        }
       }
     } else if (GLOB.test(entry)) {
       const why = `it matches ${entry} of hideReads (--hide-read)`;
