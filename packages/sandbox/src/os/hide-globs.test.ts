@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
@@ -92,8 +92,20 @@ describe.skipIf(skipReason !== undefined)("hideReads globs, for commands and fil
   it("refuses a file a glob matches, made after the sandbox was, to commands and readFile alike", async () => {
     const root = await useTempDir();
     await plant(root, ["notes.txt"]);
-    for (const hideReads of [[path.join(root, "**/.env")], ["@secrets"]]) {
-      const client = await createLocalSandbox({ root, mode: "workspace-write", hideReads });
+    for (const [hideReads, session] of [
+      [[path.join(root, "**/.env")], false],
+      [["@secrets"], false],
+      [["@secrets"], true],
+    ] as const) {
+      await rm(path.join(root, "app"), { recursive: true, force: true });
+      const client = await createLocalSandbox({
+        root,
+        mode: "workspace-write",
+        hideReads,
+        session,
+      });
+      // A command before the file is there: a session's sandbox is up by then.
+      expect((await client.exec("ls app 2>&1; true")).stdout).toContain("No such file");
       // Made after the sandbox: matched at each use.
       await plant(root, ["app/.env", "app/.env.example"]);
       const cat = await client.exec("cat app/.env");
@@ -103,6 +115,7 @@ describe.skipIf(skipReason !== undefined)("hideReads globs, for commands and fil
       expect(await client.readFile("notes.txt")).toBe("SECRET=1\n");
       const example = await client.exec("cat app/.env.example");
       expect(example.stdout).toBe("SECRET=1\n");
+      await client.close();
     }
   });
 });
