@@ -5,13 +5,9 @@ import {
   type PluginToolDefinition,
   ToolError,
 } from "@pleach/core";
-import {
-  type ExecResult,
-  NETWORK_OFF_NOTE_START,
-  type SandboxClient,
-} from "../../sandbox/index.js";
+import type { ExecResult, SandboxClient } from "../../sandbox/index.js";
 import { jobFailed, renderJobRead } from "../jobs/state.js";
-import { fullOutputNoteLines, sandboxNoteLines } from "../shared/sandbox-hints.js";
+import { fullOutputNoteLines, networkOffNoted, sandboxNoteLines } from "../shared/sandbox-hints.js";
 import { runInBackground } from "./background.js";
 import {
   BASH_MAX_TIMEOUT_MS,
@@ -165,8 +161,7 @@ export function createBashTool(
  * offered.
  */
 function timeoutLine(timeoutMs: number, result: Pick<ExecResult, "sandboxNotes">): string {
-  const offline = result.sandboxNotes?.some((note) => note.startsWith(NETWORK_OFF_NOTE_START));
-  return offline === true
+  return networkOffNoted(result)
     ? `[timed out after ${timeoutMs} ms and was killed; the network is off for commands here, which a command waiting on it never gets past (see the sandbox's note for how it is turned on); if it does not need the network, pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make it finish sooner]`
     : `[timed out after ${timeoutMs} ms and was killed; pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make the command finish sooner]`;
 }
