@@ -136,10 +136,9 @@ export function readOptionsHelp(column: number): string {
       ? `  ${flag}\n${" ".repeat(column)}${text}`
       : `  ${flag.padEnd(column - 2)}${text}`;
   return [
-    line(
-      "--hide-read PATH",
-      "hide PATH (a file or folder) from sandboxed commands too; repeatable",
-    ),
+    line("--hide-read PATH", "hide PATH (a file, a folder or a glob: '**/.env') from sandboxed"),
+    `${" ".repeat(column)}commands and the file tools; @secrets: the workspace's .env and`,
+    `${" ".repeat(column)}.env.* files but *.example, *.sample, .env.template; repeatable`,
     line("--allow-read PATH", "let sandboxed commands read PATH, out of their view by default (a"),
     `${" ".repeat(column)}file of a home, ~/.npmrc, say), read-only; repeatable. docs/sandbox.md`,
     `${" ".repeat(column)}says what commands see`,
@@ -221,7 +220,9 @@ export interface ReadFlags {
 
 /**
  * `--hide-read` and `--allow-read` as absolute paths: relative to the current folder, with a
- * leading `~` for the home of the user running pleach, as a shell would expand it.
+ * leading `~` for the home of the user running pleach, as a shell would expand it. A glob
+ * (`**\/.env`) is made absolute the same way; a preset (`--hide-read @secrets`) is passed on as it
+ * is.
  */
 export function parseReadFlags(
   values: { "hide-read"?: string[] | undefined; "allow-read"?: string[] | undefined },
@@ -232,7 +233,9 @@ export function parseReadFlags(
       ? path.join(os.homedir(), each.slice(1))
       : path.resolve(io.cwd, each);
   return {
-    hideReads: (values["hide-read"] ?? []).map(resolve),
+    hideReads: (values["hide-read"] ?? []).map((each) =>
+      each.startsWith("@") ? each : resolve(each),
+    ),
     allowReads: (values["allow-read"] ?? []).map(resolve),
   };
 }

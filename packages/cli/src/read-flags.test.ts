@@ -10,14 +10,17 @@ import { runCli } from "./test-support/run-cli.js";
 const probe = await probeSandboxBackend({ backend: "bubblewrap" });
 
 describe("--hide-read and --allow-read", () => {
-  it("resolve against the current folder, and ~ against the home", () => {
+  it("resolve against the current folder, and ~ against the home; a preset stays as it is", () => {
     expect(
       parseReadFlags(
-        { "hide-read": ["keys", "/srv/vault"], "allow-read": ["~/.npmrc", "~"] },
+        {
+          "hide-read": ["keys", "/srv/vault", "**/.env", "@secrets"],
+          "allow-read": ["~/.npmrc", "~"],
+        },
         { cwd: "/work" },
       ),
     ).toEqual({
-      hideReads: ["/work/keys", "/srv/vault"],
+      hideReads: ["/work/keys", "/srv/vault", "/work/**/.env", "@secrets"],
       allowReads: [path.join(os.homedir(), ".npmrc"), os.homedir()],
     });
   });
@@ -52,6 +55,40 @@ describe("--hide-read and --allow-read", () => {
       expect(await read()).toBe("SECRET\n");
       expect(await read("--hide-read", "vault")).toBe("");
       expect(await read("--hide-read", "vault", "--allow-read", "vault")).toBe("SECRET\n");
+    },
+  );
+
+  it.skipIf(!probe.available)(
+    "a glob and the secrets preset hide the files they match from `call bash` and `call read_file`",
+    async () => {
+      const root = await useTempDir();
+      await mkdir(path.join(root, "app"));
+      await writeFile(path.join(root, "app/.env"), "SECRET\n");
+      await writeFile(path.join(root, "app/.env.example"), "EXAMPLE\n");
+      const call = (tool: string, input: object, flags: string[]) =>
+        runCli(["call", tool, JSON.stringify(input), "--workspace", root, ...flags], {
+          cwd: root,
+        });
+      for (const flags of [
+        ["--hide-read", "**/.env"],
+        ["--hide-read", "@secrets"],
+      ]) {
+        const bash = await call("bash", { command: "cat app/.env" }, [...flags, "--text"]);
+        expect(bash.stdout).toContain("app/.env: Permission denied");
+        expect(bash.stdout).toContain("[sandbox: reading app/.env was refused: ");
+        const read = await call("read_file", { path: "app/.env" }, flags);
+        expect(read.code).toBe(1);
+        expect(JSON.parse(read.stdout).error.code).toBe("HIDDEN_PATH");
+        const example = await call("read_file", { path: "app/.env.example" }, [...flags, "--text"]);
+        expect(example.stdout).toContain("EXAMPLE");
+      }
+      // A glob that matches nothing hides nothing and is no error.
+      const none = await call("read_file", { path: "app/.env" }, [
+        "--hide-read",
+        "**/*.pem",
+        "--text",
+      ]);
+      expect(none.stdout).toContain("SECRET");
     },
   );
 });

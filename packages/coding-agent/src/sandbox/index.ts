@@ -31,6 +31,7 @@ export {
   createSandboxComposite,
   isSandboxUnavailable,
   jobsUnsupportedError,
+  NETWORK_OFF_NOTE_START,
   SANDBOX_SPECIFICATION_VERSION,
   sandboxJobsOf,
   sandboxUnavailableError,

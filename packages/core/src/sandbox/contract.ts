@@ -106,6 +106,13 @@ export interface SandboxSession {
  */
 export const SANDBOX_SPECIFICATION_VERSION = "v1";
 
+/**
+ * How a sandbox's note that the network is off for its commands starts (one of
+ * `ExecResult.sandboxNotes`, which reach every face as they are): a tool that finds it on a command
+ * killed at its time limit names the network, not a larger timeout, as the way out.
+ */
+export const NETWORK_OFF_NOTE_START = "sandbox: the network is off for commands here";
+
 /** Hands out sandbox sessions (a pool, a fleet of servers, a composite of several). */
 export interface SandboxProvider {
   /** The contract's version it implements: {@link SANDBOX_SPECIFICATION_VERSION}. */

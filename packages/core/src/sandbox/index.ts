@@ -24,7 +24,7 @@ export type {
   SandboxProvider,
   SandboxSession,
 } from "./contract.js";
-export { SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
+export { NETWORK_OFF_NOTE_START, SANDBOX_SPECIFICATION_VERSION } from "./contract.js";
 export type {
   JobInfo,
   JobOutput,

@@ -241,8 +241,10 @@ export interface CommandWrapperOptions {
    * More paths that commands in `read-only` and `workspace-write` cannot read, besides what their
    * view of the host leaves out (every home, see `readView`) and the system's secret files (see
    * `hiddenReads`):
-   * absolute, or relative to the current folder. Reading one fails with "Permission denied" (a
-   * folder is covered by an empty one nobody may list, a file by a `/dev/null` nobody may open).
+   * absolute, or relative to the current folder; globs (`**\/.env`), matched against what exists
+   * at each use; presets (`@secrets`: the workspace's `.env` and `.env.*` files but examples and
+   * templates). Reading one fails with "Permission denied" (a folder is covered by an empty one
+   * nobody may list, a file by a `/dev/null` nobody may open).
    * @default []
    */
   hideReads?: readonly string[];

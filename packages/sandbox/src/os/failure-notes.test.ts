@@ -204,6 +204,38 @@ describe("failureNotes on a policy", () => {
   });
 });
 
+describe("failureNotes on a command killed at its time limit", () => {
+  const policy = (network: boolean): FailurePolicy => ({
+    backend: "bubblewrap",
+    mode: "workspace-write",
+    network,
+    root: "/work/ws",
+    cwd: "/work/ws",
+    protectedPaths: [],
+    hiddenPaths: [],
+  });
+  const killed = (stderr = "") => ({ exitCode: null, stdout: "", stderr, timedOut: true });
+
+  it("names the network off as the likely cause, with its way out", () => {
+    const [note, ...more] = failureNotes({ result: killed(), policy: policy(false) });
+    expect(more).toEqual([]);
+    expect(note).toMatch(
+      /^sandbox: the network is off for commands here: a command that needs it \(an install, a download, a clone, a name lookup\) retries until it is killed at its time limit, so if this one waits on the network, a larger timeout will not help\. It is turned on where pleach is started: `--allow-domain HOST`/,
+    );
+  });
+
+  it("gives the lookup's own note when the output shows one failed", () => {
+    const result = killed("npm error getaddrinfo EAI_AGAIN registry.npmjs.org\n");
+    expect(failureNotes({ result, policy: policy(false) })).toEqual([NETWORK_OFF]);
+  });
+
+  it("says nothing of the network when it was on, or when the command was not killed", () => {
+    expect(failureNotes({ result: killed(), policy: policy(true) })).toEqual([]);
+    const failed = { exitCode: 1, stdout: "", stderr: "", timedOut: false };
+    expect(failureNotes({ result: failed, policy: policy(false) })).toEqual([]);
+  });
+});
+
 describe.skipIf(skipReason !== undefined)(`failures explained ${runningAs()}`, () => {
   it.each(ROWS)("$rule in $mode gets its line", async ({ mode, cwd, command, note }) => {
     const { root, outside } = await workspace();

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { ExecResult } from "@pleach/core/sandbox";
+import { type ExecResult, NETWORK_OFF_NOTE_START } from "@pleach/core/sandbox";
 import { isInside } from "../paths.js";
 import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
@@ -11,7 +11,9 @@ import { type ReadView, visibleInView } from "./read-view.js";
  * sandbox's rules and say the way out (`ExecResult.sandboxNotes`). A line is added only when the
  * failure is tied to the rule: a path the policy covers, on the same output line as the error
  * message that rule produces (or, for the network, a name lookup that failed while the policy had
- * it off). Nothing is guessed from a message alone.
+ * it off). Nothing is guessed from a message alone. One note is a likely cause rather than a tie:
+ * a command killed at its time limit while the network was off, which is how a tool that retries
+ * its requests (npm, pip, git) ends there, printing nothing before it is killed.
  */
 
 /** What a confined command ran under, as far as its failures can be explained. */
@@ -38,7 +40,8 @@ export interface FailurePolicy {
 
 /** Options of {@link failureNotes}. */
 export interface FailureNotesOptions {
-  result: Pick<ExecResult, "exitCode" | "stdout" | "stderr">;
+  result: Pick<ExecResult, "exitCode" | "stdout" | "stderr"> &
+    Partial<Pick<ExecResult, "timedOut">>;
   policy: FailurePolicy;
   /**
    * Lines from the network proxy about the requests of this command it refused (from its own log
@@ -95,8 +98,9 @@ export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOp
       if (note !== undefined && !notes.has(note.key)) notes.set(note.key, note.line);
     }
   }
-  if (result.exitCode !== 0 && !policy.network && OFFLINE.test(output)) {
-    notes.set("network", NETWORK_OFF_NOTE);
+  if (result.exitCode !== 0 && !policy.network) {
+    if (OFFLINE.test(output)) notes.set("network", NETWORK_OFF_NOTE);
+    else if (result.timedOut === true) notes.set("network", NETWORK_OFF_TIMEOUT_NOTE);
   }
   return [...notes.values()].slice(0, MAX_NOTES);
 }
@@ -222,6 +226,12 @@ function outsideNote(shown: string, mode: FailurePolicy["mode"]): string {
   return `sandbox: writing ${shown} was refused: in ${mode} mode only ${writable} writable for commands (/tmp is emptied after each command). Write inside the workspace instead, or ask the user to make changes outside it.`;
 }
 
+/** Where the network is turned on for commands, and what to do meanwhile. */
+const NETWORK_WAY_OUT =
+  "It is turned on where pleach is started: `--allow-domain HOST` (repeatable) on its command line (call, mcp, run, eval) for just the hosts the task needs, or `--network` for all; `network: { allowDomains: [...] }` or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to allow what the task needs, or work from what is already on disk (a local repository clones from its path or file:// URL).";
+
 /** The way out of a failed name lookup while the network is off. */
-const NETWORK_OFF_NOTE =
-  "sandbox: the network is off for commands here, so names cannot be looked up and hosts cannot be reached. It is turned on where pleach is started: `--allow-domain HOST` (repeatable) on its command line (call, mcp, run, eval) for just the hosts the task needs, or `--network` for all; `network: { allowDomains: [...] }` or `network: true` in the options of `createLocalSandbox` / `createLocalSandboxProvider`. Ask the user to allow what the task needs, or work from what is already on disk (a local repository clones from its path or file:// URL).";
+const NETWORK_OFF_NOTE = `${NETWORK_OFF_NOTE_START}, so names cannot be looked up and hosts cannot be reached. ${NETWORK_WAY_OUT}`;
+
+/** The likely cause of a command killed at its time limit while the network is off. */
+const NETWORK_OFF_TIMEOUT_NOTE = `${NETWORK_OFF_NOTE_START}: a command that needs it (an install, a download, a clone, a name lookup) retries until it is killed at its time limit, so if this one waits on the network, a larger timeout will not help. ${NETWORK_WAY_OUT}`;

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
+import { hideReadPaths } from "./hide-globs.js";
 import { lstatOr, realpathOr, statOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
 import { databaseUsers, outermostOnly } from "./protection.js";
@@ -37,7 +38,8 @@ export type HiddenScope = "host" | "workspace";
 /** What a command may not read, besides the defaults, and what it may read back. */
 export interface ReadPolicy {
   /**
-   * More paths to hide (absolute, or relative to the current folder).
+   * More paths to hide (absolute, or relative to the current folder), globs (`**\/.env`) matched
+   * against what exists at each use, and presets (`@secrets`): see `hide-globs.ts`.
    * @default []
    */
   hideReads?: readonly string[];
@@ -137,9 +139,7 @@ export function hiddenReads({
   for (const { name, why } of systemSecrets(root, homes, scope, systemFolders)) {
     candidates.set(name, why);
   }
-  for (const hidden of hideReads) {
-    candidates.set(path.resolve(hidden), "it is hidden by hideReads (--hide-read)");
-  }
+  for (const { path: hidden, why } of hideReadPaths(hideReads, root)) candidates.set(hidden, why);
   const allowed = allowReads.flatMap((each) => {
     const resolved = path.resolve(each);
     return [resolved, realpathOr(resolved)];

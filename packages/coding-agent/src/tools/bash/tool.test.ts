@@ -146,6 +146,25 @@ describe("bash", () => {
     expect(tool.toModelOutput(output).error).toBe(true);
   });
 
+  it("kills a command that waits on the network while it is off, and names the network, not a larger timeout", async () => {
+    const root = await workspace();
+    const tool = createBashTool(await createLocalSandbox({ root, mode: "workspace-write" }));
+    // Looks a name up again and again, as npm retries its requests, printing nothing.
+    const output = await tool.execute({
+      command: `node -e "setInterval(() => require('dns').lookup('registry.npmjs.org', () => {}), 100)"`,
+      timeout: 1_500,
+    });
+    expect(output.timedOut).toBe(true);
+    const lines = tool.toModelOutput(output).output.split("\n");
+    expect(lines[0]).toMatch(/^\[exit /);
+    expect(lines.slice(1)).toEqual([
+      "[timed out after 1500 ms and was killed; the network is off for commands here, which a command waiting on it never gets past (see the sandbox's note for how it is turned on); if it does not need the network, pass a larger `timeout` (at most 600000 ms) or make it finish sooner]",
+      expect.stringMatching(
+        /^\[sandbox: the network is off for commands here: a command that needs it .* a larger timeout will not help\. It is turned on where pleach is started: `--allow-domain HOST` .*`--network` for all; /,
+      ),
+    ]);
+  });
+
   it("passes the abort signal on to the command", async () => {
     const { tool } = await setup();
     const controller = new AbortController();

@@ -5,9 +5,9 @@ import {
   type PluginToolDefinition,
   ToolError,
 } from "@pleach/core";
-import type { SandboxClient } from "../../sandbox/index.js";
+import type { ExecResult, SandboxClient } from "../../sandbox/index.js";
 import { jobFailed, renderJobRead } from "../jobs/state.js";
-import { fullOutputNoteLines, sandboxNoteLines } from "../shared/sandbox-hints.js";
+import { fullOutputNoteLines, networkOffNoted, sandboxNoteLines } from "../shared/sandbox-hints.js";
 import { runInBackground } from "./background.js";
 import {
   BASH_MAX_TIMEOUT_MS,
@@ -119,11 +119,7 @@ export function createBashTool(
           result.exitCode ?? (result.signal === undefined ? "signal" : `signal ${result.signal}`);
         notes.push(`[exit ${how}]`);
       }
-      if (result.timedOut) {
-        notes.push(
-          `[timed out after ${timeoutMs} ms and was killed; pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make the command finish sooner]`,
-        );
-      }
+      if (result.timedOut) notes.push(timeoutLine(timeoutMs, result));
       const merged = mergeStreams(result.stdout, result.stderr);
       notes.push(...sandboxNoteLines(result));
       // Whether the text is cut is known only once the trailer's length is; the note is short.
@@ -157,6 +153,17 @@ export function createBashTool(
       return { output: output.output, error: output.exitCode !== 0 || output.timedOut };
     },
   });
+}
+
+/**
+ * The line on a command killed at its time limit. With the network off (the sandbox's note on it
+ * follows) a larger limit is no way out for a command that waits on the network, so it is not
+ * offered.
+ */
+function timeoutLine(timeoutMs: number, result: Pick<ExecResult, "sandboxNotes">): string {
+  return networkOffNoted(result)
+    ? `[timed out after ${timeoutMs} ms and was killed; the network is off for commands here, which a command waiting on it never gets past (see the sandbox's note for how it is turned on); if it does not need the network, pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make it finish sooner]`
+    : `[timed out after ${timeoutMs} ms and was killed; pass a larger \`timeout\` (at most ${BASH_MAX_TIMEOUT_MS} ms) or make the command finish sooner]`;
 }
 
 /** stdout then stderr, merged, with a line break between when stdout lacks one. */

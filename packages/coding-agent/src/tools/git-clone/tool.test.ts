@@ -122,6 +122,31 @@ describe("git_clone", () => {
     expect(String((error as Error).message)).toContain("`network: true`");
   });
 
+  it("names the network off, not a larger timeout, for a clone killed at its limit while it is off", async () => {
+    const sandbox = await createLocalSandbox({ root, mode: "workspace-write" });
+    // The clone stands in for one that retries name lookups until it is killed, as a real one
+    // through a slow resolver would.
+    const tool = createGitCloneTool({
+      ...sandbox,
+      exec: (command, options) =>
+        command.includes(" clone ")
+          ? sandbox.exec(
+              `node -e "setInterval(() => require('dns').lookup('github.com', () => {}), 100)"`,
+              { ...options, timeoutMs: 1_500 },
+            )
+          : sandbox.exec(command, options),
+    });
+    const error = await tool
+      .execute({ url: "https://github.com/owner/repo.git" })
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "TIMEOUT" });
+    const [first, note] = String((error as Error).message).split("\n");
+    expect(first).toMatch(
+      /^git clone ran past \d+ ms and was stopped, with the network off for commands here: a larger timeout will not help a clone that needs it\.$/,
+    );
+    expect(note).toMatch(/^\[sandbox: the network is off for commands here: .*`--network`/);
+  });
+
   it("reports an empty repository, whose HEAD does not resolve", async () => {
     const dir = await useTempDir("pleach-empty-");
     git(dir, "init", "-q", "--bare", "empty.git");

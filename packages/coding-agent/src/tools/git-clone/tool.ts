@@ -3,7 +3,12 @@ import { z } from "zod";
 import type { ExecResult, SandboxClient } from "../../sandbox/index.js";
 import { hasControlCharacter } from "../shared/control-characters.js";
 import { isInsideGitDir, workspaceRelativePath } from "../shared/relative-path.js";
-import { isUnderTmp, PRIVATE_TMP_HINT, sandboxNoteLines } from "../shared/sandbox-hints.js";
+import {
+  isUnderTmp,
+  networkOffNoted,
+  PRIVATE_TMP_HINT,
+  sandboxNoteLines,
+} from "../shared/sandbox-hints.js";
 import { shellJoin } from "../shared/shell-quote.js";
 
 /** The input of `git_clone`. */
@@ -149,7 +154,12 @@ export function createGitCloneTool(
       if (clone.timedOut) {
         throw new ToolError(
           "TIMEOUT",
-          `git clone ran past ${timeoutMs} ms and was stopped. Retry with a larger timeout, or a shallow clone (depth: 1).`,
+          networkOffNoted(clone)
+            ? [
+                `git clone ran past ${timeoutMs} ms and was stopped, with the network off for commands here: a larger timeout will not help a clone that needs it.`,
+                ...sandboxNoteLines(clone),
+              ].join("\n")
+            : `git clone ran past ${timeoutMs} ms and was stopped. Retry with a larger timeout, or a shallow clone (depth: 1).`,
         );
       }
       if (clone.exitCode !== 0) {

@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { toolInputJSONSchema } from "@pleach/core";
+import { runToolCall, toolInputJSONSchema } from "@pleach/core";
 import { makeTempDir } from "@pleach/core/testing";
-import { createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
+import { createCommandWrapper, createLocalSandbox, probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ExecResult, SandboxClient } from "../../sandbox/index.js";
 import { findPwned, git, HOSTILE_INPUTS } from "../../test-support/hostile-inputs.js";
 import { compareTreePaths } from "../shared/path-order.js";
-import { createSearchFilesTool, type SearchBackend } from "./tool.js";
+import { createSearchFilesTool, type SearchBackend, type SearchFilesOutput } from "./tool.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -365,6 +365,55 @@ describe.skipIf(noBubblewrap !== undefined)(
         }
       },
     );
+
+    it.each(["rg", "grep"] as const)(
+      "skips and counts the files hidden by --hide-read, with %s, on every face",
+      async (backend) => {
+        await plant({ ".env": "TOKEN=1\n", "keys/a.txt": "TOKEN=2\n", "src/app.ts": "TOKEN\n" });
+        const client = await createLocalSandbox({
+          root,
+          mode: "workspace-write",
+          commandWrapper: createCommandWrapper({
+            hideReads: [path.join(root, ".env"), path.join(root, "keys")],
+          }),
+        });
+        const tool = createSearchFilesTool(client, { searchBackend: backend });
+        const found = await tool.execute({ pattern: "TOKEN" });
+        expect([...found]).toEqual([{ path: "src/app.ts", line: 1, snippet: "TOKEN" }]);
+        expect((found as SearchFilesOutput).hiddenSkipped).toBe(2);
+        const skipped =
+          "[2 hidden paths skipped (--hide-read): the sandbox's read policy keeps them from commands and file tools; if the task needs them, ask the user to give them back with --allow-read <path> (allowReads)]";
+        expect(tool.toModelOutput(found).output).toBe(`src/app.ts:1:TOKEN\n${skipped}`);
+        // The only hit hidden: no matches, not a failure, as a face renders it.
+        const onlyEnv = await createLocalSandbox({
+          root,
+          mode: "workspace-write",
+          commandWrapper: createCommandWrapper({ hideReads: [path.join(root, ".env")] }),
+        });
+        const only = await runToolCall({
+          tools: [createSearchFilesTool(onlyEnv, { searchBackend: backend })],
+          name: "search_files",
+          input: { pattern: "TOKEN=1" },
+        });
+        expect(only).toEqual({
+          output:
+            "No matches. [1 hidden path skipped (--hide-read): the sandbox's read policy keeps it from commands and file tools; if the task needs it, ask the user to give it back with --allow-read <path> (allowReads)] (Files left out by .gitignore or .ignore are searched with includeIgnored: true; binary files and .git never are.)",
+          error: false,
+        });
+      },
+    );
+
+    it("still fails on a file unreadable for another reason than the read policy", async () => {
+      await plant({ "mine.txt": "TOKEN\n" });
+      await chmod(path.join(root, "mine.txt"), 0o000);
+      // The sandbox drops every capability, so even root cannot read a file of mode 000 there.
+      const client = await createLocalSandbox({ root, mode: "workspace-write" });
+      const tool = createSearchFilesTool(client, { searchBackend: "rg" });
+      await expect(tool.execute({ pattern: "TOKEN" })).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("./mine.txt: Permission denied"),
+      });
+    });
   },
 );
 

@@ -64,8 +64,14 @@ export const searchFilesOutputSchema = z.compile(z.array(searchMatchSchema));
 
 /** What `search_files` accepts. */
 export type SearchFilesInput = z.input<typeof searchFilesInputSchema>;
-/** What `search_files` returns. */
-export type SearchFilesOutput = z.output<typeof searchFilesOutputSchema>;
+/**
+ * What `search_files` returns: the matches, and, on the list itself (a property of the array, not
+ * an entry, so the contract's shape holds; JSON leaves it out), `hiddenSkipped`: how many files and
+ * folders the sandbox's read policy hides (`--hide-read`) the search met and skipped, when any.
+ */
+export type SearchFilesOutput = z.output<typeof searchFilesOutputSchema> & {
+  hiddenSkipped?: number;
+};
 
 /** Which program searches. */
 export type SearchBackend = "auto" | "rg" | "grep";
@@ -146,7 +152,7 @@ export function createSearchFilesTool(
       `Returns at most maxMatches matches (default ${DEFAULT_MAX_MATCHES}), sorted by path and line (with ripgrep, a cut list holds the first ones in that order); lines longer than ${maxSnippetChars} characters are cut.`,
       "Files that .gitignore, .ignore or .git/info/exclude leave out (node_modules, build output) are skipped unless `includeIgnored: true` (ripgrep; when the sandbox lacks it, grep skips node_modules only).",
       "Binary files and .git are never searched. Narrow a search with `path` (a folder) and `glob` (file names such as `*.ts`).",
-      "An invalid regular expression fails with the engine's message: fix or escape the pattern and search again. No matches returns an empty list.",
+      "An invalid regular expression fails with the engine's message: fix or escape the pattern and search again. No matches returns an empty list. Files the sandbox hides (--hide-read) are skipped and counted.",
     ].join(" "),
     inputSchema: searchFilesInputSchema,
     outputSchema: searchFilesOutputSchema,
@@ -244,19 +250,19 @@ export function createSearchFilesTool(
         const sorted = await run(rg("path"), false);
         if (sorted !== "timed out") found = sorted;
       }
-      const { matches, truncated } = found;
+      const { matches, truncated, hiddenSkipped } = found;
       if (matches.length > maxMatches) matches.length = maxMatches;
       if (truncated) {
         const last = matches[matches.length - 1];
         if (last !== undefined) last.truncatedAfter = true;
       }
-      return matches;
+      return hiddenSkipped === 0 ? matches : Object.assign(matches, { hiddenSkipped });
     },
     toModelOutput(output) {
+      const hidden = hiddenNote(output);
       if (output.length === 0) {
         return {
-          output:
-            "No matches. (Files left out by .gitignore or .ignore are searched with includeIgnored: true; binary files and .git never are.)",
+          output: `No matches.${hidden === undefined ? "" : ` ${hidden}`} (Files left out by .gitignore or .ignore are searched with includeIgnored: true; binary files and .git never are.)`,
           error: false,
         };
       }
@@ -276,9 +282,18 @@ export function createSearchFilesTool(
           `[results capped at ${output.length} matches; narrow the pattern, glob or path, or raise maxMatches]`,
         );
       }
+      if (hidden !== undefined) lines.push(hidden);
       return { output: lines.join("\n"), error: false };
     },
   });
+}
+
+/** The line on the hidden files and folders a search skipped; none when it met none. */
+function hiddenNote(output: SearchFilesOutput): string | undefined {
+  const count = output.hiddenSkipped ?? 0;
+  if (count === 0) return undefined;
+  const [one, them] = count === 1 ? ["path", "it"] : ["paths", "them"];
+  return `[${count.toLocaleString("en-US")} hidden ${one} skipped (--hide-read): the sandbox's read policy keeps ${them} from commands and file tools; if the task needs ${them}, ask the user to give ${them} back with --allow-read <path> (allowReads)]`;
 }
 
 /** The parts of a path glob grep matches; refuses one it cannot, such as `*\/test/*.ts`. */

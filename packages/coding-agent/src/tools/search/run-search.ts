@@ -3,6 +3,7 @@ import type { SandboxClient } from "../../sandbox/index.js";
 import { takeExitStatus } from "../shared/piped-exit-status.js";
 import { GIT_DIR_GUARD, GIT_DIR_GUARD_STATUS } from "../shared/relative-path.js";
 import { parseHeadingOutput } from "./heading-output.js";
+import { skipHidden } from "./hidden-skips.js";
 import { MatchBlocks } from "./match-blocks.js";
 import { parseRecordOutput } from "./record-output.js";
 import type { SearchMatch } from "./search-match.js";
@@ -43,6 +44,8 @@ export interface SearchRun {
   cut: boolean;
   /** ripgrep printed `--heading` output. */
   heading: boolean;
+  /** Hidden files and folders the search met and skipped (see `hidden-skips.ts`). */
+  hiddenSkipped: number;
 }
 
 /**
@@ -78,9 +81,9 @@ export async function runSearch(
   }
   if (result.timedOut) return "timed out";
   const taken = takeExitStatus(result.stderr);
-  const { status } = taken;
+  let { status } = taken;
   const grepRan = taken.stderr.startsWith(GREP_RAN);
-  const stderr = grepRan ? taken.stderr.slice(GREP_RAN.length).trim() : taken.stderr;
+  let stderr = grepRan ? taken.stderr.slice(GREP_RAN.length).trim() : taken.stderr;
   if (status === undefined) {
     if (result.exitCode === GIT_DIR_GUARD_STATUS) {
       throw new ToolError(
@@ -100,6 +103,14 @@ export async function runSearch(
     );
   }
   const prefix = folder === "" ? "" : `${folder}/`;
+  let hiddenSkipped = 0;
+  if (status === 2) {
+    // 2 is also the status of a search that met only hidden files besides its matches.
+    const skips = await skipHidden(client, stderr, { prefix, abortSignal });
+    hiddenSkipped = skips.hidden;
+    stderr = skips.stderr;
+    if (hiddenSkipped > 0 && stderr === "") status = 1;
+  }
   const blocks = new MatchBlocks();
   let run: SearchRun;
   if (headingLines !== undefined && !grepRan) {
@@ -107,14 +118,15 @@ export async function runSearch(
     // As many newlines as `head` lets through: the output may have been cut there.
     const cut = newlines >= headingLines;
     const matches = blocks.sorted();
-    run = { matches, truncated: cut || matches.length > maxMatches, cut, heading: true };
+    const truncated = cut || matches.length > maxMatches;
+    run = { matches, truncated, cut, heading: true, hiddenSkipped };
   } else {
     const truncated = parseRecordOutput(result.stdout, blocks, {
       prefix,
       maxMatches,
       maxSnippetChars,
     });
-    run = { matches: blocks.sorted(), truncated, cut: truncated, heading: false };
+    run = { matches: blocks.sorted(), truncated, cut: truncated, heading: false, hiddenSkipped };
   }
   // 0: matches; 1: none; 2: an error (a bad regex, an unreadable file). Matches found beside
   // an unreadable file are still worth returning.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ExecResult, KeptOutput } from "../../sandbox/index.js";
+import { type ExecResult, type KeptOutput, NETWORK_OFF_NOTE_START } from "../../sandbox/index.js";
 
 /**
  * What the tools that run commands (bash, run_tests, git_clone) tell the model beyond what the
@@ -12,6 +12,14 @@ import type { ExecResult, KeptOutput } from "../../sandbox/index.js";
 /** The sandbox's notes on `result`, one `[...]` line each; none when it has none. */
 export function sandboxNoteLines(result: Pick<ExecResult, "sandboxNotes">): string[] {
   return (result.sandboxNotes ?? []).map((note) => `[${note}]`);
+}
+
+/**
+ * Whether the sandbox's notes on `result` say the network is off for commands: then a larger time
+ * limit is no way out for a command that was killed at it while waiting on the network.
+ */
+export function networkOffNoted(result: Pick<ExecResult, "sandboxNotes">): boolean {
+  return result.sandboxNotes?.some((note) => note.startsWith(NETWORK_OFF_NOTE_START)) === true;
 }
 
 /** Where a command's whole output was kept, as the tools that run commands return it. */
