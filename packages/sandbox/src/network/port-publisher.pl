@@ -10,14 +10,6 @@ my $control = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $path)
   or do { print "cannot reach $path: $!\n"; exit 1 };
 syswrite($control, "control\n") or do { print "cannot write to $path: $!\n"; exit 1 };
 print "ready\n"; close(STDOUT);
-sub pump {
-  my ($from, $to) = @_; my $buffer;
-  while (my $n = sysread($from, $buffer, 65536)) {
-    my $at = 0;
-    while ($at < $n) { my $written = syswrite($to, $buffer, $n - $at, $at); return unless $written; $at += $written }
-  }
-  shutdown($to, 1);
-}
 while (my $line = <$control>) {
   my ($id, $port) = $line =~ /^([0-9a-f-]{1,64}) ([0-9]{1,5})\n$/ or next;
   my $pid = fork;

@@ -4,14 +4,6 @@ $SIG{CHLD} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $| = 1;
 my $server = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 128, Proto => 'tcp')
   or do { print "cannot listen on 127.0.0.1:$port: $@\n"; exit 1 };
 print "ready\n"; close(STDOUT);
-sub pump {
-  my ($from, $to) = @_; my $buffer;
-  while (my $n = sysread($from, $buffer, 65536)) {
-    my $at = 0;
-    while ($at < $n) { my $written = syswrite($to, $buffer, $n - $at, $at); return unless $written; $at += $written }
-  }
-  shutdown($to, 1);
-}
 while (1) {
   my $client = $server->accept or next;
   my $pid = fork;

@@ -23,7 +23,7 @@ export const PROXY_SOCKET_NAME = "proxy.sock";
  * arguments: it prints `ready` once it listens (or why it cannot), then relays each connection in
  * a process of its own, one per direction, passing on each end's shutdown.
  */
-const FORWARDER = perlProgram("network/proxy-forwarder.pl");
+const FORWARDER = perlProgram("network/relay-pump.pl", "network/proxy-forwarder.pl");
 
 /**
  * The shell's arguments that start the forwarder, wait until it listens, then run the command

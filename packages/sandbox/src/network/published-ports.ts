@@ -22,7 +22,7 @@ import { perlProgram } from "../perl-program.js";
 /** Where the publisher's folder is bound inside the sandbox. */
 export const SANDBOX_PUBLISH_FOLDER = "/run/pleach-publish";
 const SOCKET_NAME = "publish.sock";
-const PROGRAM = perlProgram("network/port-publisher.pl");
+const PROGRAM = perlProgram("network/relay-pump.pl", "network/port-publisher.pl");
 /** How long a host client waits for the sandbox's end to connect it. */
 const ANSWER_MS = 10_000;
 /** Host clients waiting for the sandbox's end at once; more are closed. */
