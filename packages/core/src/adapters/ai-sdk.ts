@@ -87,6 +87,12 @@ export function toAISDKTools(
 }
 
 export type {
+  AISDKHarnessSandboxProvider,
+  AISDKHarnessSandboxSession,
+  ToAISDKHarnessSandboxProviderOptions,
+} from "./ai-sdk-harness.js";
+export { toAISDKHarnessSandboxProvider } from "./ai-sdk-harness.js";
+export type {
   AISDKSandboxProcess,
   AISDKSandboxSession,
   ToAISDKSandboxSessionOptions,
