@@ -6,9 +6,9 @@ import { type FilePatch, parseUnifiedDiff } from "../diff/parse.js";
 import { isV4APatch, parseV4APatch, type V4AFile } from "../diff/v4a.js";
 import { applyV4AChunks } from "../diff/v4a-apply.js";
 import { readTextFile } from "../shared/read-text-file.js";
+import { shellQuote } from "../shared/shell-quote.js";
 import { syntaxCheckBeforeWrite } from "../syntax/syntax-check.js";
 import type { ApplyDiffHunkReport, ApplyDiffOutput } from "./schema.js";
-import { writeAllOrNothing } from "./write-all.js";
 
 /** The refusal of a diff without hunks, by either engine of `apply_diff`. */
 export const NO_HUNKS_MESSAGE =
@@ -148,9 +148,8 @@ function resolveUnifiedTargets(diff: string, requestedPath: string): FileTarget[
 /**
  * `apply_diff`'s default engine, in-process over the client's `readFile`/`writeFile`: every file of
  * the diff is read and every hunk placed before anything is written (see {@link applyFilePatch}),
- * and the files are then changed all or nothing ({@link writeAllOrNothing}): a step refused midway
- * (a protected path, a failed `mv`) undoes the ones before it. Unless `partial`, nothing is
- * written when a hunk conflicts.
+ * and a deleted file is removed with `rm -f` through `exec`, before the writes, so a refusal there
+ * leaves everything as it was. Unless `partial`, nothing is written when a hunk conflicts.
  */
 export async function applyWithEngine(
   client: SandboxClient,
@@ -197,21 +196,24 @@ export async function applyWithEngine(
       )
     : {};
   if (write) {
-    await writeAllOrNothing(
-      client,
-      {
-        removals: changes
-          .filter(
-            ({ target, original, result }) =>
-              original !== undefined && (result.text === null || moved(target)),
-          )
-          .map(({ target }) => target.source),
-        writes: changes.flatMap(({ target, result }) =>
-          result.text === null ? [] : [{ path: target.path, text: result.text }],
-        ),
-      },
-      { timeoutMs, abortSignal },
-    );
+    // Deletions first (a moved file's old path too): `rm` may be refused (no OS sandbox,
+    // read-only), and then nothing else changed.
+    for (const { target, original, result } of changes) {
+      if ((result.text !== null && !moved(target)) || original === undefined) continue;
+      const removed = await client.exec(`rm -f -- ${shellQuote(target.source)}`, {
+        timeoutMs,
+        abortSignal,
+      });
+      if (removed.exitCode !== 0) {
+        throw new ToolError(
+          "COMMAND_FAILED",
+          `could not delete ${target.source}: ${removed.stderr.trim() || `rm exited with ${removed.exitCode}`}`,
+        );
+      }
+    }
+    for (const { target, result } of changes) {
+      if (result.text !== null) await client.writeFile(target.path, result.text);
+    }
   }
   for (const { target, original, result } of results) {
     const changed = write && changes.some((change) => change.target === target);

@@ -19,8 +19,7 @@ export { applyDiffInputSchema, applyDiffOutputSchema } from "./schema.js";
 /** Options of {@link createApplyDiffTool}. */
 export interface ApplyDiffToolOptions {
   /**
-   * How long `patch` (the "patch" engine), or `mv` and `rm` (a deleted file), may run, in
-   * milliseconds.
+   * How long `patch` (the "patch" engine) or `rm` (a deleted file) may run, in milliseconds.
    * @default 60_000
    */
   timeoutMs?: number;
