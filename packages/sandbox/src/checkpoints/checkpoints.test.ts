@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCheckpoints } from "./checkpoints.js";
+import { readEntries } from "./workspace-entries.js";
 
 /** Every entry under `root` but `skip`: its type, mode bits, bytes or link target. */
 function snapshot(root: string, skip: readonly string[] = [".git"]): Record<string, string> {
@@ -178,11 +179,15 @@ describe("checkpoints against a command that swaps folders for links", () => {
     writeFileSync(path.join(outside, "secret.txt"), "TOPSECRET\n");
     mkdirSync(path.join(root, "d"));
     writeFileSync(path.join(root, "d/secret.txt"), "harmless\n");
+    // A folder of the workspace the attacker also swaps in: its own .git, whose config it names.
+    mkdirSync(path.join(root, ".git"));
+    writeFileSync(path.join(root, ".git/config"), "[core] GITCONFIGSECRET\n");
+    writeFileSync(path.join(root, "d/config"), "harmless too\n");
     const swapper = spawn(
       "/bin/bash",
       [
         "-c",
-        `cd "$1" && while true; do mv d d.real; ln -s "$2" d; rm d; mv d.real d; done`,
+        `cd "$1" && while true; do mv d d.real; ln -s "$2" d; rm d; ln -s .git d; rm d; mv d.real d; done`,
         "swap",
         root,
         outside,
@@ -220,5 +225,22 @@ describe("checkpoints against a command that swaps folders for links", () => {
     ).toString("utf8");
     expect(objects).toContain("harmless");
     expect(objects).not.toContain("TOPSECRET");
+    expect(objects).not.toContain("GITCONFIGSECRET");
   }, 120_000);
+});
+
+describe("a checkpoint's reads", () => {
+  it("take no file through a folder that became a link, even one to a folder of the workspace", async () => {
+    const root = await useTempDir();
+    mkdirSync(path.join(root, ".git"));
+    writeFileSync(path.join(root, ".git/config"), "[core] GITCONFIGSECRET\n");
+    mkdirSync(path.join(root, "real"));
+    writeFileSync(path.join(root, "real/config"), "real\n");
+    // Listed as a folder's file, then the folder is a link when it is read.
+    symlinkSync(".git", path.join(root, "d"));
+    const workspace = workspaceRoot(root, root);
+    expect(readEntries(workspace, "d", ["d/config"], [], new Map())).toBeUndefined();
+    const real = readEntries(workspace, "real", ["real/config"], [], new Map());
+    expect(real?.[0]?.[1]).toMatchObject({ kind: "read", bytes: Buffer.from("real\n") });
+  });
 });

@@ -122,7 +122,7 @@ export function unlinkEntry(root: WorkspaceRoot, relative: string): boolean {
 /**
  * Call `use` with the names inside the workspace folder `folder` (`.` for the root), the folder
  * held open as walked from the root (`locate`) and opened itself without following a link;
- * `undefined` when it is not there (or is no longer a folder).
+ * `undefined` when it is not there, is no longer a folder, or is reached through a link.
  */
 function inFolder<Result>(
   root: WorkspaceRoot,
@@ -131,7 +131,11 @@ function inFolder<Result>(
 ): Result | undefined {
   const located = locate(root, folder);
   try {
-    if (located.missing.length > 0) return undefined;
+    // A link on the way (a folder swapped for one, even to a place inside the workspace such as
+    // .git) would make the names inside another folder's: only the folder itself is taken.
+    if (located.missing.length > 0 || located.relative !== (folder === "." ? "" : folder)) {
+      return undefined;
+    }
     if (located.name === "") return use((name) => at(root, located.parent, name));
     let fd: number;
     try {
