@@ -37,6 +37,8 @@ export interface CheckpointsOptions {
   hidden: HiddenPaths;
   /** @default the user's private state folder (`userStateFolder("checkpoints")`) */
   storeFolder?: string;
+  /** @internal The longest one git run of the store may take (tests). */
+  gitTimeoutMs?: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export function createCheckpoints({
   protection,
   hidden,
   storeFolder,
+  gitTimeoutMs,
 }: CheckpointsOptions): SandboxCheckpoints {
   let shadow: ShadowRepository | undefined;
   const known: Known = new Map();
@@ -75,7 +78,7 @@ export function createCheckpoints({
       folder = state.folder;
     }
     const name = createHash("sha256").update(root.real).digest("hex").slice(0, 24);
-    const made = new ShadowRepository(path.join(folder, `${name}.git`), root.real);
+    const made = new ShadowRepository(path.join(folder, `${name}.git`), root.real, gitTimeoutMs);
     await made.init();
     shadow = made;
     return made;

@@ -1,0 +1,76 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { useTempDir } from "@pleach/core/testing";
+import { describe, expect, it } from "vitest";
+import { workspaceRoot } from "../beneath.js";
+import { createCheckpoints } from "./checkpoints.js";
+import { setExecutable } from "./workspace-entries.js";
+
+const openPolicy = (root: string) => async () => ({
+  root,
+  paths: [],
+  ruleFor: () => undefined,
+  ruleForIdentity: () => undefined,
+});
+
+const mkfifo = (at: string) =>
+  new Promise<void>((resolve, reject) => {
+    const child = spawn("/usr/bin/mkfifo", [at], { stdio: "ignore" });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`))));
+  });
+
+describe("attacks on checkpoints", () => {
+  it("a FIFO a command leaves as a .gitignore does not hang a checkpoint (git's listing is bounded in time)", async () => {
+    const root = await useTempDir();
+    const store = mkdtempSync(path.join(os.tmpdir(), "pleach-attack-store-"));
+    writeFileSync(path.join(root, "a.txt"), "a\n");
+    mkdirSync(path.join(root, "sub"));
+    await mkfifo(path.join(root, "sub/.gitignore"));
+    const checkpoints = createCheckpoints({
+      root: workspaceRoot(root, root),
+      mode: "workspace-write",
+      protection: openPolicy(root),
+      hidden: () => [],
+      storeFolder: store,
+      gitTimeoutMs: 3_000,
+    });
+    const started = Date.now();
+    const outcome = await Promise.race([
+      checkpoints.take("step").then(
+        () => "taken",
+        (error: Error) => `refused: ${error.message}`,
+      ),
+      new Promise<string>((resolve) => setTimeout(() => resolve("hung"), 15_000)),
+    ]);
+    expect(outcome).not.toBe("hung");
+    expect(outcome).toMatch(/refused: .*took longer than/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
+
+  it("setting a restored file's executable bits does not block on a FIFO swapped in for it", async () => {
+    const root = await useTempDir();
+    await mkfifo(path.join(root, "run.sh"));
+    // With a blocking open the whole process waits for a writer: this one comes after 3 s.
+    const writer = spawn(
+      "/bin/sh",
+      ["-c", 'sleep 3; exec 3>"$1"', "writer", path.join(root, "run.sh")],
+      {
+        stdio: "ignore",
+      },
+    );
+    try {
+      const started = Date.now();
+      try {
+        setExecutable(workspaceRoot(root, root), "run.sh", true);
+      } catch {
+        // Refusing it is fine; waiting is not.
+      }
+      expect(Date.now() - started).toBeLessThan(1_500);
+    } finally {
+      writer.kill("SIGKILL");
+    }
+  }, 30_000);
+});
