@@ -74,3 +74,24 @@ describe("attacks on checkpoints", () => {
     }
   }, 30_000);
 });
+
+describe("attacks on checkpoints: names", () => {
+  it("a file whose name is not UTF-8 is named as skipped, and another file's bytes are not taken for it", async () => {
+    const root = await useTempDir();
+    const store = mkdtempSync(path.join(os.tmpdir(), "pleach-attack-store-"));
+    const raw = Buffer.from([0x6e, 0xff, 0x6d, 0x65]); // "n\xffme"
+    writeFileSync(Buffer.concat([Buffer.from(`${root}/`), raw]), "bad\n");
+    // The name the invalid byte decodes to (U+FFFD), a file of its own.
+    writeFileSync(path.join(root, "n\uFFFDme"), "other\n");
+    const checkpoints = createCheckpoints({
+      root: workspaceRoot(root, root),
+      mode: "workspace-write",
+      protection: openPolicy(root),
+      hidden: () => [],
+      storeFolder: store,
+    });
+    const taken = await checkpoints.take("step");
+    expect(taken.files).toBe(1);
+    expect(taken.skipped).toEqual(["n\uFFFDme (its name is not UTF-8)"]);
+  });
+});

@@ -96,8 +96,9 @@ export function createCheckpoints({
     const marked = new Map<number, string>();
     let files = 0;
     let readBytes = 0;
-    const listed = await repo.paths();
-    if (listed.length > MAX_FILES) throw tooLarge(`${listed.length} files`);
+    const { paths: listed, notUtf8 } = await repo.paths();
+    for (const relative of notUtf8) skipped.push(`${relative} (its name is not UTF-8)`);
+    if (listed.length + notUtf8.length > MAX_FILES) throw tooLarge(`${listed.length} files`);
     const byFolder = new Map<string, string[]>();
     for (const relative of listed) {
       if (relative.endsWith("/")) skipped.push(`${relative} (a nested git repository)`);

@@ -116,12 +116,23 @@ export class ShadowRepository {
    * The workspace's files by its `.gitignore` rules (not its `.git`), and the nested repositories
    * git does not descend into (listed with a trailing `/`).
    */
-  async paths(): Promise<string[]> {
+  async paths(): Promise<{ paths: string[]; notUtf8: string[] }> {
     const listed = await this.run(["ls-files", "--others", "--exclude-standard", "-z"]);
-    return listed
-      .toString("utf8")
-      .split("\0")
-      .filter((entry) => entry !== "");
+    const paths: string[] = [];
+    const notUtf8: string[] = [];
+    let start = 0;
+    while (start < listed.length) {
+      let end = listed.indexOf(0, start);
+      if (end === -1) end = listed.length;
+      const raw = listed.subarray(start, end);
+      start = end + 1;
+      if (raw.length === 0) continue;
+      const decoded = raw.toString("utf8");
+      // A name that is no UTF-8 would come back as another (U+FFFD for its bytes): named, not read.
+      if (Buffer.from(decoded, "utf8").equals(raw)) paths.push(decoded);
+      else notUtf8.push(decoded);
+    }
+    return { paths, notUtf8 };
   }
 
   /** The commit a ref names, or `undefined`. */
