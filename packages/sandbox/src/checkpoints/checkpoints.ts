@@ -37,6 +37,8 @@ export interface CheckpointsOptions {
   hidden: HiddenPaths;
   /** @default the user's private state folder (`userStateFolder("checkpoints")`) */
   storeFolder?: string;
+  /** @internal The longest one git run of the store may take (tests). */
+  gitTimeoutMs?: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export function createCheckpoints({
   protection,
   hidden,
   storeFolder,
+  gitTimeoutMs,
 }: CheckpointsOptions): SandboxCheckpoints {
   let shadow: ShadowRepository | undefined;
   const known: Known = new Map();
@@ -75,7 +78,7 @@ export function createCheckpoints({
       folder = state.folder;
     }
     const name = createHash("sha256").update(root.real).digest("hex").slice(0, 24);
-    const made = new ShadowRepository(path.join(folder, `${name}.git`), root.real);
+    const made = new ShadowRepository(path.join(folder, `${name}.git`), root.real, gitTimeoutMs);
     await made.init();
     shadow = made;
     return made;
@@ -93,8 +96,9 @@ export function createCheckpoints({
     const marked = new Map<number, string>();
     let files = 0;
     let readBytes = 0;
-    const listed = await repo.paths();
-    if (listed.length > MAX_FILES) throw tooLarge(`${listed.length} files`);
+    const { paths: listed, notUtf8 } = await repo.paths();
+    for (const relative of notUtf8) skipped.push(`${relative} (its name is not UTF-8)`);
+    if (listed.length + notUtf8.length > MAX_FILES) throw tooLarge(`${listed.length} files`);
     const byFolder = new Map<string, string[]>();
     for (const relative of listed) {
       if (relative.endsWith("/")) skipped.push(`${relative} (a nested git repository)`);

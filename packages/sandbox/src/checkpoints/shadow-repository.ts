@@ -5,6 +5,11 @@ import { ToolError } from "@pleach/core";
 const GIT = "/usr/bin/git";
 /** The most bytes of a git answer read (a listing of the workspace's paths, a blob). */
 const MAX_ANSWER_BYTES = 512 * 1024 * 1024;
+/**
+ * The longest one git run may take. A command can leave a FIFO where git opens a file of the
+ * workspace (a `.gitignore` it reads while listing the paths): git waits for a writer forever.
+ */
+const GIT_TIMEOUT_MS = 120_000;
 
 /**
  * A bare git repository outside a workspace that keeps its checkpoints, run with nothing of the
@@ -20,6 +25,8 @@ export class ShadowRepository {
     readonly gitDir: string,
     /** The workspace's real path. */
     readonly workTree: string,
+    /** The longest one git run may take before it is killed and its answer refused. */
+    readonly timeoutMs: number = GIT_TIMEOUT_MS,
   ) {}
 
   /** Run git with `args`; its stdout, or a `ToolError` with its stderr. */
@@ -63,6 +70,11 @@ export class ShadowRepository {
       );
       const out: Buffer[] = [];
       let outBytes = 0;
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        child.kill("SIGKILL");
+      }, this.timeoutMs);
       let err = "";
       child.stdout.on("data", (chunk: Buffer) => {
         outBytes += chunk.length;
@@ -72,16 +84,18 @@ export class ShadowRepository {
       child.stderr.on("data", (chunk: Buffer) => {
         if (err.length < 4096) err += chunk.toString("utf8");
       });
-      child.on("error", (error) =>
-        reject(new ToolError("INTERNAL", `checkpoints need git at ${GIT}: ${error.message}`)),
-      );
+      child.on("error", (error) => {
+        clearTimeout(timer);
+        reject(new ToolError("INTERNAL", `checkpoints need git at ${GIT}: ${error.message}`));
+      });
       child.on("close", (code) => {
-        if (code === 0) resolve(Buffer.concat(out));
+        clearTimeout(timer);
+        if (code === 0 && !timedOut) resolve(Buffer.concat(out));
         else {
           reject(
             new ToolError(
               "INTERNAL",
-              `git ${args[0]} of the checkpoint store failed (${outBytes > MAX_ANSWER_BYTES ? "its answer passed the bound" : `exit ${code}`}): ${err.trim()}`,
+              `git ${args[0]} of the checkpoint store failed (${timedOut ? `it took longer than ${this.timeoutMs / 1000} s; a FIFO or device in the workspace where git reads a file, such as a .gitignore, makes it wait` : outBytes > MAX_ANSWER_BYTES ? "its answer passed the bound" : `exit ${code}`}): ${err.trim()}`,
             ),
           );
         }
@@ -102,12 +116,23 @@ export class ShadowRepository {
    * The workspace's files by its `.gitignore` rules (not its `.git`), and the nested repositories
    * git does not descend into (listed with a trailing `/`).
    */
-  async paths(): Promise<string[]> {
+  async paths(): Promise<{ paths: string[]; notUtf8: string[] }> {
     const listed = await this.run(["ls-files", "--others", "--exclude-standard", "-z"]);
-    return listed
-      .toString("utf8")
-      .split("\0")
-      .filter((entry) => entry !== "");
+    const paths: string[] = [];
+    const notUtf8: string[] = [];
+    let start = 0;
+    while (start < listed.length) {
+      let end = listed.indexOf(0, start);
+      if (end === -1) end = listed.length;
+      const raw = listed.subarray(start, end);
+      start = end + 1;
+      if (raw.length === 0) continue;
+      const decoded = raw.toString("utf8");
+      // A name that is no UTF-8 would come back as another (U+FFFD for its bytes): named, not read.
+      if (Buffer.from(decoded, "utf8").equals(raw)) paths.push(decoded);
+      else notUtf8.push(decoded);
+    }
+    return { paths, notUtf8 };
   }
 
   /** The commit a ref names, or `undefined`. */

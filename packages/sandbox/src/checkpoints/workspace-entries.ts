@@ -204,9 +204,15 @@ export function makeLink(root: WorkspaceRoot, relative: string, target: string) 
 /** Set or clear the executable bits of the file `relative`, opened without following a link. */
 export function setExecutable(root: WorkspaceRoot, relative: string, executable: boolean) {
   inFolder(root, path.dirname(relative), (inside) => {
-    const fd = openSync(inside(path.basename(relative)), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO a command swaps in after the write must not block the whole process.
+    const fd = openSync(
+      inside(path.basename(relative)),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
     try {
-      const permissions = fstatSync(fd).mode & 0o777;
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) return;
+      const permissions = stat.mode & 0o777;
       const wanted = executable ? permissions | ((permissions & 0o444) >> 2) : permissions & ~0o111;
       if (wanted !== permissions) fchmodSync(fd, wanted);
     } finally {

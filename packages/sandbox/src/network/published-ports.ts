@@ -29,6 +29,13 @@ const ANSWER_MS = 10_000;
 const MAX_WAITING = 64;
 /** The longest first line a connection to the publisher's socket sends. */
 const MAX_LINE_BYTES = 80;
+/**
+ * Connections to the publisher's socket not yet past their first line, at once, and how long
+ * each may take to send it: anything in the sandbox can connect there, and each connection is a
+ * file descriptor of the host process.
+ */
+const MAX_UNANSWERED = 64;
+const FIRST_LINE_MS = 10_000;
 
 /** The host's end of a session sandbox's published ports. */
 export interface PortPublisher {
@@ -52,6 +59,7 @@ export async function startPortPublisher(perlPath = PERL_PATH): Promise<PortPubl
   const folder = mkdtempSync(path.join(os.tmpdir(), "pleach-publish-"));
   const waiting = new Map<string, Waiting>();
   let control: net.Socket | undefined;
+  let unanswered = 0;
   const drop = (id: string) => {
     const entry = waiting.get(id);
     if (entry === undefined) return undefined;
@@ -61,7 +69,25 @@ export async function startPortPublisher(perlPath = PERL_PATH): Promise<PortPubl
   };
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.on("error", () => socket.destroy());
+    if (unanswered >= MAX_UNANSWERED) {
+      socket.destroy();
+      return;
+    }
+    unanswered += 1;
+    let counted = true;
+    // Half-open is for the relay: one that ends before its first line is done.
+    const ended = () => socket.destroy();
+    const answered = () => {
+      if (counted) unanswered -= 1;
+      counted = false;
+      clearTimeout(timer);
+      socket.off("end", ended);
+    };
+    const timer = setTimeout(() => socket.destroy(), FIRST_LINE_MS);
+    socket.once("close", answered);
+    socket.once("end", ended);
     firstLine(socket, (line, rest) => {
+      answered();
       if (line === "control" && control === undefined) {
         control = socket;
         socket.on("close", () => {
