@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -16,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCheckpoints } from "./checkpoints.js";
-import { readEntries } from "./workspace-entries.js";
+import { openEntry, readEntries } from "./workspace-entries.js";
 
 /** Every entry under `root` but `skip`: its type, mode bits, bytes or link target. */
 function snapshot(root: string, skip: readonly string[] = [".git"]): Record<string, string> {
@@ -241,6 +242,10 @@ describe("a checkpoint's reads", () => {
     const workspace = workspaceRoot(root, root);
     expect(readEntries(workspace, "d", ["d/config"], [], new Map())).toBeUndefined();
     const real = readEntries(workspace, "real", ["real/config"], [], new Map());
-    expect(real?.[0]?.[1]).toMatchObject({ kind: "read", bytes: Buffer.from("real\n") });
+    expect(real?.[0]?.[1]).toEqual({ kind: "changed" });
+    expect(openEntry(workspace, "d/config", [])).toBeUndefined();
+    const opened = openEntry(workspace, "real/config", []);
+    expect(opened).toMatchObject({ kind: "open", size: 5, mode: "100644" });
+    if (opened?.kind === "open") closeSync(opened.fd);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, readFileSync, readSync } from "node:fs";
 import path from "node:path";
 import { type SandboxMode, ToolError } from "@pleach/core";
 import type { Checkpoint, RestoreResult, SandboxCheckpoints } from "@pleach/core/sandbox";
@@ -13,6 +13,7 @@ import {
   type Entry,
   type Known,
   makeLink,
+  openEntry,
   readEntries,
   removeEmptiedFolders,
   setExecutable,
@@ -24,6 +25,8 @@ const REF = "refs/pleach/checkpoints";
 /** The most files, and bytes read, one checkpoint takes: past them it is refused, saying why. */
 const MAX_FILES = 100_000;
 const MAX_READ_BYTES = 2 * 1024 * 1024 * 1024;
+/** How much of a changed file a take reads at a time. */
+const READ_PART_BYTES = 1024 * 1024;
 /** The checkpoints `list` shows. */
 const LISTED = 100;
 
@@ -91,7 +94,6 @@ export function createCheckpoints({
     // What is protected no step changes: it is left out (the sandbox's placeholders with it).
     const policy = mode === "danger-full-access" ? undefined : await protection();
     const skipped: string[] = [];
-    const blobs: Buffer[] = [];
     const lines: string[] = [];
     const marked = new Map<number, string>();
     let files = 0;
@@ -107,6 +109,13 @@ export function createCheckpoints({
         byFolder.set(folder, [...(byFolder.get(folder) ?? []), relative]);
       }
     }
+    const createdAt = Date.now();
+    const changed: string[] = [];
+    const take = (relative: string, entry: Entry | undefined) => {
+      if (entry === undefined) return undefined;
+      if (entry.kind === "skip") skipped.push(`${relative} (${entry.reason})`);
+      return entry.kind === "skip" ? undefined : entry;
+    };
     for (const [folder, relatives] of byFolder) {
       let entries: Array<[string, Entry | undefined]> | undefined;
       try {
@@ -116,46 +125,79 @@ export function createCheckpoints({
         const reason = `it changed as it was read (${(error as Error).message})`;
         entries = relatives.map((relative) => [relative, { kind: "skip", reason }]);
       }
-      for (const [relative, entry] of entries ?? []) {
-        if (entry === undefined) continue;
-        if (entry.kind === "skip") {
-          skipped.push(`${relative} (${entry.reason})`);
-          continue;
-        }
-        files += 1;
-        if (entry.kind === "known") {
+      for (const [relative, found] of entries ?? []) {
+        const entry = take(relative, found);
+        if (entry?.kind === "known") {
+          files += 1;
           lines.push(`M ${entry.mode} ${entry.sha} ${quotedPath(relative)}`);
-          continue;
-        }
-        readBytes += entry.bytes.length;
-        if (readBytes > MAX_READ_BYTES) throw tooLarge(`over ${MAX_READ_BYTES / 1024 ** 3} GiB`);
-        const mark = marked.size + 1;
-        marked.set(mark, relative);
-        if (entry.key !== undefined) known.set(relative, { key: entry.key, sha: "" });
-        blobs.push(Buffer.from(`blob\nmark :${mark}\ndata ${entry.bytes.length}\n`), entry.bytes);
-        blobs.push(Buffer.from("\n"));
-        lines.push(`M ${entry.mode} :${mark} ${quotedPath(relative)}`);
+        } else if (entry !== undefined) changed.push(relative);
       }
     }
-    const createdAt = Date.now();
-    const message = `${label}\n\n${JSON.stringify({ files, skipped: skipped.slice(0, 50) })}\n`;
-    const header = [
-      `commit ${REF}`,
-      `committer pleach <pleach@localhost> ${Math.floor(createdAt / 1000)} +0000`,
-      `data ${Buffer.byteLength(message)}`,
-    ].join("\n");
-    const commit = [
-      `${header}\n${message}`,
-      ...(parent === undefined ? [] : [`from ${parent}`]),
-      "deleteall",
-      ...lines,
-      "",
-    ].join("\n");
+    // What changed is read one file at a time as fast-import takes it, so that a take holds one
+    // file's bytes, not all it reads.
+    async function* stream(): AsyncGenerator<Buffer> {
+      for (const relative of changed) {
+        let entry: Entry | undefined;
+        try {
+          entry = take(relative, openEntry(root, relative, hiddenPaths));
+        } catch (error) {
+          const reason = `it changed as it was read (${(error as Error).message})`;
+          entry = take(relative, { kind: "skip", reason });
+        }
+        if (entry === undefined || (entry.kind !== "read" && entry.kind !== "open")) continue;
+        const size = entry.kind === "read" ? entry.bytes.length : entry.size;
+        readBytes += size;
+        if (readBytes > MAX_READ_BYTES) {
+          if (entry.kind === "open") closeSync(entry.fd);
+          throw tooLarge(`over ${MAX_READ_BYTES / 1024 ** 3} GiB`);
+        }
+        const mark = marked.size + 1;
+        yield Buffer.from(`blob\nmark :${mark}\ndata ${size}\n`);
+        if (entry.kind === "read") yield entry.bytes;
+        else {
+          // In parts, exactly `size` bytes: a file that shrank as it was read is left out.
+          let whole = true;
+          try {
+            for (let at = 0; at < size; ) {
+              const part = Buffer.alloc(Math.min(READ_PART_BYTES, size - at));
+              const got = whole ? readSync(entry.fd, part, 0, part.length, null) : 0;
+              if (got < part.length) whole = false;
+              at += part.length;
+              yield part;
+            }
+          } finally {
+            closeSync(entry.fd);
+          }
+          if (!whole) {
+            yield Buffer.from("\n");
+            skipped.push(`${relative} (it changed as it was read)`);
+            continue;
+          }
+        }
+        yield Buffer.from("\n");
+        files += 1;
+        marked.set(mark, relative);
+        if (entry.key !== undefined) known.set(relative, { key: entry.key, sha: "" });
+        lines.push(`M ${entry.mode} :${mark} ${quotedPath(relative)}`);
+      }
+      const message = `${label}\n\n${JSON.stringify({ files, skipped: skipped.slice(0, 50) })}\n`;
+      const header = [
+        `commit ${REF}`,
+        `committer pleach <pleach@localhost> ${Math.floor(createdAt / 1000)} +0000`,
+        `data ${Buffer.byteLength(message)}`,
+      ].join("\n");
+      yield Buffer.from(
+        [
+          `${header}\n${message}`,
+          ...(parent === undefined ? [] : [`from ${parent}`]),
+          "deleteall",
+          ...lines,
+          "",
+        ].join("\n"),
+      );
+    }
     const marksFile = path.join(repo.gitDir, "pleach-marks");
-    await repo.run(
-      ["fast-import", "--quiet", "--force", `--export-marks=${marksFile}`],
-      Buffer.concat([...blobs, Buffer.from(commit)]),
-    );
+    await repo.run(["fast-import", "--quiet", "--force", `--export-marks=${marksFile}`], stream());
     for (const line of readFileSync(marksFile, "utf8").split("\n")) {
       const match = /^:(\d+) ([0-9a-f]+)$/.exec(line);
       const relative = match === null ? undefined : marked.get(Number(match[1]));

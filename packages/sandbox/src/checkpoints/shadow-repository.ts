@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { ToolError } from "@pleach/core";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { isToolError, ToolError } from "@pleach/core";
 
 /** Git, at a fixed trusted place: never a `PATH` entry (one may lie in the workspace). */
 const GIT = "/usr/bin/git";
@@ -30,7 +32,11 @@ export class ShadowRepository {
   ) {}
 
   /** Run git with `args`; its stdout, or a `ToolError` with its stderr. */
-  run(args: readonly string[], input?: Buffer, { workTree = true } = {}): Promise<Buffer> {
+  run(
+    args: readonly string[],
+    input?: Buffer | AsyncIterable<Buffer>,
+    { workTree = true } = {},
+  ): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const child = spawn(
         GIT,
@@ -69,6 +75,7 @@ export class ShadowRepository {
         },
       );
       const out: Buffer[] = [];
+      let inputError: unknown;
       let outBytes = 0;
       let timedOut = false;
       const timer = setTimeout(() => {
@@ -90,7 +97,8 @@ export class ShadowRepository {
       });
       child.on("close", (code) => {
         clearTimeout(timer);
-        if (code === 0 && !timedOut) resolve(Buffer.concat(out));
+        if (inputError !== undefined && isToolError(inputError)) reject(inputError);
+        else if (code === 0 && !timedOut) resolve(Buffer.concat(out));
         else {
           reject(
             new ToolError(
@@ -103,7 +111,16 @@ export class ShadowRepository {
       child.stdin.on("error", () => {
         // It exited early; its exit says why.
       });
-      child.stdin.end(input);
+      if (input === undefined || Buffer.isBuffer(input)) child.stdin.end(input);
+      else {
+        // Written as it comes, with the pipe's backpressure; what fails making it fails the run.
+        pipeline(Readable.from(input, { highWaterMark: 1 }), child.stdin).catch(
+          (error: unknown) => {
+            inputError ??= error;
+            child.kill("SIGKILL");
+          },
+        );
+      }
     });
   }
 

@@ -5,7 +5,6 @@ import {
   fstatSync,
   openSync,
   readlinkSync,
-  readSync,
   rmdirSync,
   symlinkSync,
   unlinkSync,
@@ -30,7 +29,10 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export type Entry =
   | { kind: "known"; mode: string; sha: string }
   | { kind: "read"; mode: string; bytes: Buffer; key: string | undefined }
-  | { kind: "skip"; reason: string };
+  | { kind: "skip"; reason: string }
+  | { kind: "changed" }
+  /** A changed file held open for its bytes to be read as they are taken: close `fd` then. */
+  | { kind: "open"; mode: string; fd: number; size: number; key: string };
 
 /**
  * One listed path as it is now, read without following a link: a link's target, a file's bytes
@@ -45,17 +47,35 @@ export function readEntries(
   known: Known,
 ): Array<[string, Entry | undefined]> | undefined {
   return inFolder(root, folder, (inside) =>
-    relatives.map((relative) => [relative, readEntry(inside, relative, root, hiddenPaths, known)]),
+    relatives.map((relative) => [
+      relative,
+      readEntry(inside, relative, root, hiddenPaths, known, false),
+    ]),
   );
 }
 
-/** {@link readEntries} of one path, its folder held as `inside` names its entries. */
+/** One path as {@link readEntries} finds it, a file held open (never an unchanged blob). */
+export function openEntry(
+  root: WorkspaceRoot,
+  relative: string,
+  hiddenPaths: readonly string[],
+): Entry | undefined {
+  return inFolder(root, path.dirname(relative), (inside) =>
+    readEntry(inside, relative, root, hiddenPaths, new Map(), true),
+  );
+}
+
+/**
+ * {@link readEntries} of one path, its folder held as `inside` names its entries; a changed file's
+ * bytes only with `content` (else `changed`: read it with {@link readWholeEntry} when it is taken).
+ */
 function readEntry(
   inside: (name: string) => string,
   relative: string,
   root: WorkspaceRoot,
   hiddenPaths: readonly string[],
   known: Known,
+  content: boolean,
 ): Entry | undefined {
   {
     const name = inside(path.basename(relative));
@@ -91,16 +111,12 @@ function readEntry(
       const key = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${mode}`;
       const before = known.get(relative);
       if (before?.key === key && before.sha !== "") return { kind: "known", mode, sha: before.sha };
-      const bytes = Buffer.alloc(Number(stat.size));
-      let read = 0;
-      while (read < bytes.length) {
-        const got = readSync(fd, bytes, read, bytes.length - read, null);
-        if (got === 0) break;
-        read += got;
-      }
-      return { kind: "read", mode, bytes: bytes.subarray(0, read), key };
+      if (!content) return { kind: "changed" };
+      const open: Entry = { kind: "open", mode, fd, size: Number(stat.size), key };
+      fd = -1;
+      return open;
     } finally {
-      closeSync(fd);
+      if (fd !== -1) closeSync(fd);
     }
   }
 }
