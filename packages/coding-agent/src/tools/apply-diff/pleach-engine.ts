@@ -148,8 +148,8 @@ function resolveUnifiedTargets(diff: string, requestedPath: string): FileTarget[
 /**
  * `apply_diff`'s default engine, in-process over the client's `readFile`/`writeFile`: every file of
  * the diff is read and every hunk placed before anything is written (see {@link applyFilePatch}),
- * and a deleted file is removed with `rm -f` through `exec`, before the writes, so a refusal there
- * leaves everything as it was. Unless `partial`, nothing is written when a hunk conflicts.
+ * then the files are written and only then the deleted ones removed (see {@link writeChanges}).
+ * Unless `partial`, nothing is written when a hunk conflicts.
  */
 export async function applyWithEngine(
   client: SandboxClient,
@@ -195,26 +195,7 @@ export async function applyWithEngine(
         })),
       )
     : {};
-  if (write) {
-    // Deletions first (a moved file's old path too): `rm` may be refused (no OS sandbox,
-    // read-only), and then nothing else changed.
-    for (const { target, original, result } of changes) {
-      if ((result.text !== null && !moved(target)) || original === undefined) continue;
-      const removed = await client.exec(`rm -f -- ${shellQuote(target.source)}`, {
-        timeoutMs,
-        abortSignal,
-      });
-      if (removed.exitCode !== 0) {
-        throw new ToolError(
-          "COMMAND_FAILED",
-          `could not delete ${target.source}: ${removed.stderr.trim() || `rm exited with ${removed.exitCode}`}`,
-        );
-      }
-    }
-    for (const { target, result } of changes) {
-      if (result.text !== null) await client.writeFile(target.path, result.text);
-    }
-  }
+  if (write) await writeChanges(client, changes, { timeoutMs, abortSignal });
   for (const { target, original, result } of results) {
     const changed = write && changes.some((change) => change.target === target);
     if (changed && moved(target)) {
@@ -240,6 +221,93 @@ export async function applyWithEngine(
     files,
     ...syntax,
   };
+}
+
+/** A file of the diff that changes: what it was, and what the diff makes of it. */
+interface Change {
+  target: FileTarget;
+  original: string | undefined;
+  result: { text: string | null };
+}
+
+/**
+ * Write what the diff changes, then remove what it deletes (a moved file's old path too), so
+ * that a failure midway never loses a file: what a write refuses leaves every deleted file in
+ * place. Before anything changes, each written path is judged by the client's protection policy
+ * where it has one (the local sandbox's), and a client that must delete is asked to run a command
+ * (deleting is `rm -f` through `exec`), so that the usual refusals come before the first write.
+ * A failure after that says which files were already written.
+ */
+async function writeChanges(
+  client: SandboxClient,
+  changes: readonly Change[],
+  { timeoutMs, abortSignal }: { timeoutMs?: number; abortSignal?: AbortSignal },
+): Promise<void> {
+  const moved = (target: FileTarget) => target.source !== target.path;
+  const writes = changes.filter(({ result }) => result.text !== null);
+  const deletes = changes.filter(
+    ({ target, original, result }) =>
+      (result.text === null || moved(target)) && original !== undefined,
+  );
+  const protection = (client as { protection?: () => Promise<WorkspaceProtectionLike> }).protection;
+  if (typeof protection === "function" && writes.length > 0) {
+    const policy = await protection.call(client);
+    for (const { target } of writes) {
+      const rule = policy.ruleFor(path_.posix.normalize(target.path));
+      if (rule !== undefined) {
+        throw new ToolError("PROTECTED_PATH", `${target.path}: ${rule}; nothing was changed`, {
+          details: { path: target.path },
+        });
+      }
+    }
+  }
+  if (deletes.length > 0) {
+    const probe = await client.exec("true", { timeoutMs, abortSignal });
+    if (probe.exitCode !== 0) {
+      throw new ToolError(
+        "COMMAND_FAILED",
+        `the diff deletes ${deletes.map(({ target }) => target.source).join(", ")}, which needs a command, and the sandbox runs none (${probe.stderr.trim() || `exit ${probe.exitCode}`}); nothing was changed`,
+      );
+    }
+  }
+  const written: string[] = [];
+  const failed = (error: unknown, what: string): never => {
+    const done =
+      written.length === 0
+        ? "nothing was changed"
+        : `already written: ${written.join(", ")}; no file was deleted`;
+    if (error instanceof ToolError) {
+      throw new ToolError(error.code, `${error.message} (${what}; ${done})`, {
+        ...(error.details === undefined ? {} : { details: error.details }),
+      });
+    }
+    throw new ToolError("INTERNAL", `${what} failed: ${String(error)} (${done})`);
+  };
+  for (const { target, result } of writes) {
+    try {
+      await client.writeFile(target.path, result.text as string);
+    } catch (error) {
+      failed(error, `writing ${target.path}`);
+    }
+    written.push(target.path);
+  }
+  for (const { target } of deletes) {
+    const removed = await client.exec(`rm -f -- ${shellQuote(target.source)}`, {
+      timeoutMs,
+      abortSignal,
+    });
+    if (removed.exitCode !== 0) {
+      throw new ToolError(
+        "COMMAND_FAILED",
+        `could not delete ${target.source}: ${removed.stderr.trim() || `rm exited with ${removed.exitCode}`} (already written: ${written.join(", ") || "none"}; delete it yourself, or write it back)`,
+      );
+    }
+  }
+}
+
+/** What `writeChanges` asks of a client's protection policy (the local sandbox's). */
+interface WorkspaceProtectionLike {
+  ruleFor(relative: string): string | undefined;
 }
 
 /** The file's current text; `undefined` when a diff that creates or deletes it finds it missing. */

@@ -328,3 +328,64 @@ describe("apply_diff with V4A patches: order and @@ lines", () => {
     expect(cut.outcome.output).toContain("may have been cut off");
   });
 });
+
+const commandsRun =
+  (await createLocalSandbox({ root: process.cwd(), mode: "workspace-write" })).backend !== "none";
+
+describe("a patch that fails once it is checked loses no file", () => {
+  it("refuses a protected write before the delete that comes first in the patch", async () => {
+    const root = await useTempDir("pleach-v4a-loss-");
+    await plant(root, { "a.txt": "keep me\n", ".git/HEAD": "ref: refs/heads/main\n" });
+    const client = await createLocalSandbox({ root, mode: "workspace-write" });
+    const tool = createApplyDiffTool(client);
+    const diff = patch(
+      "*** Delete File: a.txt",
+      "*** Add File: .git/hooks/pre-commit",
+      "+#!/bin/sh",
+      "+echo pwned",
+    );
+    await expect(tool.execute({ path: ".", diff }, {})).rejects.toMatchObject({
+      code: "PROTECTED_PATH",
+      message: expect.stringContaining("nothing was changed"),
+    });
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("keep me\n");
+  });
+
+  it.skipIf(!commandsRun)(
+    `deletes only once every write is done: a write that fails keeps the deleted file and says what was written${commandsRun ? "" : " (skipped: no OS sandbox here to run the delete)"}`,
+    async () => {
+      const root = await useTempDir("pleach-v4a-loss-");
+      await plant(root, { "a.txt": "keep me\n", "b.txt": "one\n", "c.txt": "two\n" });
+      const local = await createLocalSandbox({ root, mode: "workspace-write" });
+      // A client whose second write fails, as a remote one whose connection drops.
+      let writes = 0;
+      const client = Object.assign(Object.create(local), {
+        writeFile: async (file: string, content: string) => {
+          writes += 1;
+          if (writes === 2) throw new Error("the connection dropped");
+          return local.writeFile(file, content);
+        },
+      });
+      const tool = createApplyDiffTool(client);
+      const diff = patch(
+        "*** Delete File: a.txt",
+        "*** Update File: b.txt",
+        "-one",
+        "+ONE",
+        "*** Update File: c.txt",
+        "-two",
+        "+TWO",
+      );
+      await expect(tool.execute({ path: ".", diff }, {})).rejects.toMatchObject({
+        message: expect.stringContaining("already written: b.txt; no file was deleted"),
+      });
+      // (The sandbox's placeholder folders for protected names stand beside them for a while.)
+      const tree = await snapshot(root);
+      expect([tree["a.txt"], tree["b.txt"], tree["c.txt"]]).toEqual([
+        "keep me\n",
+        "ONE\n",
+        "two\n",
+      ]);
+    },
+  );
+});
