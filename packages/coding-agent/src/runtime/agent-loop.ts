@@ -23,6 +23,7 @@ import { elideOldResults } from "./prune-context.js";
 import { createReadMemory } from "./read-memory.js";
 import { limitStepToolCalls, type StepLimits } from "./step-limits.js";
 import { runModelToolCall, toolMessage } from "./tool-call.js";
+import { createUndoStepTool } from "./undo-step-tool.js";
 
 /** The runtime's options, defaults applied. */
 interface LoopSettings {
@@ -40,6 +41,8 @@ interface LoopSettings {
   stepLimits: StepLimits;
   /** Take a checkpoint before each step's tool calls, where the client offers them. */
   checkpoints: boolean;
+  /** Give the model `undo_step` over those checkpoints. */
+  undoTool: boolean;
 }
 
 /**
@@ -91,13 +94,19 @@ export async function runLoop({
       typeDiagnostics,
       maxResultChars,
     });
-    const toolList = [...made, ...(settings.model.extraTools?.(made) ?? [])];
+    const checkpoints = settings.checkpoints ? sandboxCheckpointsOf(session.client) : undefined;
+    /** The checkpoint taken before each step's tool calls, by step. */
+    const taken = new Map<number, string>();
+    const undo =
+      settings.undoTool && checkpoints !== undefined
+        ? [createUndoStepTool(checkpoints, taken)]
+        : [];
+    const toolList = [...made, ...undo, ...(settings.model.extraTools?.(made) ?? [])];
     const toolDefinitions: ModelToolDefinition[] = toolList.map((tool) => ({
       name: tool.name,
       description: tool.description,
       parameters: toolInputJSONSchema(tool),
     }));
-    const checkpoints = settings.checkpoints ? sandboxCheckpointsOf(session.client) : undefined;
     const readMemory =
       fileState === undefined
         ? undefined
@@ -140,8 +149,9 @@ export async function runLoop({
       if (toolCalls.length === 0) return finish("final-answer");
       if (checkpoints !== undefined) {
         try {
-          const taken = await checkpoints.take(`step ${step}`);
-          emit({ type: "checkpoint", step, checkpointId: taken.id });
+          const checkpoint = await checkpoints.take(`step ${step}`);
+          taken.set(step, checkpoint.id);
+          emit({ type: "checkpoint", step, checkpointId: checkpoint.id });
         } catch (error) {
           emit({ type: "checkpoint", step, error: (error as Error).message });
         }

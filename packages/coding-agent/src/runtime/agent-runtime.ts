@@ -88,6 +88,12 @@ export interface CodingAgentRuntimeOptions {
    */
   checkpoints?: boolean;
   /**
+   * Give the model the tool `undo_step`, which restores the checkpoint taken before one of its
+   * steps (with `checkpoints`, where the client offers them).
+   * @default false
+   */
+  undoTool?: boolean;
+  /**
    * The most tool calls run per step (one model response). The calls past it are not run, and
    * the model gets an error for each saying to send fewer per step.
    * @default 64
@@ -151,6 +157,7 @@ export function createCodingAgentRuntime({
   diagnostics = "syntax",
   typeDiagnostics = {},
   checkpoints = true,
+  undoTool = false,
   maxToolCallsPerStep = 64,
   maxToolCallInputBytes = 256 * 1024,
   maxStepInputBytes = 1024 * 1024,
@@ -180,6 +187,7 @@ export function createCodingAgentRuntime({
           keepFileState,
           typeDiagnostics: diagnostics === "types" ? typeDiagnostics : undefined,
           checkpoints,
+          undoTool,
           stepLimits: { maxToolCallsPerStep, maxToolCallInputBytes, maxStepInputBytes },
         },
       }).then(

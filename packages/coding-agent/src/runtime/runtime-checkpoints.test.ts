@@ -99,6 +99,50 @@ describe.skipIf(!commands)(
       }
     }, 120_000);
 
+    it("give the model undo_step, which rolls back its own step and every later one", async () => {
+      const root = await useTempDir();
+      writeFileSync(path.join(root, "b.txt"), "before\n");
+      const before = files(root);
+      const model = createScriptedModel({
+        steps: [
+          { toolCalls: [{ name: "read_file", input: { path: "b.txt" } }] },
+          {
+            toolCalls: [
+              { name: "write_file", input: { path: "new/a.txt", content: "made\n" } },
+              { name: "edit_file", input: { path: "b.txt", old: "before", new: "after" } },
+            ],
+          },
+          { toolCalls: [{ name: "undo_step", input: { step: 9 } }] },
+          { toolCalls: [{ name: "undo_step", input: { step: 2 } }] },
+          { text: "Rolled back." },
+        ],
+      });
+      const runtime = createCodingAgentRuntime({
+        sandboxProvider: createLocalSandboxProvider({ root }),
+        model,
+        undoTool: true,
+      });
+      const events: AgentEvent[] = [];
+      const run = runtime.run({ task: "Try, then roll back" });
+      for await (const event of run) events.push(event);
+      await expect(run.result).resolves.toMatchObject({ stopReason: "final-answer" });
+      const undos = events.filter(
+        (event) => event.type === "tool-result" && event.toolName === "undo_step",
+      );
+      expect(undos).toMatchObject([
+        {
+          error: true,
+          code: "INVALID_INPUT",
+          output: expect.stringContaining("steps that can be undone: 1, 2, 3"),
+        },
+        {
+          error: false,
+          output: expect.stringContaining("the workspace is back as it was before step 2"),
+        },
+      ]);
+      expect(files(root)).toEqual(before);
+    }, 120_000);
+
     it("take none when checkpoints are off", async () => {
       const root = await useTempDir();
       const runtime = createCodingAgentRuntime({
