@@ -9,13 +9,7 @@ import {
   type ToolRegistration,
 } from "@pleach/coding-agent/tools";
 import { isToolError, type SandboxMode } from "@pleach/core";
-import {
-  createLocalSandbox,
-  type LocalSandbox,
-  type LocalSandboxOptions,
-  type NetworkOption,
-  parseNetworkOption,
-} from "@pleach/sandbox";
+import { type NetworkOption, parseNetworkOption } from "@pleach/sandbox";
 
 /** Where the CLI reads and writes; injectable so tests can capture it. */
 export interface CliIo {
@@ -295,45 +289,6 @@ export function parseToolName({
     );
   }
   return name;
-}
-
-/** Open the workspace the options name as a local sandbox. */
-export async function openWorkspace({
-  workspace,
-  mode,
-  network = false,
-  reads = { hideReads: [], allowReads: [] },
-  io,
-  command,
-  session = false,
-}: {
-  workspace: string | undefined;
-  mode: SandboxMode;
-  /**
-   * Make the client a session (`session` of `createLocalSandbox`): one sandbox for all its
-   * commands and background jobs, until `close()`, with its options (`publish`). @default false
-   */
-  session?: LocalSandboxOptions["session"];
-  /** `--network` or the domains ({@link parseNetworkFlags}). @default false */
-  network?: NetworkOption | undefined;
-  /** `--hide-read` and `--allow-read` ({@link parseReadFlags}). @default none */
-  reads?: ReadFlags;
-  io: CliIo;
-  /** The command whose help a wrong `--workspace` points at. */
-  command: string;
-}): Promise<LocalSandbox> {
-  const root = workspace ?? io.cwd;
-  try {
-    return await createLocalSandbox({ root, mode, network, ...reads, session });
-  } catch (error) {
-    if (isToolError(error) && (error.code === "NOT_FOUND" || error.code === "NOT_A_DIRECTORY")) {
-      throw new UsageError(
-        `the workspace ${root} is not an existing folder (${error.message}); pass --workspace DIR or run pleach in the folder to work on`,
-        { command },
-      );
-    }
-    throw error;
-  }
 }
 
 /** The tools, described without touching any workspace: over a client that refuses everything. */

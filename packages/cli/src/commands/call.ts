@@ -7,7 +7,6 @@ import { isToolError, renderToolResult } from "@pleach/core";
 import {
   type CliIo,
   domainOptionsHelp,
-  openWorkspace,
   parseCommandLineOrHelp,
   parseMode,
   parseNetworkFlags,
@@ -18,6 +17,7 @@ import {
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
+import { openWorkspace } from "../open-workspace.js";
 import { startProgress } from "../progress.js";
 import { onTermination } from "../termination.js";
 

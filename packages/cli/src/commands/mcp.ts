@@ -15,7 +15,6 @@ import {
   type CommandInput,
   counted,
   domainOptionsHelp,
-  openWorkspace,
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
@@ -32,6 +31,7 @@ import {
 import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
 import { PleachStdioWire } from "../mcp-stdio-wire.js";
+import { openWorkspace } from "../open-workspace.js";
 import { onTermination, type Termination } from "../termination.js";
 import { bundledTypeServers } from "../type-servers.js";
 

@@ -10,7 +10,6 @@ import { createE2BSandboxProvider, createLocalSandboxProvider } from "@pleach/sa
 import {
   type CommandInput,
   domainOptionsHelp,
-  openWorkspace,
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
@@ -19,6 +18,7 @@ import {
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
+import { openWorkspace } from "../open-workspace.js";
 import { onTermination } from "../termination.js";
 import { printAgentRun } from "./demo.js";
 import { undoLastStep } from "./undo-last.js";

@@ -1,6 +1,6 @@
 import type { SandboxMode } from "@pleach/core";
-import type { CliIo } from "../cli-support.js";
-import { openWorkspace, type ReadFlags } from "../cli-support.js";
+import type { CliIo, ReadFlags } from "../cli-support.js";
+import { openWorkspace } from "../open-workspace.js";
 
 /** A checkpoint's label for the step it was taken before (see the runtime's `checkpoints`). */
 const STEP_LABEL = /^step (\d+)$/;

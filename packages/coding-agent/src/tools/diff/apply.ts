@@ -1,12 +1,13 @@
 import { BYTE_ORDER_MARK } from "../shared/text-format.js";
 import { assemble, dominantNewline, splitSource } from "./assemble.js";
+import type { HunkReport, Placement } from "./hunk-report.js";
 import { diffTabWidth } from "./indent-style.js";
 import { intentViolation } from "./intent.js";
 import { LineTable, normalizeLine } from "./locate.js";
 import type { FilePatch, HunkLine } from "./parse.js";
-import { type HunkReport, type Placement, placeHunk } from "./place-hunk.js";
+import { placeHunk } from "./place-hunk.js";
 
-export type { HunkReport } from "./place-hunk.js";
+export type { HunkReport } from "./hunk-report.js";
 
 /** The outcome of {@link applyFilePatch}. */
 export interface ApplyFilePatchResult {

@@ -1,6 +1,6 @@
+import type { Placement } from "./hunk-report.js";
 import { oldSide } from "./hunk-sides.js";
 import type { HunkLine } from "./parse.js";
-import type { Placement } from "./place-hunk.js";
 
 /** A line of the original text: content without `\n` (a `\r` before it kept) and the `\n` if any. */
 export interface SourceLine {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { splitSource } from "./assemble.js";
+import type { Placement } from "./hunk-report.js";
 import { intentViolation } from "./intent.js";
-import type { Placement } from "./place-hunk.js";
 
 const lines = (...rows: string[]) => `${rows.join("\n")}\n`;
 

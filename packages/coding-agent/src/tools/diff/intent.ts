@@ -1,6 +1,6 @@
 import type { SourceLine } from "./assemble.js";
+import type { Placement } from "./hunk-report.js";
 import type { HunkLine } from "./parse.js";
-import type { Placement } from "./place-hunk.js";
 
 const LEADING = /^[ \t]*/;
 

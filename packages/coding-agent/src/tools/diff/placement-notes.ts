@@ -1,4 +1,4 @@
-import type { HunkReport } from "./place-hunk.js";
+import type { HunkReport } from "./hunk-report.js";
 
 const TOLERANCE_WORDS: Record<string, string> = {
   "line-endings": "line endings ignored",

@@ -1,6 +1,6 @@
 import { type EditHunkMatch, placeEditAsHunk } from "../diff/edit-hunk.js";
+import type { HunkReport } from "../diff/hunk-report.js";
 import { locateTolerantly } from "../diff/locate-text.js";
-import type { HunkReport } from "../diff/place-hunk.js";
 
 /** Where one `{ old, new }` edit goes in a file's text. */
 export type EditLocation =

@@ -1,6 +1,6 @@
 import type { EditHunkMatch } from "../diff/edit-hunk.js";
+import type { HunkReport } from "../diff/hunk-report.js";
 import { TOLERANCE_PHRASES } from "../diff/locate.js";
-import type { HunkReport } from "../diff/place-hunk.js";
 import { placementNotes } from "../diff/placement-notes.js";
 import type { ClosestRegion } from "../shared/closest-region.js";
 import { formatNumberedLines } from "../shared/line-numbers.js";
