@@ -1,8 +1,7 @@
-// @ai-sdk/harness's sandbox provider over a pleach provider. Node 22 (the harness package needs it).
-import net from "node:net";
 import type { HarnessV1SandboxProvider } from "@ai-sdk/harness";
 import { createLocalSandboxProvider } from "@pleach/sandbox";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { freeLoopbackPort } from "../testing/free-port.js";
 import { makeTempDir } from "../testing/temp-dir.js";
 import { toAISDKHarnessSandboxProvider } from "./ai-sdk.js";
 
@@ -13,17 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-/** A TCP port of the host's loopback that nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 it("gives the harness pleach sessions: files, commands, a job's port at the host's loopback, and stop", async () => {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   let firstCreate = 0;
   const provider: HarnessV1SandboxProvider = toAISDKHarnessSandboxProvider(
     createLocalSandboxProvider({ root, session: { publish: [port] } }),

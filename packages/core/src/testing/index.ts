@@ -2,9 +2,10 @@
  * What a sandbox vendor needs to prove its client the way pleach proves its own: the contract
  * suite (run it from a vitest test file), an in-memory provider for pools and composites, a
  * snapshot of host paths (to show a sandbox left them as they were), the host's process table,
- * idle connections (to prove a server bounds them), and temporary folders and cleanups tied to the current test. Needs
+ * idle connections (to prove a server bounds them), a free loopback port, and temporary folders and cleanups tied to the current test. Needs
  * `vitest` (an optional peer).
  */
+export { freeLoopbackPort } from "./free-port.js";
 export { hostCommandLines } from "./host-processes.js";
 export { hostState } from "./host-state.js";
 export type { IdleOutcome } from "./idle-connections.js";

@@ -1,6 +1,6 @@
 import net from "node:net";
 import os from "node:os";
-import { useTempDir } from "@pleach/core/testing";
+import { freeLoopbackPort, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { sessionServerSupported } from "../os/session-server.js";
@@ -10,15 +10,6 @@ import { publishedPorts, SANDBOX_PUBLISH_FOLDER } from "./published-ports.js";
 const skipReason =
   (await attackSuiteSkipReason()) ??
   (sessionServerSupported() ? undefined : "no trusted /usr/bin/perl for the session sandbox");
-
-/** A TCP port of the host's loopback that nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** An HTTP server on 127.0.0.1:PORT inside the sandbox, as a job: it says "listening". */
 const jobServer = (port: number) =>
@@ -69,7 +60,7 @@ describe.skipIf(skipReason !== undefined)(
   `a session's published ports ${runningAs()}${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
   () => {
     it("reach a job's server from the host's loopback, and only there, until the session ends", async () => {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: { publish: [port] } });
       try {
@@ -96,7 +87,7 @@ describe.skipIf(skipReason !== undefined)(
     }, 60_000);
 
     it("keeps a command that talks to the publisher's socket from taking its place", async () => {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: { publish: [port] } });
       try {
