@@ -1,9 +1,7 @@
+import { checkpointStep } from "@pleach/coding-agent/runtime";
 import type { SandboxMode } from "@pleach/core";
 import type { CliIo, ReadFlags } from "../cli-support.js";
 import { openWorkspace } from "../open-workspace.js";
-
-/** A checkpoint's label for the step it was taken before (see the runtime's `checkpoints`). */
-const STEP_LABEL = /^step (\d+)$/;
 
 /**
  * `pleach run --undo-last`: bring the workspace back to the checkpoint taken before the last step
@@ -25,7 +23,9 @@ export async function undoLastStep({
 }): Promise<number> {
   const client = await openWorkspace({ workspace, mode, reads, io, command: "run" });
   try {
-    const last = (await client.checkpoints.list()).find((each) => STEP_LABEL.test(each.label));
+    const last = (await client.checkpoints.list()).find(
+      (each) => checkpointStep(each.label) !== undefined,
+    );
     if (last === undefined) {
       io.stderr(
         `pleach run --undo-last: no run of pleach took a checkpoint of ${client.root} yet (they are kept in this user's private state folder until the machine restarts)\n`,

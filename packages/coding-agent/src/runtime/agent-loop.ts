@@ -23,7 +23,7 @@ import { elideOldResults } from "./prune-context.js";
 import { createReadMemory } from "./read-memory.js";
 import { limitStepToolCalls, type StepLimits } from "./step-limits.js";
 import { runModelToolCall, toolMessage } from "./tool-call.js";
-import { createUndoStepTool } from "./undo-step-tool.js";
+import { createUndoStepTool, stepCheckpointLabel } from "./undo-step-tool.js";
 
 /** The runtime's options, defaults applied. */
 interface LoopSettings {
@@ -149,7 +149,7 @@ export async function runLoop({
       if (toolCalls.length === 0) return finish("final-answer");
       if (checkpoints !== undefined) {
         try {
-          const checkpoint = await checkpoints.take(`step ${step}`);
+          const checkpoint = await checkpoints.take(stepCheckpointLabel(step));
           taken.set(step, checkpoint.id);
           emit({ type: "checkpoint", step, checkpointId: checkpoint.id });
         } catch (error) {

@@ -35,3 +35,4 @@ export type { ScriptedModel, ScriptedModelOptions, ScriptedStep } from "./models
 export { createScriptedModel } from "./models/scripted.js";
 export type { Toolset, ToolsetOptions } from "./toolset.js";
 export { createToolset } from "./toolset.js";
+export { checkpointStep, stepCheckpointLabel } from "./undo-step-tool.js";

@@ -2,6 +2,17 @@ import { defineTool, type PluginToolDefinition, ToolError } from "@pleach/core";
 import type { SandboxCheckpoints } from "@pleach/core/sandbox";
 import { z } from "zod";
 
+/** The label of the checkpoint the runtime takes before step `step`'s tool calls. */
+export function stepCheckpointLabel(step: number): string {
+  return `step ${step}`;
+}
+
+/** The step a checkpoint's label says it was taken before, or `undefined` for another label. */
+export function checkpointStep(label: string): number | undefined {
+  const match = /^step ([1-9][0-9]*)$/.exec(label);
+  return match === null ? undefined : Number(match[1]);
+}
+
 /** The input of `undo_step`. */
 export const undoStepInputSchema = z
   .object({

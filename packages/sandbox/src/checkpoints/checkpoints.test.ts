@@ -17,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { workspaceRoot } from "../beneath.js";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCheckpoints } from "./checkpoints.js";
-import { openEntry, readEntries } from "./workspace-entries.js";
+import { makeLink, openEntry, readEntries } from "./workspace-entries.js";
 
 /** Every entry under `root` but `skip`: its type, mode bits, bytes or link target. */
 function snapshot(root: string, skip: readonly string[] = [".git"]): Record<string, string> {
@@ -247,5 +247,16 @@ describe("a checkpoint's reads", () => {
     const opened = openEntry(workspace, "real/config", []);
     expect(opened).toMatchObject({ kind: "open", size: 5, mode: "100644" });
     if (opened?.kind === "open") closeSync(opened.fd);
+  });
+
+  it("make a link of a restore through no link on the way, and its missing folders otherwise", async () => {
+    const root = await useTempDir();
+    mkdirSync(path.join(root, ".git/hooks"), { recursive: true });
+    symlinkSync(".git", path.join(root, "d"));
+    const workspace = workspaceRoot(root, root);
+    expect(() => makeLink(workspace, "d/hooks/pre-commit", "/bin/sh")).toThrow(/is a link now/);
+    expect(readdirSync(path.join(root, ".git/hooks"))).toEqual([]);
+    makeLink(workspace, "new/deep/l", "../target");
+    expect(readlinkSync(path.join(root, "new/deep/l"))).toBe("../target");
   });
 });

@@ -204,10 +204,23 @@ export function removeEmptiedFolders(
   }
 }
 
-/** Make the link `relative` to `target`, its folders made as the file tools make them. */
+/** Make the link `relative` to `target`, its missing folders made, with no link on the way. */
 export function makeLink(root: WorkspaceRoot, relative: string, target: string) {
-  const located = locate(root, relative, { create: true });
+  const throughLink = () =>
+    new ToolError(
+      "CONFLICT",
+      `a folder on the way to ${relative} is a link now; it was left as it is`,
+    );
+  // As everything a restore touches, reached through no link, even one inside the workspace (a
+  // folder swapped for a link to .git would put the link in the repository's machinery).
+  const located = locate(root, relative, {
+    create: true,
+    beforeCreate: (folder) => {
+      if (!`${relative}/`.startsWith(`${folder}/`)) throw throughLink();
+    },
+  });
   try {
+    if (located.relative !== path.posix.normalize(relative)) throw throughLink();
     if (located.missing.length !== 1) {
       throw new ToolError("CONFLICT", `${relative} is there already and is not a link`);
     }
