@@ -18,7 +18,7 @@
 //   argv only          wrapCommand's argv for a small repository, prepared once
 //   full call          invocation() (host facts, placeholders, argv) + run + release through one
 //                      wrapper (its cache warm): "back to back" runs in the warm sandbox kept up
-//                      since the previous call (within placeholderIdleMs; see warmSandbox),
+//                      since the previous call (within warmIdleMs; see warmSandbox),
 //                      "idle 0" builds a sandbox of its own, making and removing the placeholders,
 //                      around every call
 //   big tree           a full call in a workspace of `big-tree-folders` folders (a node_modules),
@@ -153,9 +153,9 @@ async function pleachVariants(build, prefix) {
     await bigWorkspace(bigTreeFolders),
   ];
   // Rounds are interleaved, so "back to back" needs an idle time longer than a round.
-  const wrapper = build.createCommandWrapper({ placeholderIdleMs: 600_000 });
-  const eagerWrapper = build.createCommandWrapper({ placeholderIdleMs: 0 });
-  const bigWrapper = build.createCommandWrapper({ placeholderIdleMs: 600_000 });
+  const wrapper = build.createCommandWrapper({ warmIdleMs: 600_000 });
+  const eagerWrapper = build.createCommandWrapper({ warmIdleMs: 0 });
+  const bigWrapper = build.createCommandWrapper({ warmIdleMs: 600_000 });
   // Holding this invocation keeps its placeholders alive for the argv-only row.
   const precomputed = await wrapper.invocation(request(argvRoot));
   const folders = folderCount(bigRoot);
@@ -165,7 +165,7 @@ async function pleachVariants(build, prefix) {
       [`${prefix}argv only (prepared once)`]: () =>
         spawnAndWait(precomputed.file, precomputed.args, precomputed.env, precomputed.inputs),
       [`${prefix}full call, back to back`]: () => fullCall(build, wrapper, smallRoot),
-      [`${prefix}full call, placeholderIdleMs 0`]: () => fullCall(build, eagerWrapper, eagerRoot),
+      [`${prefix}full call, warmIdleMs 0`]: () => fullCall(build, eagerWrapper, eagerRoot),
       [`${prefix}big tree (${folders} folders)`]: () => fullCall(build, bigWrapper, bigRoot),
     },
     /** First calls on the big tree, as a new process makes them (walking the whole tree). */
@@ -173,7 +173,7 @@ async function pleachVariants(build, prefix) {
       const times = [];
       for (let run = 0; run < count; run += 1) {
         const hostFactsCache = build.createHostFactsCache();
-        const fresh = build.createCommandWrapper({ placeholderIdleMs: 0, hostFactsCache });
+        const fresh = build.createCommandWrapper({ warmIdleMs: 0, hostFactsCache });
         const started = performance.now();
         await fullCall(build, fresh, bigRoot);
         times.push(performance.now() - started);

@@ -1,19 +1,18 @@
 // End to end: `pleach call`, `pleach mcp` and `pleach run` (the built bin, as child processes)
-// stopped by SIGINT, SIGTERM or SIGKILL while a sandboxed command runs leave no placeholder folder
-// in the workspace: at once for the first two, at the next start for SIGKILL. A folder of the
-// user's with a protected name is never removed. Needs the build (`npm test` builds first) and a
-// working bubblewrap.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+// put nothing in the workspace while a sandboxed command runs, and, stopped by SIGINT or SIGTERM,
+// still move aside what the command made at a protected path before they exit; after SIGKILL the
+// command dies with them. A folder of the user's with a protected name is never touched. Needs the
+// build (`npm test` builds first) and a working bubblewrap.
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { forceRemove, hostCommandLines, hostState, makeTempDir } from "@pleach/core/testing";
+import { hostCommandLines, hostState, makeTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { servedUrl } from "./test-support/served-url.js";
@@ -42,7 +41,7 @@ beforeEach(async () => {
   workspace = made.dir;
   runtime = registry.dir;
   await writeFile(path.join(workspace, "README.md"), "# app\n");
-  // The user's own folder with a protected name: empty and read-only, like a placeholder.
+  // The user's own folder with a protected name, empty and read-only.
   await mkdir(path.join(workspace, ".idea"), { mode: 0o555 });
   before = await hostState([workspace]);
 });
@@ -56,10 +55,13 @@ function environment(): NodeJS.ProcessEnv {
   return { ...process.env, XDG_RUNTIME_DIR: runtime };
 }
 
-/** A marker in the command's argv, to find it among the host's processes. */
+/**
+ * A command that makes `.envrc` (a protected path) and then sleeps, with a marker in its argv to
+ * find it among the host's processes.
+ */
 function sleepCommand(): { command: string; marker: string } {
   const marker = `29.${String(Math.random()).slice(2, 10)}`;
-  return { command: `sleep ${marker}`, marker };
+  return { command: `echo 'echo pwned' > .envrc; sleep ${marker}`, marker };
 }
 
 async function hostProcessesWith(marker: string): Promise<string[]> {
@@ -159,9 +161,11 @@ async function start(kind: "call" | "mcp" | "run", command: string): Promise<Chi
   return child;
 }
 
-/** Placeholders now in the workspace: what is there that was not before. */
-function placeholdersNow(): string[] {
-  return readdirSync(workspace).filter((name) => !["README.md", ".idea"].includes(name));
+/** What is in the workspace now that was not before. */
+function addedNow(): string[] {
+  return readdirSync(workspace)
+    .filter((name) => !["README.md", ".idea"].includes(name))
+    .sort();
 }
 
 const cases = (["call", "mcp", "run"] as const).flatMap((kind) =>
@@ -169,7 +173,7 @@ const cases = (["call", "mcp", "run"] as const).flatMap((kind) =>
 );
 
 describe.skipIf(noBubblewrap !== undefined)(
-  `no placeholder left in the workspace${noBubblewrap === undefined ? "" : ` (skipped: ${noBubblewrap})`}`,
+  `nothing of the sandbox's in the workspace${noBubblewrap === undefined ? "" : ` (skipped: ${noBubblewrap})`}`,
   () => {
     it.each(cases)(
       "pleach %s stopped by %s while a command runs",
@@ -178,40 +182,29 @@ describe.skipIf(noBubblewrap !== undefined)(
         const child = await start(kind, command);
         const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
         await waitFor(
-          async () =>
-            existsSync(path.join(workspace, ".mcp.json")) &&
-            (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
+          async () => (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
           "the command to run in its sandbox",
         );
-        expect(placeholdersNow().length).toBeGreaterThan(5);
+        // While it runs, the workspace holds what it made and nothing else.
+        expect(addedNow()).toEqual([".envrc"]);
         child.kill(signal);
         const [code, by] = await exited;
-        // Right after exit: nothing of ours is left but after SIGKILL.
-        const after = await hostState([workspace]);
-        if (signal === "SIGKILL") {
-          expect(by).toBe("SIGKILL");
-          expect(placeholdersNow().length).toBeGreaterThan(5);
-        } else {
-          expect([code, by]).toEqual([signal === "SIGINT" ? 130 : 143, null]);
-          expect(after).toEqual(before);
-        }
         // The command died with it (at once, or as its sandbox follows its parent).
         await waitFor(
           async () => (await hostProcessesWith(marker)).length === 0,
           "the command to end",
         );
-
-        // The next start removes what a killed run left, and the workspace is as it was.
-        const next = await promisify(execFile)(
-          process.execPath,
-          [launcher, "call", "bash", JSON.stringify({ command: "true" }), "--workspace", workspace],
-          { env: environment() },
-        );
-        expect(JSON.parse(next.stdout)).toMatchObject({ exitCode: 0 });
+        if (signal === "SIGKILL") {
+          // No look after the command: what it made stays (docs/security-limitations.md).
+          expect(by).toBe("SIGKILL");
+          expect(addedNow()).toEqual([".envrc"]);
+          await rm(path.join(workspace, ".envrc"));
+        } else {
+          expect([code, by]).toEqual([signal === "SIGINT" ? 130 : 143, null]);
+          expect(addedNow()).toEqual([".envrc.made-by-command"]);
+          await rm(path.join(workspace, ".envrc.made-by-command"));
+        }
         expect(await hostState([workspace])).toEqual(before);
-        expect(
-          readdirSync(path.join(runtime, `pleach-${process.getuid?.()}`, "placeholders")),
-        ).toEqual([]);
       },
       60_000,
     );
@@ -242,14 +235,14 @@ describe.skipIf(noBubblewrap !== undefined)(
           .callTool({ name: "bash", arguments: { command } })
           .catch((error: unknown) => error);
         await waitFor(
-          async () =>
-            existsSync(path.join(workspace, ".mcp.json")) &&
-            (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
+          async () => (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
           "the command to run in its sandbox",
         );
         child.kill(signal);
         const [code, by] = await exited;
         expect([code, by]).toEqual([signal === "SIGINT" ? 130 : 143, null]);
+        expect(addedNow()).toEqual([".envrc.made-by-command"]);
+        await rm(path.join(workspace, ".envrc.made-by-command"));
         expect(await hostState([workspace])).toEqual(before);
         expect(await hostProcessesWith(marker)).toEqual([]);
         await call;
@@ -257,64 +250,5 @@ describe.skipIf(noBubblewrap !== undefined)(
       },
       60_000,
     );
-
-    it("never removes the user's folder where a killed run's placeholder stood", async () => {
-      const { command, marker } = sleepCommand();
-      const child = await start("call", command);
-      const exited = once(child, "exit");
-      const envrc = path.join(workspace, ".envrc");
-      // Killed while its command runs, as a real kill lands: every placeholder is made and
-      // recorded by then. (One landing in the microseconds between making a placeholder and
-      // marking it leaves that folder, since nothing would tell it from a folder of the user's.)
-      await waitFor(
-        async () =>
-          existsSync(envrc) &&
-          (await hostProcessesWith(marker)).some((line) => line.startsWith("sleep ")),
-        "the command to run",
-      );
-      child.kill("SIGKILL");
-      await exited;
-      await waitFor(
-        async () => (await hostProcessesWith(marker)).length === 0,
-        "the command to end",
-      );
-      // The user removes the placeholder left behind and makes a folder of their own there,
-      // empty and read-only like it (some time later: file times are coarse).
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await forceRemove(envrc);
-      await mkdir(envrc, { mode: 0o555 });
-      const user = await hostState([envrc]);
-
-      const run = promisify(execFile);
-      const listing = await run(
-        process.execPath,
-        [
-          launcher,
-          "call",
-          "list_files",
-          // Empty folders are listed when ignored files are too.
-          JSON.stringify({ dir: ".", includeIgnored: true }),
-          "--workspace",
-          workspace,
-        ],
-        { env: environment() },
-      );
-      // That first start removed the other leftovers, and lists the user's folders, not ours.
-      expect(JSON.parse(listing.stdout)).toEqual([
-        { path: ".envrc", kind: "dir" },
-        { path: ".idea", kind: "dir" },
-        { path: "README.md", kind: "file", size: 6 },
-      ]);
-      expect(placeholdersNow()).toEqual([".envrc"]);
-      expect(await hostState([envrc])).toEqual(user);
-      await run(
-        process.execPath,
-        [launcher, "call", "bash", JSON.stringify({ command: "true" }), "--workspace", workspace],
-        { env: environment() },
-      );
-      expect(await hostState([envrc])).toEqual(user);
-      await rm(envrc, { recursive: true });
-      expect(await hostState([workspace])).toEqual(before);
-    }, 60_000);
   },
 );

@@ -68,8 +68,8 @@ const CLOSED_PIPE_STATUS = 141;
 /**
  * End the process quietly when the reader of stdout or stderr goes away (`pleach tools | head -1`):
  * Node ignores SIGPIPE, so such a write fails with EPIPE, which would otherwise be thrown with its
- * stack. The process exits as SIGPIPE would end it, at once; exit handlers still run (the sandbox's
- * placeholder folders are removed, and a sandboxed command dies with pleach).
+ * stack. The process exits as SIGPIPE would end it, at once; exit handlers still run (a sandboxed
+ * command dies with pleach).
  */
 function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
   stream.on("error", (error: NodeJS.ErrnoException) => {

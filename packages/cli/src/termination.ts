@@ -26,7 +26,7 @@ export interface Termination {
  * End a command cleanly on SIGINT (Ctrl-C) or SIGTERM rather than dying at once: the first signal
  * aborts `signal`, and the command stops what it runs, waits for it and returns
  * {@link Termination.exitStatus}, so that the process exits normally and its exit handlers run
- * (among them the removal of the sandbox's placeholder folders from the workspace). A second
+ * (among them the look that moves aside what the command made at protected paths). A second
  * signal, or a command that has not stopped {@link STOP_TIMEOUT_MS} after the first, exits at once
  * with the same status.
  */

@@ -176,7 +176,7 @@ describe("jobs over the sandbox server", () => {
     expect(processesWith(survivor)).not.toEqual([]);
     await session.release();
     expect(processesWith(survivor)).toEqual([]);
-    // No file is left in the workspace (only the empty placeholders of protected paths, a while).
+    // No file is left in the workspace.
     const left = await readdir(workspace, { recursive: true, withFileTypes: true });
     expect(left.filter((entry) => !entry.isDirectory())).toEqual([]);
     await expect(jobs.list()).rejects.toSatisfy(isSandboxUnavailable);

@@ -16,11 +16,15 @@ import { createCheckpoints } from "./checkpoints/checkpoints.js";
 import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
-import { type CommandWrapper, hiddenWith, protectionWith } from "./os/command-wrapper.js";
+import {
+  type CommandWrapper,
+  hiddenWith,
+  protectionWith,
+  type WorkspaceLook,
+} from "./os/command-wrapper.js";
 import { createCommandWrapper } from "./os/create-command-wrapper.js";
 import { failureNotes } from "./os/failure-notes.js";
 import type { HiddenScope } from "./os/hidden-reads.js";
-import { removeIdlePlaceholders } from "./os/placeholders.js";
 import type { WorkspaceProtection } from "./os/protection.js";
 import { runWarm } from "./os/session-run.js";
 import { sessionServerSupported } from "./os/session-server.js";
@@ -178,28 +182,33 @@ export async function createLocalSandbox({
     const policy = await protectionWith(commandWrapper, rootReal);
     return session?.protect(policy) ?? policy;
   };
-  // A session's jobs run between calls: what they made since the last look is made inert before
-  // a host-side tool call and when the next command ends, with its notes in that command's result.
-  let gitEntriesSeen: readonly string[] | undefined;
+  // A session's jobs run between calls: what they made since the last look (at protected paths,
+  // repositories) is moved aside or made inert before a host-side tool call and before and when the
+  // next command ends, with its notes in that command's result.
+  let seen: WorkspaceLook | undefined;
   const pendingNotes: string[] = [];
   const jobsMayHaveRun = async () =>
-    session !== undefined && gitEntriesSeen !== undefined && (await session.jobs.list()).length > 0;
+    session !== undefined && seen !== undefined && (await session.jobs.list()).length > 0;
   const repositoriesOfJobs = async () => {
-    if (mode !== "workspace-write" || !(await jobsMayHaveRun())) return;
-    const found = await commandWrapper.repositoriesMadeSince?.(rootReal, gitEntriesSeen ?? []);
+    if (mode !== "workspace-write" || seen === undefined || !(await jobsMayHaveRun())) return;
+    const found = await commandWrapper.madeSince?.(rootReal, seen);
     if (found === undefined) return;
     pendingNotes.push(...found.notes);
-    gitEntriesSeen = found.gitEntries;
+    seen = found.look;
   };
   // The file tools run unconfined on the host: they refuse what commands cannot read.
   const hidden = (scope: HiddenScope) => hiddenWith(commandWrapper, rootReal, mode, scope);
-  const prepare = (
+  const prepare = async (
     command: string,
     { cwd = "", env = {} }: { cwd?: string; env?: Record<string, string> },
     session: boolean,
-    repositoriesSince?: readonly string[],
-  ) =>
-    commandWrapper.invocation({
+    since?: WorkspaceLook,
+  ) => {
+    // The first command of a session (a job, maybe) takes the look its jobs are compared with.
+    if (session && mode === "workspace-write" && seen === undefined) {
+      seen = await commandWrapper.look?.(rootReal);
+    }
+    return commandWrapper.invocation({
       command,
       root: rootReal,
       cwd: workspaceFolder(workspace, cwd),
@@ -207,8 +216,9 @@ export async function createLocalSandbox({
       env,
       network: networkAccess,
       session,
-      ...(repositoriesSince === undefined ? {} : { repositoriesSince }),
+      ...(since === undefined ? {} : { since }),
     });
+  };
   const sessionCanRun =
     mode !== "danger-full-access" &&
     commandWrapper.backend === "bubblewrap" &&
@@ -220,6 +230,7 @@ export async function createLocalSandbox({
           rootReal,
           (command, options) => prepare(command, options, true),
           sessionOption === true ? {} : sessionOption,
+          () => repositoriesOfJobs(),
         );
 
   return {
@@ -234,12 +245,8 @@ export async function createLocalSandbox({
       // nothing of theirs outlives the session live (no command comes after to carry a note).
       const jobsRan = mode === "workspace-write" && (await jobsMayHaveRun());
       await session?.close();
-      if (jobsRan) await commandWrapper.repositoriesMadeSince?.(rootReal, gitEntriesSeen ?? []);
-      // A warm sandbox of our own wrapper holds its placeholders until it idles out.
+      if (jobsRan && seen !== undefined) await commandWrapper.madeSince?.(rootReal, seen);
       if (givenWrapper === undefined) await commandWrapper.close?.();
-      // A placeholder left idle for the next command would keep the folder from being removed
-      // (see `PLACEHOLDER_KEEPER`): there is no next command.
-      removeIdlePlaceholders({ under: rootReal });
     },
     protection,
 
@@ -293,7 +300,10 @@ export async function createLocalSandbox({
       const { fullOutputOverBytes } = options;
       checkExecOptions({ timeoutMs, maxOutputBytes, env, stdin, fullOutputOverBytes });
       const directory = workspaceFolder(workspace, cwd);
-      const since = (await jobsMayHaveRun()) ? gitEntriesSeen : undefined;
+      // What the jobs made so far is moved aside before this command's policy is found (it would
+      // be protected as it stands); what they make while it runs, when it ends.
+      await repositoriesOfJobs();
+      const since = (await jobsMayHaveRun()) ? seen : undefined;
       const invocation = await prepare(command, { cwd, env }, session !== undefined, since);
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
@@ -347,11 +357,9 @@ export async function createLocalSandbox({
             ? refused
             : failureNotes({ result, policy: confinement.policy, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
-        const repositories = confinement?.repositories;
-        if (repositories !== undefined && session !== undefined) {
-          gitEntriesSeen = repositories.gitEntries;
-        }
-        notes.push(...pendingNotes.splice(0), ...(repositories?.notes ?? []));
+        const afterwards = confinement?.afterwards;
+        if (afterwards !== undefined && session !== undefined) seen = afterwards.look;
+        notes.push(...pendingNotes.splice(0), ...(afterwards?.notes ?? []));
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

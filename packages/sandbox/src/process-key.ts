@@ -3,8 +3,8 @@ import { readFileSync, readlinkSync } from "node:fs";
 /**
  * Who a process is, for good: the boot, the pid namespace, the pid and its start time (clock
  * ticks since boot, from `/proc/<pid>/stat`), so that a pid used again by another process is not
- * taken for it. What a process leaves for cleaning after its death (placeholder registries,
- * Docker containers and their socket folders) is named by its key.
+ * taken for it. What a process leaves for cleaning after its death (Docker containers
+ * and their socket folders) is named by its key.
  */
 export interface ProcessKey {
   bootId: string;
@@ -47,7 +47,7 @@ export function processKeyOf(pid: number): ProcessKey | undefined {
   }
 }
 
-/** `boot.pidns.pid.start`: a Docker label value, and the name of a placeholder registry. */
+/** `boot.pidns.pid.start`: a Docker label value. */
 export function formatProcessKey(key: ProcessKey): string {
   return `${key.bootId}.${key.pidNamespace}.${key.pid}.${key.startTime}`;
 }

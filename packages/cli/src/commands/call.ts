@@ -97,8 +97,8 @@ export async function callCommand(command: ToolCommandInput): Promise<number> {
   const [tool] = createCodingAgentTools(client, { only: [name], extraTools });
   if (tool === undefined) throw new UsageError(`unknown tool ${name}`, { command: "call" });
   const progress = startProgress({ label: name, io });
-  // A signal stops the tool's command and waits for it, so that the process exits normally and
-  // the sandbox's placeholder folders go with it.
+  // A signal stops the tool's command and waits for it, so that the process exits normally,
+  // having looked at what the command made.
   const termination = onTermination();
   try {
     const output = await tool.execute(input, { abortSignal: termination.signal });

@@ -160,7 +160,7 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     session: { publish: parsePublishFlags(values.publish, "mcp") },
   });
   // SIGINT or SIGTERM stops the server: the tool calls' commands are stopped and waited for, so
-  // that the process exits normally (130 or 143) and the sandbox's placeholder folders go with it.
+  // that the process exits normally (130 or 143), having looked at what they made.
   const termination = onTermination();
   const stopping = new AbortController();
   const typeDiagnostics =
@@ -207,8 +207,8 @@ export async function mcpCommand({ args, io }: CommandInput): Promise<number> {
     // stdout belongs to the protocol from here on: everything human goes to stderr.
     const handle = serveStdio(factory, { onerror, transport: new PleachStdioWire() });
     io.stderr(`pleach mcp: serving ${served} over stdio\n`);
-    // A signal ends the server like the end of stdin does, so exit handlers (the sandbox's
-    // placeholder cleanup) run instead of the process dying mid-way.
+    // A signal ends the server like the end of stdin does, so the commands' ends (and the looks at
+    // what they made) run instead of the process dying mid-way.
     await new Promise<void>((resolve) => {
       process.stdin.once("end", resolve);
       process.stdin.once("close", resolve);

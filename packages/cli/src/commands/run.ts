@@ -239,7 +239,7 @@ export async function runCommand({ args, io }: CommandInput): Promise<number> {
   const sandboxProvider = await runSandbox({ values, env, io, modelName: model.name });
   const runtime = createCodingAgentRuntime({ sandboxProvider, model, maxSteps });
   // SIGINT or SIGTERM aborts the run, which stops the command that runs and reports where it
-  // stopped; the process then exits normally, and the sandbox's placeholder folders go with it.
+  // stopped; the process then exits normally, having looked at what the command made.
   const termination = onTermination();
   try {
     const result = await printAgentRun({

@@ -119,8 +119,8 @@ export async function instanceWorkspace(
       agentProvider: createLocalSandboxProvider({ root: repoRoot, mode, network, ...reads }),
       client,
       testPrelude: "",
-      // The harness's client first: closing it takes its placeholders out of the clone (as root
-      // they are immutable), so that the session's release can remove the folder.
+      // The harness's client first: its commands and jobs end before the session's release
+      // removes the folder.
       release: async () => {
         await client.close();
         await session.release();

@@ -11,13 +11,13 @@ const probe = await createLocalSandbox({ root: process.cwd() });
 const commands = probe.backend !== "none";
 await probe.close();
 
-/** Every file under `root` (not its placeholders, not `.git`), with its bytes. */
+/** Every file under `root` (not `.git`), with its bytes. */
 function files(root: string): Record<string, string> {
   const found: Record<string, string> = {};
   const walk = (folder: string) => {
     for (const name of readdirSync(folder)) {
       const full = path.join(folder, name);
-      if (name === ".git" || name === ".pleach-placeholder") continue;
+      if (name === ".git") continue;
       if (lstatSync(full).isDirectory()) walk(full);
       else found[path.relative(root, full)] = readFileSync(full).toString("base64");
     }

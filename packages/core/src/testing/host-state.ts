@@ -4,8 +4,8 @@ import path from "node:path";
 
 /**
  * What the host looks like at a set of paths: every entry beneath them with its type, mode, size,
- * owner, content hash or link target. Folder timestamps are left out (adding and removing a
- * placeholder touches the root folder's mtime, which is the one trace a command leaves).
+ * owner, content hash or link target. Folder timestamps are left out (a file a command made and
+ * removed touches its folder's mtime, which is no change a reader sees).
  */
 export async function hostState(paths: readonly string[]): Promise<Record<string, string>> {
   const state: Record<string, string> = {};

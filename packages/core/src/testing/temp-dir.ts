@@ -13,20 +13,14 @@ export async function makeTempDir(
 }
 
 /**
- * Remove `target` and all in it, also a sandbox's placeholder standing there (mode 555 with a
- * folder inside, and immutable for root), as a user who removes one by hand would: clear the
- * immutable flag, make it writable, remove it.
+ * Remove `target` and all in it, also folders a test made read-only (Go's module cache, a mode 555
+ * fixture), as a user who removes one by hand would: make it writable, remove it.
  */
 export async function forceRemove(target: string): Promise<void> {
   try {
     await rm(target, { recursive: true, force: true });
   } catch {
-    for (const [file, args] of [
-      ["/usr/bin/chattr", ["-R", "-f", "-i", target]],
-      ["/bin/chmod", ["-R", "u+w", target]],
-    ] as const) {
-      spawnSync(file, args, { stdio: "ignore" });
-    }
+    spawnSync("/bin/chmod", ["-R", "u+w", target], { stdio: "ignore" });
     await rm(target, { recursive: true, force: true });
   }
 }

@@ -10,6 +10,7 @@ import { setExecutable } from "./workspace-entries.js";
 
 const openPolicy = (root: string) => async () => ({
   root,
+  gitEntries: [],
   paths: [],
   ruleFor: () => undefined,
   ruleForIdentity: () => undefined,

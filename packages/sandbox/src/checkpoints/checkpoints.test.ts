@@ -2,7 +2,6 @@ import { execFileSync, spawn } from "node:child_process";
 import {
   chmodSync,
   closeSync,
-  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -29,9 +28,7 @@ function snapshot(root: string, skip: readonly string[] = [".git"]): Record<stri
       if (skip.includes(relative)) continue;
       const stat = lstatSync(full);
       if (stat.isSymbolicLink()) entries[relative] = `link ${readlinkSync(full)}`;
-      else if (stat.isDirectory() && existsSync(path.join(full, ".pleach-placeholder"))) {
-        // The sandbox's placeholder of a protected name, there while commands run (issue 29).
-      } else if (stat.isDirectory()) {
+      else if (stat.isDirectory()) {
         entries[relative] = "folder";
         walk(full);
       } else {
@@ -201,6 +198,7 @@ describe("checkpoints against a command that swaps folders for links", () => {
         mode: "workspace-write",
         protection: async () => ({
           root,
+          gitEntries: [],
           paths: [],
           ruleFor: () => undefined,
           ruleForIdentity: () => undefined,

@@ -91,7 +91,7 @@ export function createCheckpoints({
     const repo = await repository();
     const parent = await repo.resolve(REF);
     const hiddenPaths = hidden("workspace").map(({ path: hiddenPath }) => hiddenPath);
-    // What is protected no step changes: it is left out (the sandbox's placeholders with it).
+    // What is protected no step changes: it is left out.
     const policy = mode === "danger-full-access" ? undefined : await protection();
     const skipped: string[] = [];
     const lines: string[] = [];

@@ -59,8 +59,8 @@ export interface DockerSandboxProviderOptions {
    */
   startTimeoutMs?: number;
   /**
-   * How long a released container has to stop on its own (its server removes the placeholder
-   * folders it made in a bound workspace) before it is killed.
+   * How long a released container has to stop on its own (its server moves aside what its
+   * running commands made at protected paths of a bound workspace) before it is killed.
    * @default 10_000
    */
   stopTimeoutMs?: number;

@@ -71,7 +71,7 @@ export async function reapOrphans({
     .filter(([name, owner]) => name !== undefined && name !== "" && isDead(owner))
     .map(([name]) => name as string);
   if (orphans.length > 0) {
-    // Stopped first, so that each server removes the placeholders it made in a bound workspace.
+    // Stopped first, so that each server ends its commands and looks at what they made.
     await run(["stop", "--time", "5", ...orphans], 120_000).catch(() => "");
     await run(["rm", "--force", ...orphans]).catch(() => "");
     removed.containers.push(...orphans);

@@ -3,7 +3,7 @@
 // engine, for a provider as root (the container as the workspace's owner, root) and with a
 // non-root provider user (`user: "1000:1000"`, the workspace theirs); as another user, for that
 // user. Skips, saying why, where no engine answers.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import {
   chmod,
@@ -23,6 +23,7 @@ import path from "node:path";
 import { hostState } from "@pleach/core/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
+import { MADE_BY_COMMAND } from "../os/moved-aside.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import type { DockerSandboxProviderOptions } from "./docker-options.js";
@@ -34,7 +35,6 @@ import {
   dockerSkipReason,
   ensureSandboxImage,
   IMAGE,
-  placeholdersGone,
   repo,
 } from "./test-support/docker-engine.js";
 
@@ -165,21 +165,20 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
             ),
             attempt("cp .git/hooks/pre-commit.sample .git/hooks/pre-commit"),
             attempt(`echo 'touch ${marker}' > .bashrc`),
-            attempt(`echo 'touch ${marker}' >> .profile`),
-            attempt("rmdir .envrc && echo 'touch x' > .envrc"),
             attempt("mv .git .git-old"),
+            // Missing: made here, moved aside when the command ends.
+            `echo 'touch ${marker}' >> .profile`,
             // What may be written, is.
             "echo made > made.txt && echo WROTE",
           ].join("\n"),
         );
-        expect(verdicts(result.stdout)).toEqual(Array(8).fill("BLOCKED"));
+        expect(verdicts(result.stdout)).toEqual(Array(6).fill("BLOCKED"));
+        expect(existsSync(path.join(fixture.root, `.profile${MADE_BY_COMMAND}`))).toBe(true);
+        await rm(path.join(fixture.root, `.profile${MADE_BY_COMMAND}`));
         expect(result.stdout).toContain("WROTE");
         const made = await lstat(path.join(fixture.root, "made.txt"));
         expect([made.uid, made.gid]).toEqual(variant.owner);
-        // The placeholder folders (.envrc, .profile, ...) stand while the sandbox's session runs,
-        // and go a moment after it ends.
         await session.release();
-        await placeholdersGone(fixture.root);
         expect(await hostState(protectedPaths)).toEqual(before);
         runOwnersTools(fixture.root);
         expect(existsSync(marker)).toBe(false);
@@ -212,7 +211,7 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         expect(existsSync(marker)).toBe(false);
       }, 60_000);
 
-      it("a session job cannot write .envrc or .vscode/tasks.json when the host user removes the placeholders", async () => {
+      it("a session job that makes .envrc or .vscode/tasks.json is stopped, and what it made is moved aside", async () => {
         const fixture = await makeFixture(variant);
         fixtures.push(fixture);
         const provider = createDockerSandboxProvider(providerOptions(variant, fixture));
@@ -221,28 +220,23 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         const jobs = session.client.jobs;
         if (jobs === undefined) throw new Error("the Docker backend's server runs no jobs");
         const job = await jobs.start(
-          "echo up; while :; do echo pwned > .envrc; mkdir -p .vscode; echo '{}' > .vscode/tasks.json; done 2>/dev/null",
+          "echo up; sleep 1; while :; do echo pwned > .envrc; mkdir -p .vscode; echo '{}' > .vscode/tasks.json; done 2>/dev/null",
         );
         await jobs.output(job.jobId, { waitMs: 20_000, until: "up" });
-        expect((await lstat(path.join(fixture.root, ".envrc"))).isDirectory()).toBe(true);
-        // The host user's clean-up, as root or as the owner: git's, then a plain rm of the rest.
-        execFileSync("git", [...GIT, "clean", "-fdq"], { cwd: fixture.root, stdio: "ignore" });
-        for (const name of await readdir(fixture.root)) {
-          if (name === ".git" || name === "app.txt" || name === ".pleach-output") continue;
-          spawnSync("rm", ["-rf", "--", path.join(fixture.root, name)], { stdio: "ignore" });
-        }
-        // The container's session notices its mount points gone and stops the job.
+        // The container's session sees a protected path appear and stops the job.
         await expect
-          .poll(async () => (await jobs.list())[0]?.state, { timeout: 5_000 })
+          .poll(async () => (await jobs.list())[0]?.state, { timeout: 10_000 })
           .not.toBe("running");
         const fileAt = async (name: string) =>
           (await lstat(path.join(fixture.root, name)).catch(() => undefined))?.isFile() === true;
-        // The job loops all along: a write that got through shows within this bounded look.
-        for (let look = 0; look < 60; look += 1) {
+        await session.client.exec("true");
+        // Nothing writes them any more: a look that lasts shows none back.
+        for (let look = 0; look < 20; look += 1) {
           expect(await fileAt(".envrc")).toBe(false);
           expect(await fileAt(".vscode/tasks.json")).toBe(false);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
+        expect(await fileAt(`.envrc${MADE_BY_COMMAND}`)).toBe(true);
         await session.release();
         expect(await fileAt(".envrc")).toBe(false);
         expect(await fileAt(".vscode/tasks.json")).toBe(false);
@@ -337,8 +331,8 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         fixtures.push(fixture);
         const before = await hostState([fixture.root]);
         const options = providerOptions(variant, fixture);
-        // The owner: a node process holding a session with a command running (so that placeholder
-        // folders stand in the workspace when it is killed).
+        // The owner: a node process holding a session with a command running that made a
+        // protected path (which the server moves aside as it stops).
         const owner = spawn(
           process.execPath,
           [
@@ -348,7 +342,7 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
               const { createDockerSandboxProvider } = await import(${JSON.stringify(path.join(repo, "packages/sandbox/dist/index.js"))});
               const provider = createDockerSandboxProvider(${JSON.stringify(options)});
               const session = await provider.acquire({ workspace: ${JSON.stringify(fixture.root)} });
-              session.client.exec("sleep 60", { timeoutMs: 120000 }).catch(() => {});
+              session.client.exec("echo pwned > .envrc; sleep 60", { timeoutMs: 120000 }).catch(() => {});
               setTimeout(() => process.stdout.write(JSON.stringify({ id: session.id }) + "\\n"), 500);
               setInterval(() => {}, 1000);
             `,
@@ -378,7 +372,9 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         await waitFor(() => !docker("ps", "--all", "--format", "{{.Names}}").includes(id));
         expect(await readdir(state)).not.toContain(hex);
         expect(await readdir(state)).not.toContain(`${hex}.owner`);
-        // The server stopped cleanly: no placeholder folder is left in the workspace.
+        // The server stopped cleanly: what the command made was moved aside, nothing else is left.
+        await waitFor(() => existsSync(path.join(fixture.root, `.envrc${MADE_BY_COMMAND}`)));
+        await rm(path.join(fixture.root, `.envrc${MADE_BY_COMMAND}`));
         expect(await hostState([fixture.root])).toEqual(before);
       }, 90_000);
     });

@@ -305,7 +305,7 @@ describe.skipIf(!sessions)(
     it("refuses by name, not by ELOOP, after a link loop is made on the way to a hooks folder", async () => {
       await idle();
       // The repository is the host's (one a command made would be made inert when it ends), and
-      // so is the loop (a command could not make it: a placeholder holds the hooks folder's place).
+      // so is the loop (what a command makes at the hooks folder's place is moved aside when it ends).
       execFileSync("git", ["init", "-q", path.join(root, "sub")]);
       await symlink("loop", path.join(root, "loop"));
       execFileSync("git", [

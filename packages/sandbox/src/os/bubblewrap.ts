@@ -39,8 +39,8 @@ export interface BubblewrapArgumentsOptions {
  * The bubblewrap argv confining `command` to `policy`. Mount operations apply in order, so the
  * order below matters: the read-only host first, then the private trees, then the read view (what
  * is emptied, then what is shown again inside it), then the workspace, then
- * the pins and the mounts that protect paths inside it (a read-only bind over what exists, an
- * empty tmpfs over a placeholder, see `acquirePlaceholders`), then the socket masks.
+ * the pins and the read-only binds over the protected paths that exist in it, then the socket
+ * masks.
  */
 export function bubblewrapArguments({
   shell,
@@ -210,8 +210,11 @@ export function bubblewrapSandboxArguments({
     }
     // A mount point cannot be renamed or removed, so binding each folder between the root and a
     // protected path over itself stops `mv parent elsewhere && mkdir parent` from replacing it.
+    // What a command makes at a missing protected path is moved aside when it ends
+    // (`moveAsideAppeared`): nothing is mounted there, so the workspace looks as it is.
+    const existing = hostFacts.protectedPaths.filter(({ state }) => state !== "missing");
     const pins = new Set<string>();
-    const pinned = [...hostFacts.protectedPaths, ...hiddenInside].map(({ path: each }) => each);
+    const pinned = [...existing, ...hiddenInside].map(({ path: each }) => each);
     for (const protectedPath of pinned) {
       let parent = path.dirname(protectedPath);
       const chain: string[] = [];
@@ -222,17 +225,8 @@ export function bubblewrapSandboxArguments({
       for (const folder of chain) pins.add(folder);
     }
     for (const folder of [...pins].sort(byDepth)) args.push("--bind", folder, folder);
-    for (const { path: protectedPath, state } of hostFacts.protectedPaths) {
-      // Over a placeholder, an empty tmpfs of mode 555 protects as well as a read-only bind at
-      // about a tenth of the cost (one mount, where bubblewrap's bind adds a remount and a read
-      // of the mount table). The mount point cannot be removed or renamed, so the path cannot be
-      // created on the host; whatever the command writes inside after a chmod stays in memory
-      // and is gone with the sandbox.
-      if (state === "missing" && hostFacts.bubblewrap?.tmpfsPermissions !== false) {
-        args.push("--perms", "0555", "--tmpfs", protectedPath);
-      } else {
-        args.push("--ro-bind", protectedPath, protectedPath);
-      }
+    for (const { path: protectedPath } of existing) {
+      args.push("--ro-bind", protectedPath, protectedPath);
     }
   }
   // Hidden paths inside the workspace (a home folder there) go over its binds; in workspace-write
@@ -253,7 +247,7 @@ export function bubblewrapSandboxArguments({
  * The read view's mounts: an empty tmpfs over each emptied folder (of mode 555 `byPerms`, else
  * remounted read-only at the end, see above), `/dev/null` over each emptied file, then a
  * read-only bind of each path shown again. Bubblewrap makes the mount points inside a tmpfs of
- * mode 555 as it makes them in a placeholder: with the capabilities it drops only afterwards. A
+ * mode 555 with the capabilities it drops only afterwards. A
  * command that owns the tmpfs may chmod it and write there: in memory, gone with the sandbox.
  */
 function viewArguments(view: ReadView, byPerms: boolean): string[] {

@@ -4,7 +4,7 @@ import type { ProxyRequest } from "../network/proxy-log.js";
 import type { FailurePolicy } from "./failure-notes.js";
 import { type HiddenPath, type HiddenScope, hiddenReads } from "./hidden-reads.js";
 import { currentProtection, type HostFactsCache, sharedHostFactsCache } from "./host-facts.js";
-import type { WorkspaceProtection } from "./protection.js";
+import type { ProtectedPath, WorkspaceProtection } from "./protection.js";
 import type { SessionCommand } from "./session-processes.js";
 import type { SessionSandbox, SessionSandboxSpec } from "./session-sandbox.js";
 import type { WrappedCommand } from "./wrap-command.js";
@@ -19,19 +19,28 @@ export interface Confinement {
    */
   proxyLog: readonly ProxyRequest[];
   /**
-   * In workspace-write, filled by `release`: one note for each repository the command made,
-   * saying how it was made inert (see `makeNewRepositoriesInert`), and the git directory entries
-   * found once it ended, for the next {@link InvocationRequest.repositoriesSince}.
+   * In workspace-write, filled by `release`: one note for each protected path the command made
+   * (moved aside, see `moveAsideAppeared`) and each repository it made (made inert, see
+   * `makeNewRepositoriesInert`), and what the look once it ended found, for the next
+   * {@link InvocationRequest.since}.
    */
-  repositories?: { notes: string[]; gitEntries: string[] };
+  afterwards?: { notes: string[]; look: WorkspaceLook };
+}
+
+/**
+ * What a look at a workspace found, to tell what a command (or a session's jobs) made since: the
+ * git directory entries of its walk, and the protected paths that were missing.
+ */
+export interface WorkspaceLook {
+  gitEntries: readonly string[];
+  missing: readonly ProtectedPath[];
 }
 
 /** What every invocation has: its launch (how to start it in a process of its own), its release, and what confines it. */
 interface InvocationBase extends WrappedCommand {
   /**
-   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it makes
-   * inert the repositories the command made, lets go of the placeholder folders that kept missing
-   * protected paths uncreatable (removed once no command has used them for `placeholderIdleMs`)
+   * Call once the process group is gone (after exit, timeout, abort, or a failed spawn): it moves
+   * aside what the command made at missing protected paths, makes inert the repositories it made,
    * and stops the command's own proxy. Safe to call twice.
    */
   release(): Promise<void>;
@@ -111,12 +120,12 @@ export interface InvocationRequest {
    */
   session?: boolean;
   /**
-   * The git directory entries found at the session's last look (`Confinement.repositories`),
-   * when its jobs may have run since: a repository that appeared since then is taken for the
-   * session's and made inert when this command ends, not only one the command made.
-   * @default this call's walk: only what the command itself made
+   * What the session's last look found (`Confinement.afterwards`), when its jobs may have run
+   * since: what appeared since then is taken for the session's and moved aside or made inert when
+   * this command ends, not only what the command itself made.
+   * @default this call's look: only what the command itself made
    */
-  repositoriesSince?: readonly string[];
+  since?: WorkspaceLook;
 }
 
 /** Turns a command into a confined invocation, or refuses. */
@@ -124,11 +133,7 @@ export interface CommandWrapper {
   readonly backend: "bubblewrap" | "seatbelt" | "none";
   /** The invocation for `request`; throws `ToolError` `NO_SANDBOX` when it cannot confine it. */
   invocation(request: InvocationRequest): Promise<CommandInvocation>;
-  /**
-   * Remove now the placeholder folders no running command holds (in this process), rather than
-   * after the idle time. The wrapper stays usable. Optional: wrappers with nothing to tidy leave
-   * it out.
-   */
+  /** Stop its warm sandboxes now, rather than after their idle time. The wrapper stays usable. */
   close?(): Promise<void>;
   /**
    * What is protected in the workspace `root` now, by the same policy, walk and options the
@@ -137,15 +142,14 @@ export interface CommandWrapper {
    */
   protection?(root: string): Promise<WorkspaceProtection>;
   /**
-   * Make inert every repository that appeared in the workspace `root` since the git directory
-   * entries `since` were found (a session's jobs ran meanwhile): what `release` does after a
-   * command, asked before a host-side tool call. Returns the notes and the entries found now.
-   * Optional: a wrapper that confines nothing has nothing to look at.
+   * Move aside what appeared at protected paths of the workspace `root` and make inert every
+   * repository that appeared there since the look `since` (a session's jobs ran meanwhile): what
+   * `release` does after a command, asked before a host-side tool call. Returns the notes and
+   * what this look found. Optional: a wrapper that confines nothing has nothing to look at.
    */
-  repositoriesMadeSince?(
-    root: string,
-    since: readonly string[],
-  ): Promise<{ notes: string[]; gitEntries: string[] }>;
+  madeSince?(root: string, since: WorkspaceLook): Promise<{ notes: string[]; look: WorkspaceLook }>;
+  /** What a look at the workspace `root` finds now: the baseline of {@link madeSince}. */
+  look?(root: string): Promise<WorkspaceLook>;
   /**
    * What commands in `read-only` and `workspace-write` cannot read, for the workspace `root` (a
    * real path), by the wrapper's read policy: what host-side readers and writers (the file tools,
@@ -201,14 +205,10 @@ export interface CommandWrapperOptions {
    */
   maxDirectories?: number;
   /**
-   * How long the placeholder folders at missing protected paths (`.envrc/`, `.vscode/`, ...: empty,
-   * mode 555) stay in the workspace after the last command that used them, so that commands run
-   * back to back (a tool's several commands, a script, a test run) make them once rather than
-   * each time. `0` removes them as each command ends, leaving the workspace exactly as it was.
-   * They are also removed by `close()` and at process exit.
+   * How long a warm sandbox (see `warmSandbox`) waits unused for the next command before it stops.
    * @default 200
    */
-  placeholderIdleMs?: number;
+  warmIdleMs?: number;
   /**
    * Entries at the top of the workspace that commands may not create or change.
    * @default PROTECTED_WORKSPACE_ENTRIES
@@ -227,12 +227,12 @@ export interface CommandWrapperOptions {
   hostFactsCache?: HostFactsCache;
   /**
    * Keep a bubblewrap sandbox running between commands that come in a burst (a command starting
-   * within `placeholderIdleMs` of the last one's end in the same workspace, mode and network), and
+   * within `warmIdleMs` of the last one's end in the same workspace, mode and network), and
    * run the next ones in it: a fork and an exec instead of a new sandbox. It is used only while
    * the sandbox's argv and the identity of every protected path are unchanged, kills everything a
    * command left before the next one starts, empties its private folders, and stops after
-   * `placeholderIdleMs` unused. Needs `/usr/bin/perl` (the server inside, `session-server.ts`);
-   * without them, or with `placeholderIdleMs: 0`, every command gets a sandbox of its own, as
+   * `warmIdleMs` unused. Needs `/usr/bin/perl` (the server inside, `session-server.ts`);
+   * without them, or with `warmIdleMs: 0`, every command gets a sandbox of its own, as
    * does every command with a domain list (its proxy and the proxy's log are its own).
    * @default true
    */

@@ -12,12 +12,12 @@ import type {
   Confinement,
   InvocationRequest,
   SessionInvocation,
+  WorkspaceLook,
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
-import { acquirePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
-import { withPlaceholdersVariable } from "./placeholders-variable.js";
+import { moveAsideAppeared } from "./moved-aside.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
 import {
   nonInteractiveEnvironment,
@@ -40,7 +40,7 @@ export function createCommandWrapper({
   maxDirectories = 200_000,
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
-  placeholderIdleMs = 200,
+  warmIdleMs = 200,
   hostFactsCache: cache = sharedHostFactsCache(),
   warmSandbox = true,
   hideReads = [],
@@ -54,18 +54,18 @@ export function createCommandWrapper({
   };
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
-    warmSandbox && placeholderIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
-  const warmSlots = new WarmSlots(placeholderIdleMs);
+    warmSandbox && warmIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
+  const warmSlots = new WarmSlots(warmIdleMs);
 
   return {
     backend: chosen,
     protection: (root) =>
       currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
     hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
-    repositoriesMadeSince: (root, since) => inertSince(root, since),
+    madeSince: (root, since) => madeSince(root, since),
+    look: (root) => look(root),
     async close() {
       await warmSlots.destroyAll();
-      removeIdlePlaceholders();
     },
     async invocation({
       command,
@@ -75,7 +75,7 @@ export function createCommandWrapper({
       env,
       network,
       session = false,
-      repositoriesSince,
+      since,
     }): Promise<CommandInvocation> {
       if (mode === "danger-full-access") {
         // A long command's text is read from fd 3 (`shellCommand`).
@@ -104,7 +104,7 @@ export function createCommandWrapper({
         backend: chosen,
         probe,
         session,
-        ...(repositoriesSince === undefined ? {} : { repositoriesSince }),
+        ...(since === undefined ? {} : { since }),
       };
       // The whole network under bubblewrap goes through the proxy too, allowing every name: in
       // the host's network namespace a command would reach the host's abstract Unix sockets (X11,
@@ -124,20 +124,44 @@ export function createCommandWrapper({
     },
   };
 
-  /** Make inert what appeared in `root` since the walk that found `before`; see `finish`. */
-  async function inertSince(
+  /**
+   * Move aside what appeared at the protected paths `since` found missing, and make inert the
+   * repositories that appeared since its walk; see `finish`. `protectedBefore`: what was mounted
+   * read-only meanwhile (nothing there was made by a command).
+   */
+  async function madeSince(
     root: string,
-    before: readonly string[],
+    since: WorkspaceLook,
     protectedBefore?: readonly string[],
-  ): Promise<{ notes: string[]; gitEntries: string[] }> {
-    const after = await cache.walker(root, maxDirectories).scan();
-    const notes = makeNewRepositoriesInert({
+  ): Promise<{ notes: string[]; look: WorkspaceLook }> {
+    const notes = moveAsideAppeared(root, since.missing);
+    const after = await look(root);
+    notes.push(
+      ...makeNewRepositoriesInert({
+        root,
+        before: since.gitEntries,
+        after: after.gitEntries,
+        rootRepositoryMade: since.missing.some(({ path }) => path === `${root}/.git`),
+        ...(protectedBefore === undefined ? {} : { protectedBefore }),
+      }),
+    );
+    // Looked at again only when something was moved or made inert: the missing paths changed.
+    return { notes, look: notes.length === 0 ? after : await look(root) };
+  }
+
+  /** The git directory entries of `root` and its protected paths that are missing now. */
+  async function look(root: string): Promise<WorkspaceLook> {
+    const protection = await currentProtection({
       root,
-      before,
-      after: after.gitEntries,
-      ...(protectedBefore === undefined ? {} : { protectedBefore }),
+      maxDirectories,
+      protectedEntries,
+      hostEnvironment,
+      cache,
     });
-    return { notes, gitEntries: after.gitEntries };
+    return {
+      gitEntries: protection.gitEntries,
+      missing: protection.paths.filter(({ state }) => state === "missing"),
+    };
   }
 
   /** The invocation in the OS sandbox `backend`, with the policy's network. */
@@ -151,7 +175,7 @@ export function createCommandWrapper({
     backend,
     probe,
     session,
-    repositoriesSince,
+    since,
     proxy,
     rules,
   }: Omit<InvocationRequest, "network" | "mode"> & {
@@ -174,133 +198,113 @@ export function createCommandWrapper({
       readPolicy,
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
-    // Seatbelt matches paths, so missing protected paths need no placeholder there.
-    const lease =
-      protect && backend === "bubblewrap"
-        ? acquirePlaceholders(hostFacts.protectedPaths, {
-            idleMs: placeholderIdleMs,
-            command: true,
-          })
-        : undefined;
-    try {
-      // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
-      const commandVariables =
-        lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
-      const policy = { backend, mode, cwd, network, env: commandVariables } as const;
-      const facts =
-        lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
-      const launch = wrapCommand({ command, policy, hostFacts: facts });
-      const confinement: Confinement = {
-        policy: {
-          backend,
-          mode,
-          // A domain list's refusals are the proxy's own notes.
-          network: network !== false,
-          root: facts.root,
-          cwd,
-          protectedPaths: facts.protectedPaths,
-          hiddenPaths: facts.hiddenPaths,
-          ...(facts.readView === undefined ? {} : { readView: facts.readView }),
-        },
-        proxyLog: proxy?.log ?? [],
-        ...(protect ? { repositories: { notes: [], gitEntries: [] } } : {}),
+    const policy = { backend, mode, cwd, network, env } as const;
+    const launch = wrapCommand({ command, policy, hostFacts });
+    const confinement: Confinement = {
+      policy: {
+        backend,
+        mode,
+        // A domain list's refusals are the proxy's own notes.
+        network: network !== false,
+        root: hostFacts.root,
+        cwd,
+        protectedPaths: hostFacts.protectedPaths,
+        hiddenPaths: hostFacts.hiddenPaths,
+        ...(hostFacts.readView === undefined ? {} : { readView: hostFacts.readView }),
+      },
+      proxyLog: proxy?.log ?? [],
+      ...(protect ? { afterwards: { notes: [], look: { gitEntries: [], missing: [] } } } : {}),
+    };
+    // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
+    // session it runs in the session sandbox, through the proxy held for the session.
+    const sessionRules = session && backend === "bubblewrap" ? rules : undefined;
+    const reusable =
+      backend === "bubblewrap" &&
+      (session || (warmEnabled && rules === undefined)) &&
+      sessionServerSupported();
+    const plan = reusable ? sessionPlan() : undefined;
+    let release = async () => {};
+    let warm: SessionSandbox | undefined;
+    if (plan !== undefined && !session) {
+      const turn = warmSlots.take(`${root}\0${mode}\0${network}`, plan.key, () =>
+        startWarm(plan.spec, hostFacts.varRunIsDirectory),
+      );
+      warm = turn.sandbox;
+      release = async () => {
+        turn.done();
+        // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
+        // points in the workspace as it starts, which must not happen after the call.
+        await turn.started?.ready;
+        if (warm !== undefined && !warm.alive) await warm.destroy();
       };
-      // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
-      // session it runs in the session sandbox, through the proxy held for the session.
-      const sessionRules = session && backend === "bubblewrap" ? rules : undefined;
-      const reusable =
-        backend === "bubblewrap" &&
-        (session || (warmEnabled && rules === undefined)) &&
-        sessionServerSupported();
-      const plan = reusable ? sessionPlan() : undefined;
-      let release = async () => lease?.release();
-      let warm: SessionSandbox | undefined;
-      if (plan !== undefined && !session) {
-        const turn = warmSlots.take(`${root}\0${mode}\0${network}`, plan.key, () =>
-          startWarm(plan.spec, hostFacts.varRunIsDirectory),
-        );
-        warm = turn.sandbox;
-        release = async () => {
-          turn.done();
-          // The call that starts a warm sandbox ends once it is up: bubblewrap makes its mount
-          // points in the workspace as it starts, which must not happen after the call.
-          await turn.started?.ready;
-          // A sandbox gone under its command holds the command's lease until bubblewrap is gone,
-          // so that exit does not remove a placeholder it still mounts over.
-          if (warm !== undefined && !warm.alive) await warm.destroy();
-          await lease?.release();
-        };
-      }
-      const base = { ...launch, confinement, release: finish(release, confinement) };
-      return plan !== undefined && (session || warm !== undefined)
-        ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
-        : { kind: "one-off", ...base };
+    }
+    const base = { ...launch, confinement, release: finish(release, confinement) };
+    return plan !== undefined && (session || warm !== undefined)
+      ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
+      : { kind: "one-off", ...base };
 
-      /** What a session sandbox for the command is built from, and the key it must match. */
-      function sessionPlan(): Pick<SessionInvocation, "key" | "spec" | "command"> {
-        // The session sandbox binds the folder of its own proxy (see `SessionSandbox`).
-        const sandboxArgs = bubblewrapSandboxArguments({
-          policy: sessionRules === undefined ? policy : { ...policy, network: false },
-          hostFacts: facts,
-        });
-        const inWorkspace = new Set([root]);
-        for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
-        // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
-        for (const { path: hidden } of facts.hiddenPaths) inWorkspace.add(hidden);
-        const identities = pathIdentities(root, inWorkspace);
-        return {
-          key: `${JSON.stringify([launch.file, sandboxArgs, launch.env, sessionRules ?? null])}\n${identities}`,
-          spec: {
-            file: launch.file,
-            sandboxArgs,
-            // The seccomp filter only: a long command's text is the command's, not the sandbox's.
-            inputs: (launch.inputs ?? []).slice(0, 1),
-            protectedPaths: facts.protectedPaths,
-            placeholderIdleMs,
-            ...(sessionRules === undefined ? {} : { network: sessionRules }),
+    /** What a session sandbox for the command is built from, and the key it must match. */
+    function sessionPlan(): Pick<SessionInvocation, "key" | "spec" | "command"> {
+      // The session sandbox binds the folder of its own proxy (see `SessionSandbox`).
+      const sandboxArgs = bubblewrapSandboxArguments({
+        policy: sessionRules === undefined ? policy : { ...policy, network: false },
+        hostFacts,
+      });
+      const inWorkspace = new Set([root]);
+      for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+      // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
+      for (const { path: hidden } of hostFacts.hiddenPaths) inWorkspace.add(hidden);
+      const identities = pathIdentities(root, inWorkspace);
+      return {
+        key: `${JSON.stringify([launch.file, sandboxArgs, launch.env, sessionRules ?? null])}\n${identities}`,
+        spec: {
+          file: launch.file,
+          sandboxArgs,
+          // The seccomp filter only: a long command's text is the command's, not the sandbox's.
+          inputs: (launch.inputs ?? []).slice(0, 1),
+          protectedPaths: hostFacts.protectedPaths,
+          ...(sessionRules === undefined ? {} : { network: sessionRules }),
+        },
+        command: {
+          cwd,
+          command,
+          env: {
+            ...launch.env,
+            ...requestedEnvironment(policy.env, policyProxyEnvironment(network)),
           },
-          command: {
-            cwd,
-            command,
-            env: {
-              ...launch.env,
-              ...requestedEnvironment(policy.env, policyProxyEnvironment(network)),
-            },
-          },
-        };
-      }
-    } catch (error) {
-      await lease?.release();
-      throw error;
+        },
+      };
     }
 
     /**
-     * `release` run once, after making inert every repository the command made meanwhile (found
-     * by a walk once it ended, against this call's: git would otherwise run its config and hooks
-     * on the host, and from the next call on they would be protected as they stand), and
-     * followed by stopping the command's own proxy.
+     * `release` run once, after moving aside what the command made at missing protected paths and
+     * making inert every repository it made (found by a walk once it ended, against this call's:
+     * git would otherwise run its config and hooks on the host, and from the next call on they
+     * would be protected as they stand), and followed by stopping the command's own proxy.
      */
-    function finish(release: () => Promise<void>, { repositories }: Confinement) {
+    function finish(release: () => Promise<void>, { afterwards }: Confinement) {
       let finished: Promise<void> | undefined;
       return () => {
         finished ??= (async () => {
           try {
-            // What a session's jobs made since its last look is protected now, as it stands: only
-            // the git directories found then are known not to be theirs.
-            if (repositories !== undefined) {
-              const found = await inertSince(
+            // What a session's jobs made since its last look is theirs too: only what stood
+            // then is known not to be.
+            if (afterwards !== undefined) {
+              const existing = hostFacts.protectedPaths.filter(({ state }) => state !== "missing");
+              const found = await madeSince(
                 hostFacts.root,
-                repositoriesSince ?? hostFacts.gitEntries,
-                repositoriesSince === undefined
-                  ? hostFacts.protectedPaths.map(({ path }) => path)
-                  : undefined,
+                since ?? {
+                  gitEntries: hostFacts.gitEntries,
+                  missing: hostFacts.protectedPaths.filter(({ state }) => state === "missing"),
+                },
+                since === undefined ? existing.map(({ path }) => path) : undefined,
               );
-              repositories.notes.push(...found.notes);
-              repositories.gitEntries.push(...found.gitEntries);
+              afterwards.notes.push(...found.notes);
+              afterwards.look = found.look;
             }
           } catch (error) {
-            repositories?.notes.push(
-              `pleach could not look for repositories this command made (${(error as Error).message}); do not run git in folders it made before you looked at their config and hooks`,
+            afterwards?.notes.push(
+              `pleach could not look for what this command made at protected paths and for repositories it made (${(error as Error).message}); do not run git or open the workspace in an editor before you looked at what it made`,
             );
           } finally {
             try {
@@ -327,7 +331,7 @@ export function createCommandWrapper({
           "/dev/shm",
           ...(varRunIsDirectory ? ["/var/run"] : []),
         ],
-        idleMs: placeholderIdleMs,
+        idleMs: warmIdleMs,
       },
       () => {},
     );

@@ -30,7 +30,7 @@ export interface FailurePolicy {
   root: string;
   /** Real path of the folder the command started in: relative paths it prints are resolved here. */
   cwd: string;
-  /** The paths kept read-only for it (`HostFacts.protectedPaths`, placeholders included). */
+  /** The protected paths (`HostFacts.protectedPaths`): those that exist are read-only for it. */
   protectedPaths: readonly ProtectedPath[];
   /** The paths it could not read (`HostFacts.hiddenPaths`). */
   hiddenPaths: readonly HiddenPath[];
@@ -177,15 +177,16 @@ function noteFor(
   }
   const refusedWrite = errnos.has(policy.backend === "seatbelt" ? "EPERM" : "EROFS");
   if (policy.mode === "workspace-write") {
-    const kept = policy.protectedPaths.find((each) => isInside(each.path, absolute));
-    // Under bubblewrap a protected path is a mount point (EBUSY to remove or rename), and a
-    // missing one a placeholder folder of mode 555 (EACCES inside, EISDIR to write over it).
-    const placeholder = policy.backend === "bubblewrap" && kept?.state === "missing";
+    // Under bubblewrap a protected path that exists is a mount point (EBUSY to remove or rename);
+    // nothing stands at a missing one, which a command may make (it is moved aside at the end).
+    const kept = policy.protectedPaths.find(
+      (each) =>
+        isInside(each.path, absolute) &&
+        (policy.backend !== "bubblewrap" || each.state !== "missing"),
+    );
     if (
       kept?.rule !== undefined &&
-      (refusedWrite ||
-        (policy.backend === "bubblewrap" && errnos.has("EBUSY")) ||
-        (placeholder && (errnos.has("EACCES") || errnos.has("EISDIR"))))
+      (refusedWrite || (policy.backend === "bubblewrap" && errnos.has("EBUSY")))
     ) {
       return { key: `protected:${kept.path}`, line: protectedNote(shown, kept.rule) };
     }

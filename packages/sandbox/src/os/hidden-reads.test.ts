@@ -249,7 +249,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
     const client = await createLocalSandbox({
       root: await useTempDir(),
       mode: "read-only",
-      commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+      commandWrapper: createCommandWrapper({ credentialHomes: [home], warmIdleMs: 0 }),
     });
     const { stdout } = await client.exec(readEach(files));
     expect(stdout.trim().split("\n")).toEqual(files.map(() => "HIDDEN"));
@@ -264,7 +264,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
       const hidden = await createLocalSandbox({
         root,
         mode,
-        commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+        commandWrapper: createCommandWrapper({ credentialHomes: [home], warmIdleMs: 0 }),
       });
       const { stdout } = await hidden.exec(`${readEach(files)}\nls '${home}/.ssh' || true`);
       expect(stdout.trim().split("\n").slice(0, files.length)).toEqual(files.map(() => "HIDDEN"));
@@ -276,7 +276,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
         commandWrapper: createCommandWrapper({
           credentialHomes: [home],
           allowReads: [path.join(home, ".npmrc"), path.join(home, ".ssh")],
-          placeholderIdleMs: 0,
+          warmIdleMs: 0,
         }),
       });
       const again = await allowed.exec(readEach(files));
@@ -297,7 +297,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
       mode,
       commandWrapper: createCommandWrapper({
         hideReads: [path.join(outside, "vault"), path.join(outside, "token")],
-        placeholderIdleMs: 0,
+        warmIdleMs: 0,
       }),
     });
     const files = ["vault/key", "token", "kept"].map((file) => path.join(outside, file));
@@ -315,7 +315,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
       commandWrapper: createCommandWrapper({
         credentialHomes: [home],
         hostEnvironment: { ...process.env, HOME: home },
-        placeholderIdleMs: 0,
+        warmIdleMs: 0,
       }),
     });
     const files = [
@@ -345,7 +345,7 @@ describe.skipIf(skipReason !== undefined)("credential files hidden from commands
     const client = await createLocalSandbox({
       root: home,
       mode: "workspace-write",
-      commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+      commandWrapper: createCommandWrapper({ credentialHomes: [home], warmIdleMs: 0 }),
     });
     const first = await client.exec(`${readEach(files)}\nmv .config moved 2>/dev/null; true`);
     expect(first.stdout.trim().split("\n")).toEqual(files.map(() => "HIDDEN"));

@@ -1,12 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { statSync, utimesSync } from "node:fs";
-import { mkdir, realpath, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, symlink } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import { forceRemove, hostState, useTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createHostFactsCache, gatherHostFacts, type HostFactsCache } from "./host-facts.js";
-import { acquirePlaceholders, livePlaceholders, removeIdlePlaceholders } from "./placeholders.js";
 
 let root: string;
 beforeEach(async () => {
@@ -73,14 +72,14 @@ describe("gatherHostFacts", () => {
     ]);
   });
 
-  it("reports a symbolic link at a protected path, and the shallowest missing folder of a missing one", async () => {
+  it("reports a symbolic link at a protected path, and a missing one by its own path", async () => {
     await symlink("/etc/hostname", path.join(root, ".envrc"));
     execFileSync("git", ["init", "-q", root]);
     execFileSync("git", ["-C", root, "config", "core.hooksPath", "tools/git/hooks"]);
     expect(await protectedRelative()).toEqual([
       ".envrc symbolic-link",
       ".git directory",
-      "tools missing",
+      "tools/git/hooks missing",
     ]);
   });
 
@@ -254,7 +253,7 @@ describe("gatherHostFacts with a cache", () => {
     };
     expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({ directories: 30 });
     await tick();
-    // An empty folder (a placeholder, a repository's work tree) joins the search as it is.
+    // An empty folder (a repository's work tree) joins the search as it is.
     execFileSync("git", ["init", "-q", path.join(root, "shallow")]);
     await tick();
     expect(await gather(cache, { maxDirectories: 30 })).toMatchObject({
@@ -291,67 +290,5 @@ describe("gatherHostFacts with a cache", () => {
     const [first, second] = await Promise.all([gather(cache), gather(cache)]);
     expect(first.protectedPaths).toEqual([".git", "d9/.git"]);
     expect(second).toEqual(first);
-  });
-});
-
-describe("acquirePlaceholders", () => {
-  it("creates missing paths as empty folders, shares them between holders and removes them after the last", async () => {
-    const before = await hostState([root]);
-    const target = path.join(root, ".envrc");
-    const first = acquirePlaceholders([{ path: target, state: "missing" }]);
-    const second = acquirePlaceholders([{ path: target, state: "directory" }]);
-    expect(second.protectedPaths).toEqual([{ path: target, state: "missing" }]);
-    expect(livePlaceholders()).toContain(target);
-    await first.release();
-    expect((await hostState([target]))[target]).toMatch(/^dir 555/);
-    await second.release();
-    expect(livePlaceholders()).not.toContain(target);
-    expect(await hostState([root])).toEqual(before);
-  });
-
-  it("leaves alone a path the host created itself, and protects it as what it is", async () => {
-    const target = path.join(root, ".envrc");
-    await writeFile(target, "export A=1\n");
-    const lease = acquirePlaceholders([{ path: target, state: "missing" }]);
-    expect(lease.protectedPaths).toEqual([{ path: target, state: "file" }]);
-    await lease.release();
-    expect((await hostState([target]))[target]).toMatch(/^file/);
-  });
-
-  it("keeps an unused placeholder for idleMs, reuses it, then removes it", async () => {
-    const before = await hostState([root]);
-    const target = path.join(root, ".envrc");
-    const first = acquirePlaceholders([{ path: target, state: "missing" }], { idleMs: 50 });
-    const identity = (await hostState([target]))[target];
-    await first.release();
-    expect((await hostState([target]))[target]).toBe(identity);
-    // The next command sees the folder as present; it is still ours, so it is reused.
-    const second = acquirePlaceholders([{ path: target, state: "directory" }], { idleMs: 50 });
-    expect(second.protectedPaths).toEqual([{ path: target, state: "missing" }]);
-    expect((await hostState([target]))[target]).toBe(identity);
-    await second.release();
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(livePlaceholders()).not.toContain(target);
-    expect(await hostState([root])).toEqual(before);
-  });
-
-  it("removes idle placeholders on demand, and never one the host replaced", async () => {
-    const envrc = path.join(root, ".envrc");
-    const vscode = path.join(root, ".vscode");
-    const lease = acquirePlaceholders(
-      [
-        { path: envrc, state: "missing" },
-        { path: vscode, state: "missing" },
-      ],
-      { idleMs: 60_000 },
-    );
-    await lease.release();
-    // The host swaps our .vscode placeholder for its own folder.
-    await forceRemove(vscode);
-    await mkdir(vscode);
-    removeIdlePlaceholders();
-    expect(livePlaceholders()).not.toContain(envrc);
-    expect((await hostState([envrc]))[envrc]).toBe("missing");
-    expect((await hostState([vscode]))[vscode]).toMatch(/^dir 755/);
   });
 });

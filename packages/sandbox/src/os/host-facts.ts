@@ -27,8 +27,8 @@ export interface BubblewrapFacts {
   /** Whether `--disable-userns` works (bubblewrap 0.8 and later). */
   disableUserNamespaces: boolean;
   /**
-   * Whether `--perms` applies to `--tmpfs` (bubblewrap 0.5 and later); placeholders are then
-   * covered by an empty tmpfs rather than bound read-only. Absent means it does.
+   * Whether `--perms` applies to `--tmpfs` (bubblewrap 0.5 and later); emptied folders of the read
+   * view are made mode 555 rather than remounted read-only. Absent means it does.
    */
   tmpfsPermissions?: boolean;
 }

@@ -15,6 +15,7 @@ import { at, locate } from "../beneath.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
 import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "./git-machinery.js";
+import { freeName, MADE_BY_COMMAND } from "./moved-aside.js";
 
 /**
  * The config keys a repository made by a sandboxed command keeps, by section: none of them names a
@@ -56,6 +57,12 @@ export interface MakeInertOptions {
    * @default none: only the git directories of `before` are known not to be its
    */
   protectedBefore?: readonly string[];
+  /**
+   * Whether the root's `.git` was missing before (the walk's entries never hold it): one there now
+   * is a repository the command made.
+   * @default false
+   */
+  rootRepositoryMade?: boolean;
 }
 
 /**
@@ -73,10 +80,14 @@ export function makeNewRepositoriesInert({
   before,
   after,
   protectedBefore = [],
+  rootRepositoryMade = false,
 }: MakeInertOptions): string[] {
   const known = new Set(before);
   const protectedSet = new Set(protectedBefore);
-  const made = after.filter((entry) => !known.has(entry));
+  const rootEntry = path.join(root, ".git");
+  const rootMade =
+    rootRepositoryMade && lstatSync(rootEntry, { throwIfNoEntry: false }) !== undefined;
+  const made = [...(rootMade ? [rootEntry] : []), ...after.filter((entry) => !known.has(entry))];
   if (made.length === 0) return [];
   const workspace = workspaceRoot(root, root);
   const shown = (target: string) => path.relative(root, target) || ".";
@@ -84,7 +95,7 @@ export function makeNewRepositoriesInert({
   // A new `.git` file naming a repository that was there before leaves that one alone, however a
   // path of the command's spells it (through a link of the workspace too).
   const done = new Set(
-    [path.join(root, ".git"), ...before]
+    [...(rootMade ? [] : [rootEntry]), ...before]
       .flatMap((entry) => gitDirectoriesOf(entry, shown).folders)
       .flatMap((folder) => [folder, realOr(folder)]),
   );
@@ -150,7 +161,7 @@ function neutralise(
     const name = (entry: string) => path.join(relative, entry);
     const moved: string[] = [];
     const moveAside = (entry: string): string | undefined => {
-      const aside = freeName(workspace, folder, `${entry}.made-by-command`);
+      const aside = freeName(workspace, folder, `${entry}${MADE_BY_COMMAND}`);
       try {
         // rename(2) moves the name itself: a link there is moved, never followed.
         renameSync(at(workspace, folder, entry), at(workspace, folder, aside));
@@ -184,21 +195,6 @@ function realOr(target: string): string {
   } catch {
     return target;
   }
-}
-
-/** `base`, or `base.2`, `base.3`, ...: a name nothing (not even a link) holds in the held folder. */
-function freeName(
-  workspace: ReturnType<typeof workspaceRoot>,
-  folder: Parameters<typeof at>[1],
-  base: string,
-): string {
-  for (let index = 1; index <= 100; index += 1) {
-    const candidate = index === 1 ? base : `${base}.${index}`;
-    if (lstatSync(at(workspace, folder, candidate), { throwIfNoEntry: false }) === undefined) {
-      return candidate;
-    }
-  }
-  throw new Error(`no free name beside ${base}`);
 }
 
 /** The text of the moved config, if it is a small regular file ("" otherwise). */

@@ -2,8 +2,8 @@ import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from "nod
 import path from "node:path";
 
 /**
- * What is found today at a path that must stay read-only. `missing` means nothing of the host's is
- * there: bubblewrap needs a placeholder folder of ours at the path while a command runs.
+ * What is found today at a path that must stay read-only. `missing` means nothing is there: what a
+ * command makes there is moved aside when it ends (`moveAsideAppeared`).
  */
 export type ProtectedPathState = "directory" | "file" | "symbolic-link" | "other" | "missing";
 

@@ -8,7 +8,7 @@ describe.skipIf(process.platform !== "linux")("probeSandboxBackend on Linux", ()
   it("finds bubblewrap working exactly when confined commands run", async () => {
     const probe = await probeSandboxBackend({ backend: "bubblewrap" });
     const root = await useTempDir({ prefix: "pleach-probe-test-" });
-    const wrapper = createCommandWrapper({ backend: "bubblewrap", placeholderIdleMs: 0 });
+    const wrapper = createCommandWrapper({ backend: "bubblewrap", warmIdleMs: 0 });
     try {
       for (const mode of ["read-only", "workspace-write"] as const) {
         const request = { command: "echo ran", root, cwd: root, env: {}, network: false, mode };

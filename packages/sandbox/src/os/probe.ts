@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -66,7 +66,7 @@ async function probeBubblewrap(): Promise<BackendProbe> {
     return { backend: "bubblewrap", available: false, reason: untrusted };
   return withEmptyWorkspace(async (root) => {
     // bubblewrap before 0.8 has no --disable-userns; it still confines, with nested namespaces
-    // allowed. Before 0.5, --perms does not apply to --tmpfs: placeholders are bound read-only.
+    // allowed. Before 0.5, --perms does not apply to --tmpfs: emptied folders are remounted read-only.
     const candidates: Omit<BubblewrapFacts, "path">[] = [
       { disableUserNamespaces: true, tmpfsPermissions: true },
       { disableUserNamespaces: false, tmpfsPermissions: true },
@@ -121,8 +121,7 @@ async function withEmptyWorkspace(
 /**
  * Run `true` in an empty workspace `root` exactly as a `workspace-write` command is run there: the
  * argv, environment and inputs (bubblewrap's seccomp filter) that {@link wrapCommand} builds for
- * `backend` with the probed `bubblewrap` features, the host's sockets masked and, for bubblewrap,
- * the missing protected paths covered over placeholder folders. `refused` when pleach itself
+ * `backend` with the probed `bubblewrap` features and the host's sockets masked. `refused` when pleach itself
  * refuses to build a sandbox here (no seccomp filter for this architecture, say).
  */
 async function runWrapped(
@@ -137,12 +136,6 @@ async function runWrapped(
       cache: createHostFactsCache(),
       ...(bubblewrap === undefined ? {} : { bubblewrap }),
     });
-    if (backend === "bubblewrap") {
-      // A command's missing protected paths are placeholder folders by the time it runs.
-      for (const { path: missing, state } of hostFacts.protectedPaths) {
-        if (state === "missing") mkdirSync(missing, { recursive: true, mode: 0o555 });
-      }
-    }
     wrapped = wrapCommand({
       command: "true",
       policy: { backend, mode: "workspace-write", cwd: root, network: false, env: {} },

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
 import { HOME_FOLDER_ENTRIES, PROTECTED_ENTRIES } from "./protected-entries.js";
+import { takeMovedAside } from "./test-support/fixture.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 // One protection policy for commands and file tools: for every kind of protected path, a bash
@@ -94,6 +95,17 @@ function stateAt(root: string, target: string): string {
   return parts.join("\n");
 }
 
+/** The shallowest path that {@link stateAt} found missing. */
+function shallowestMissing(state: string): string {
+  const missing = state
+    .split("\n")
+    .filter((line) => line.endsWith(": missing"))
+    .map((line) => line.slice(0, -": missing".length));
+  const shallowest = missing[missing.length - 1];
+  if (shallowest === undefined) throw new Error(`nothing is missing in ${state}`);
+  return shallowest;
+}
+
 describe.skipIf(skipReason !== undefined)(
   `one protection policy for commands and file tools ${runningAs()}${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
   () => {
@@ -128,7 +140,6 @@ describe.skipIf(skipReason !== undefined)(
         mode: "workspace-write",
         // The workspace is the home folder of the user running pleach.
         commandWrapper: createCommandWrapper({
-          placeholderIdleMs: 0,
           hostEnvironment: { ...process.env, HOME: root },
         }),
       });
@@ -217,14 +228,21 @@ describe.skipIf(skipReason !== undefined)(
         ? " (skipped: a command may make a repository of its own; the file tools refuse its .git by name)"
         : "";
       it.skipIf(ownRepository !== "")(
-        `a bash command cannot write it${ownRepository}`,
+        `a bash command cannot write it, or what it made there is moved aside${ownRepository}`,
         async () => {
           const before = stateAt(root, target);
           const quoted = `'${target}'`;
           const result = await client.exec(
-            `mkdir -p "$(dirname ${quoted})" 2>/dev/null; printf pwned > ${quoted} && echo WROTE; rm -rf ${quoted} 2>/dev/null; true`,
+            `mkdir -p "$(dirname ${quoted})" 2>/dev/null; printf pwned > ${quoted} && echo WROTE; true`,
           );
-          expect(result.stdout).not.toContain("WROTE");
+          if (result.stdout.includes("WROTE")) {
+            // Nothing stood there: the command could make it, and it was moved aside at the end.
+            expect(before).toMatch(/: missing$/);
+            expect(result.sandboxNotes?.join("\n")).toMatch(/made by a sandboxed command/);
+            expect(await takeMovedAside(root)).not.toEqual([]);
+            // The folders on the way that are not protected themselves stay, as mkdir made them.
+            await rm(path.join(root, shallowestMissing(before)), { recursive: true, force: true });
+          }
           expect(stateAt(root, target)).toBe(before);
         },
       );

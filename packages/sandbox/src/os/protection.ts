@@ -31,9 +31,12 @@ export interface ProtectedPath {
 export interface WorkspaceProtection {
   /** Real path of the workspace root. */
   root: string;
+  /** The git directory entries below the root it was computed from (`nestedGitEntries`). */
+  gitEntries: readonly string[];
   /**
-   * The paths to keep read-only for commands, shallowest first, each once: a missing path is
-   * replaced by its shallowest missing folder, where a placeholder stands while a command runs.
+   * The protected paths, shallowest first, each once (none inside another): those that exist are
+   * kept read-only for commands, and what a command makes at a `missing` one is moved aside when
+   * it ends (`moveAsideAppeared`).
    */
   paths: ProtectedPath[];
   /**
@@ -160,16 +163,11 @@ export function workspaceProtection({
     const info = lstatOr(candidate);
     const state = stateOf(info);
     if (info !== undefined) identities.set(`${info.dev}:${info.ino}`, rule);
-    // Creating a missing path's parents would leave them behind on the host; protecting the
-    // shallowest missing folder blocks the same writes.
-    const target =
-      state === "missing" && path.dirname(candidate) !== root
-        ? shallowestMissing(root, candidate)
-        : candidate;
-    paths.push({ path: target, state, rule });
+    paths.push({ path: candidate, state, rule });
   }
   return {
     root,
+    gitEntries: nestedGitEntries,
     paths: outermostOnly(paths),
     ruleFor(relative) {
       const segments = fold(relative).split(path.sep);
@@ -203,16 +201,6 @@ function defaultHomeFolders(
     if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
   }
   return [...homes];
-}
-
-function shallowestMissing(root: string, target: string): string {
-  const segments = path.relative(root, target).split(path.sep);
-  let current = root;
-  for (const segment of segments) {
-    current = path.join(current, segment);
-    if (stateOf(lstatOr(current)) === "missing") return current;
-  }
-  return target;
 }
 
 /** Drop paths inside another listed folder (a mount over it covers them) and sort shallow first. */

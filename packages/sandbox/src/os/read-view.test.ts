@@ -134,7 +134,7 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
       const client = await createLocalSandbox({
         root: await useTempDir(),
         mode,
-        commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+        commandWrapper: createCommandWrapper({ credentialHomes: [home], warmIdleMs: 0 }),
       });
       // The variables that moved the stores, as the user's shell would set them.
       const env = Object.fromEntries(
@@ -162,7 +162,7 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
       const client = await createLocalSandbox({
         root: await useTempDir(),
         mode: "read-only",
-        commandWrapper: createCommandWrapper({ placeholderIdleMs: 0 }),
+        commandWrapper: createCommandWrapper({ warmIdleMs: 0 }),
       });
       const shadow =
         "if grep -q '^root:' /etc/shadow 2>/dev/null; then echo READ; else echo HIDDEN; fi";
@@ -186,7 +186,7 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
     const hidden = await createLocalSandbox({
       root,
       mode: "workspace-write",
-      commandWrapper: createCommandWrapper({ credentialHomes: [home], placeholderIdleMs: 0 }),
+      commandWrapper: createCommandWrapper({ credentialHomes: [home], warmIdleMs: 0 }),
     });
     const refused = await hidden.exec(`cat '${file}'`);
     expect(refused.exitCode).not.toBe(0);
@@ -198,7 +198,7 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
       commandWrapper: createCommandWrapper({
         credentialHomes: [home],
         allowReads: [path.join(home, ".m2")],
-        placeholderIdleMs: 0,
+        warmIdleMs: 0,
       }),
     });
     const read = await allowed.exec(
@@ -232,7 +232,7 @@ describe.skipIf(skipReason !== undefined)("the read view", () => {
     const client = await createLocalSandbox({
       root: await useTempDir(),
       mode: "workspace-write",
-      commandWrapper: createCommandWrapper({ placeholderIdleMs: 0 }),
+      commandWrapper: createCommandWrapper({ warmIdleMs: 0 }),
     });
     const run = await client.exec(
       [

@@ -25,7 +25,7 @@ const MACH_SERVICES = [
  * write only to the workspace (`workspace-write`) and the temporary folders, never to protected
  * paths, no network unless allowed (with a domain list, only the proxy's port of loopback), and
  * never host Unix sockets. Seatbelt matches paths rather than mounts, so a missing protected path
- * needs no placeholder, and a `.git` anywhere below the root is covered by one pattern, also one
+ * is refused by its name too, and a `.git` anywhere below the root is covered by one pattern, also one
  * created later.
  *
  * Writable paths are combined with `require-not` inside a single `allow` so the result does not
@@ -51,7 +51,7 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
   ];
   const writableRoots = [...temporaryRoots, ...(policy.mode === "workspace-write" ? [root] : [])];
   // The one protection policy (protectedPaths, missing ones included): Seatbelt matches paths, so
-  // a missing path needs no placeholder.
+  // a missing one cannot be made either.
   const protectedFilters = hostFacts.protectedPaths.map(
     ({ path: protectedPath }) => `(require-not (subpath ${quote(protectedPath)}))`,
   );

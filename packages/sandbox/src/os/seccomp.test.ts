@@ -219,7 +219,7 @@ describe("the bubblewrap wrapper", () => {
       const skipReason = await attackSuiteSkipReason();
       if (skipReason !== undefined) return;
       const root = await useTempDir({ prefix: "pleach-seccomp-" });
-      const wrapper = createCommandWrapper({ placeholderIdleMs: 0 });
+      const wrapper = createCommandWrapper({ warmIdleMs: 0 });
       const request = { command: "true", root, cwd: root, env: {}, network: false } as const;
       const arch = Object.getOwnPropertyDescriptor(process, "arch");
       try {

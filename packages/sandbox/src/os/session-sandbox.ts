@@ -5,8 +5,6 @@ import { type SessionForwarder, SessionLinks } from "../network/session-links.js
 import type { ProcessKey } from "../process-key.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
-import { pathState } from "./path-state.js";
-import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 import type { ProtectedPath } from "./protection.js";
 import {
   childOf,
@@ -33,13 +31,17 @@ export interface SessionSandboxSpec {
   sandboxArgs: readonly string[];
   /** What bubblewrap reads from fds 3, 4, ... (its seccomp filter). */
   inputs: readonly Uint8Array[];
-  /** The protected paths it mounts over, whose placeholders it holds while it runs. */
+  /** The protected paths (it mounts over those that exist: see `MountPoints`). */
   protectedPaths: readonly ProtectedPath[];
-  /** How long placeholders stay after it stops. */
-  placeholderIdleMs: number;
   /**
-   * The folder of kept outputs: an absolute path in the workspace where a memory-backed folder of
-   * at most `sizeBytes` is mounted (over an empty placeholder folder on the host).
+   * Told, from a watcher, when something appears at one of the missing `protectedPaths` while it
+   * runs (a job or a command made it, or the host did).
+   * @default nothing: what a command made is moved aside when it ends
+   */
+  onAppeared?: (target: string) => void;
+  /**
+   * The folder of kept outputs: an absolute path where a memory-backed folder of at most
+   * `sizeBytes` is mounted.
    */
   kept?: { path: string; sizeBytes: number };
   /** Private folders a {@link SessionSandbox.clean} empties of what commands left there. */
@@ -75,14 +77,13 @@ export class SessionSandbox {
   #child: ChildProcess | undefined;
   /** The sandbox's pid 1 as the host sees it: the last of the sandbox to go. */
   #init: ProcessKey | undefined;
-  #lease: PlaceholderLease | undefined;
   /** The paths it mounts over, as they were when it started. */
   #mountPoints: MountPoints | undefined;
   /**
    * The mount point whose change on the host made it destroy itself, with how many processes
    * (commands and jobs) it was running then.
    */
-  stoppedFor: { path: string; running: number } | undefined;
+  stoppedFor: { path: string; running: number; appeared?: true } | undefined;
   #dead = false;
   readonly #processes = new SessionProcesses(
     (request) => this.#send(request),
@@ -177,22 +178,19 @@ export class SessionSandbox {
       await this.#links.close();
       return false;
     }
-    const kept = this.spec.kept;
-    const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
-    if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
-    this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
-    // Stopped as soon as one changes on the host, rather than at the next command.
-    this.#mountPoints = new MountPoints(this.#lease.protectedPaths, (changed) => {
+    // Stopped as soon as a protected path it mounts over changes on the host, rather than at
+    // the next command; what appears at a missing one is the session's to judge.
+    this.#mountPoints = new MountPoints(this.spec.protectedPaths, (changed, how) => {
       if (this.#dead) return;
+      if (how === "appeared") return this.spec.onAppeared?.(changed);
       this.stoppedFor = { path: changed, running: this.#processes.running };
       void this.destroy();
     });
-    const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
-    const mounted = keptState === "missing" || keptState === "directory" ? kept : undefined;
-    this.#kept = mounted;
+    const kept = this.spec.kept;
+    this.#kept = kept;
     const statusFd = 3 + this.spec.inputs.length;
     const keptArgs =
-      mounted === undefined ? [] : ["--size", String(mounted.sizeBytes), "--tmpfs", mounted.path];
+      kept === undefined ? [] : ["--size", String(kept.sizeBytes), "--tmpfs", kept.path];
     const child = spawn(
       this.spec.file,
       [
@@ -329,15 +327,24 @@ export class SessionSandbox {
     else this.#links.publish(port, client);
   }
 
+  /**
+   * Destroy it, and everything in it, because something appeared at the missing protected path
+   * `target` while jobs ran (a job may make it again at any moment): see {@link stoppedFor}.
+   */
+  stopForAppeared(target: string): Promise<void> {
+    if (!this.#dead)
+      this.stoppedFor = { path: target, running: this.#processes.running, appeared: true };
+    return this.destroy();
+  }
+
   /** Delete a kept output. */
   removeKept(name: string): void {
     this.#send(plainRequest("remove", name));
   }
 
   /**
-   * Kill the sandbox and everything in it (every command and job, the kept outputs), and let go
-   * of its placeholders; settles once every process of it is gone (its placeholders kept if one
-   * is still there after ten seconds).
+   * Kill the sandbox and everything in it (every command and job, the kept outputs); settles once
+   * every process of it is gone.
    */
   destroy(): Promise<void> {
     if (this.#dead) return this.#gone;
@@ -359,17 +366,16 @@ export class SessionSandbox {
     const init = this.#init;
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
     if (running) child.ref();
-    // The placeholders stay until the sandbox is gone: removing a mount point detaches the mount.
-    // Its pid 1 goes last, once every process of it is gone, which may be after bubblewrap.
+    // Its pid 1 goes last, once every process of it is gone, which may be after bubblewrap: what
+    // looks at the workspace after the session must not look before its jobs are gone.
     this.#gone = (
       running
         ? new Promise<void>((resolve) => child.once("exit", () => resolve()))
         : Promise.resolve()
     )
       .then(() => (init === undefined ? true : processGone(init)))
-      .then(async (gone) => {
+      .then(async () => {
         await proxyClosed;
-        if (gone) await this.#lease?.release();
       });
     this.#processes.endAll();
     this.onGone(this);

@@ -7,7 +7,7 @@ export type StateFolder = { folder: string } | { problem: string };
 
 /**
  * `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>/<name>`: where a process keeps what the next one needs
- * (the placeholders it made, the walks of workspaces), made (mode 700) when missing. Used only
+ * (the checkpoints of workspaces), made (mode 700) when missing. Used only
  * when both folders are real folders of our uid that group and others cannot enter, since a folder
  * another user can write (or made first, in a shared `/tmp`) could have what is kept there
  * swapped; otherwise `problem` says which folder is wrong and how, for the note of the feature

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
-import { forceRemove, useTempDir } from "@pleach/core/testing";
+import { useTempDir } from "@pleach/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import type { CommandWrapper } from "./command-wrapper.js";
@@ -54,7 +54,7 @@ describe.skipIf(skipReason !== undefined)(
     beforeEach(async () => {
       root = await useTempDir({ prefix: "pleach-warm-test-" });
       execFileSync("git", ["init", "-q", root]);
-      wrapper = createCommandWrapper({ placeholderIdleMs: 60_000 });
+      wrapper = createCommandWrapper({ warmIdleMs: 60_000 });
       sandbox = await createLocalSandbox({ root, commandWrapper: wrapper });
     });
     afterEach(async () => {
@@ -162,17 +162,15 @@ describe.skipIf(skipReason !== undefined)(
         "if echo x > .git/hooks/pre-commit 2>/dev/null; then echo written; else echo refused; fi",
       );
       expect(planted.stdout).toBe("refused\n");
-      // The host removes a placeholder the warm sandbox mounted over (past its guards).
+      // The host makes a protected file the warm sandbox does not mount over (it was missing).
       await warmExec("true");
-      const placeholder = path.join(root, ".envrc");
-      expect((await lstat(placeholder)).isDirectory()).toBe(true);
-      await forceRemove(placeholder);
-      const created = await sandbox.exec(
+      const envrc = path.join(root, ".envrc");
+      await writeFile(envrc, "export SAFE=1\n");
+      const changed = await sandbox.exec(
         "if echo 'echo pwned' > .envrc 2>/dev/null; then echo written; else echo refused; fi",
       );
-      expect(created.stdout).toBe("refused\n");
-      await expect(lstat(placeholder)).resolves.toMatchObject({ size: expect.any(Number) });
-      expect((await lstat(placeholder)).isFile()).toBe(false);
+      expect(changed.stdout).toBe("refused\n");
+      expect(await readFile(envrc, "utf8")).toBe("export SAFE=1\n");
     });
   },
 );

@@ -81,7 +81,7 @@ export class WarmSlots {
 
 /**
  * Who each path is ({@link identityAt}), so that a warm sandbox is dropped once one was replaced
- * or removed: with the change time for every path but `root` (a protected path or placeholder
+ * or removed: with the change time for every path but `root` (a protected path
  * changes only from the host, since the sandbox mounts over it, while the root changes with every
  * file a command adds at its top).
  */

@@ -36,7 +36,7 @@ describe.skipIf(skipReason !== undefined)(
         token: TOKEN,
         hiddenFiles: [tokenFile],
         // A wrapper that would run back-to-back commands in a warm sandbox.
-        commandWrapper: createCommandWrapper({ warmSandbox: true, placeholderIdleMs: 5_000 }),
+        commandWrapper: createCommandWrapper({ warmSandbox: true, warmIdleMs: 5_000 }),
       });
       provider = createHttpStreamSandboxProvider({
         baseURL: server.url,

@@ -192,7 +192,7 @@ export async function createSandboxServer({
         await stopped;
         clearTimeout(grace);
         await registry.destroyAll(SHUTTING_DOWN);
-        // Aborted commands end a moment later; their placeholders are let go only then.
+        // Aborted commands end a moment later; what they made is looked at only then.
         await routes.commandsDone();
         await wrapper.close?.();
       })();

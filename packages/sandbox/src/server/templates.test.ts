@@ -106,8 +106,8 @@ async function serve(
 }
 
 /**
- * The entries at the top of a workspace as its commands see them, but for the empty placeholders
- * of missing protected paths (see PLEACH_PLACEHOLDERS): no staging folder of the clone is left.
+ * The entries at the top of a workspace as its commands see them, but for empty folders: no
+ * staging folder of the clone is left.
  */
 async function entries(client: SandboxClient): Promise<string[]> {
   const all = await client.exec("ls -A");

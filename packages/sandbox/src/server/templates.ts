@@ -4,7 +4,6 @@ import path from "node:path";
 import { isToolError, ToolError } from "@pleach/core";
 import type { ExecOptions, ExecResult } from "@pleach/core/sandbox";
 import { workspaceRoot } from "../beneath.js";
-import { removeIdlePlaceholders } from "../os/placeholders.js";
 import { workspaceFolder } from "../workspace-files.js";
 import type { SandboxTemplate } from "./protocol.js";
 
@@ -66,8 +65,6 @@ export async function fillWorkspace({
       });
     }
   } catch (error) {
-    // The clone's placeholders, idle now, would keep the folder from being removed.
-    removeIdlePlaceholders({ under: folder });
     await rm(folder, { recursive: true, force: true });
     throw error;
   }
@@ -228,17 +225,13 @@ async function cloneTemplate({
       },
     );
   }
-  // The placeholders the clone's sandbox left idle (`.git/`, `.vscode/`, ...) go before the clone's
-  // own entries take their places; they resist a plain rmdir (see `PLACEHOLDER_KEEPER`).
-  removeIdlePlaceholders({ under: folder });
   await moveUp(folder, staging);
 }
 
 /**
  * Move every entry of `folder/staging` up into `folder`, then remove `staging`. Nothing runs in the
  * workspace meanwhile (the clone's process group is gone and the sandbox is not handed out yet);
- * renames never follow a link. A protected path's empty placeholder folder that the clone's
- * sandbox left for a moment (`.git/`, `.vscode/`, ...) is removed first.
+ * renames never follow a link.
  */
 async function moveUp(folder: string, staging: string): Promise<void> {
   const source = path.join(folder, staging);
@@ -247,22 +240,7 @@ async function moveUp(folder: string, staging: string): Promise<void> {
     throw new ToolError("INTERNAL", "the git clone left no folder behind; nothing was cloned");
   }
   for (const name of await readdir(source)) {
-    const from = path.join(source, name);
-    const to = path.join(folder, name);
-    try {
-      await rename(from, to);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "EISDIR" && code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR") {
-        throw error;
-      }
-      // Only an empty folder goes (rmdir refuses any other): a placeholder, unless the wrapper
-      // removed it just now.
-      await rmdir(to).catch((failure: NodeJS.ErrnoException) => {
-        if (failure.code !== "ENOENT") throw failure;
-      });
-      await rename(from, to);
-    }
+    await rename(path.join(source, name), path.join(folder, name));
   }
   await rmdir(source);
 }

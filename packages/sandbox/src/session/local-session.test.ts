@@ -6,7 +6,6 @@ import { describeSandboxJobsContract, hostCommandLines, useTempDir } from "@plea
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
 import { createCommandWrapper } from "../os/create-command-wrapper.js";
-import { PLACEHOLDER_KEEPER } from "../os/placeholder-folder.js";
 
 const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.jobs !== undefined && probe.backend === "bubblewrap";
@@ -26,10 +25,9 @@ function hostProcesses(marker: string): string[] {
   return hostCommandLines().filter((line) => line.startsWith(marker));
 }
 
-/** What the host finds in the kept-output folder: nothing but a lingering placeholder's keeper. */
+/** What the host finds in the kept-output folder: nothing. */
 async function keptFiles(root: string): Promise<string[]> {
-  const names = await readdir(path.join(root, ".pleach-output")).catch(() => []);
-  return names.filter((name) => name !== PLACEHOLDER_KEEPER);
+  return await readdir(path.join(root, ".pleach-output")).catch(() => []);
 }
 
 describe.skipIf(!sessions)(

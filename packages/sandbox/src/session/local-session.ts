@@ -54,6 +54,7 @@ export type PrepareCommand = (
 export class LocalSession {
   readonly #root: string;
   readonly #prepare: PrepareCommand;
+  readonly #lookNow: () => Promise<void>;
   readonly #maxKept: number;
   #sandbox: SessionSandbox | undefined;
   /** Every sandbox of the session still alive: the current one and retired ones still running commands. */
@@ -74,9 +75,19 @@ export class LocalSession {
   /** Why a port could not be published, for the next command to say. */
   #publishProblems: string[] = [];
 
-  constructor(root: string, prepare: PrepareCommand, options: LocalSessionOptions = {}) {
+  /**
+   * @param lookNow moves aside what appeared at protected paths of the workspace (and makes inert
+   *   the repositories that did): called once the jobs that may have made one are stopped.
+   */
+  constructor(
+    root: string,
+    prepare: PrepareCommand,
+    options: LocalSessionOptions = {},
+    lookNow: () => Promise<void> = async () => {},
+  ) {
     this.#root = root;
     this.#prepare = prepare;
+    this.#lookNow = lookNow;
     this.#maxKept = options.maxKeptOutputBytes ?? 256 * 1024 * 1024;
     this.#publish = publishedPorts(options.publish);
     this.jobs = new JobTable(
@@ -127,20 +138,30 @@ export class LocalSession {
       this.#key = session.key;
       // Kept outputs live in the sandbox's memory: those of one that is gone are gone.
       this.#kept = [];
+      let started: SessionSandbox | undefined;
       this.#sandbox = new SessionSandbox(
         {
           ...session.spec,
+          onAppeared: (target) => {
+            // A foreground command's own is moved aside when it ends; a job could make it again
+            // at any moment, and the host's programs use it meanwhile: the jobs are stopped.
+            if (started === undefined || this.jobs.running === 0) return;
+            void started.stopForAppeared(target).then(() => this.#lookNow());
+          },
           kept: { path: path.join(this.#root, KEPT_OUTPUT_FOLDER), sizeBytes: 2 * this.#maxKept },
           publish: this.#publish.length > 0,
         },
         (gone) => {
           this.#alive.delete(gone);
           if (gone.stoppedFor !== undefined && gone.stoppedFor.running > 0) {
-            this.#stopped = stoppedJobsNote(path.relative(this.#root, gone.stoppedFor.path));
+            const shown = path.relative(this.#root, gone.stoppedFor.path);
+            this.#stopped =
+              gone.stoppedFor.appeared === true ? appearedJobsNote(shown) : stoppedJobsNote(shown);
           }
           if (this.#sandbox === gone) this.#sandbox = undefined;
         },
       );
+      started = this.#sandbox;
       this.#alive.add(this.#sandbox);
     }
     const sandbox = this.#sandbox;
@@ -337,6 +358,13 @@ function stoppedJobsNote(changed: string): string {
   return (
     `the session's background jobs and commands were stopped: ${changed} was removed or replaced on the host while they ran, ` +
     "which took its protection away from their sandbox. This command ran in a new one; start the jobs again (bash with background: true)."
+  );
+}
+
+function appearedJobsNote(made: string): string {
+  return (
+    `the session's background jobs and commands were stopped: ${made}, a protected path, was made while they ran, and a job could make it again at any moment; pleach moved it aside (see the note on it). ` +
+    "This command ran in a new sandbox; start the jobs again (bash with background: true), and do not make that path."
   );
 }
 

@@ -379,7 +379,6 @@ describe("a patch that fails once it is checked loses no file", () => {
       await expect(tool.execute({ path: ".", diff }, {})).rejects.toMatchObject({
         message: expect.stringContaining("already written: b.txt; no file was deleted"),
       });
-      // (The sandbox's placeholder folders for protected names stand beside them for a while.)
       const tree = await snapshot(root);
       expect([tree["a.txt"], tree["b.txt"], tree["c.txt"]]).toEqual([
         "keep me\n",

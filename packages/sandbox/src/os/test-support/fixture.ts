@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxMode } from "@pleach/core";
@@ -10,6 +10,7 @@ import { type NetworkOption, parseNetworkOption } from "../../network/domain-rul
 import type { WarmRunOptions } from "../../run-options.js";
 import type { CommandInvocation, CommandWrapper, InvocationRequest } from "../command-wrapper.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
+import { MADE_BY_COMMAND } from "../moved-aside.js";
 import { runWarm as runInWarm } from "../session-run.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 
@@ -196,7 +197,7 @@ export async function createAttackFixture({
   await populateAttackFolders({ root, outside, hostTemporary });
 
   // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
-  const wrapperOptions = warm ? { placeholderIdleMs: WARM_IDLE_MS } : {};
+  const wrapperOptions = warm ? { warmIdleMs: WARM_IDLE_MS } : {};
   const wrapper = createCommandWrapper(wrapperOptions);
   const clients: LocalSandbox[] = [];
   return {
@@ -234,8 +235,6 @@ export async function createAttackFixture({
         const invocation = await runner.invocation(request);
         return await runInvocation(invocation, stdin === undefined ? {} : { stdin });
       } finally {
-        // Placeholders outlive a command briefly (placeholderIdleMs); tests compare the host
-        // right after, so they are removed now.
         await runner.close?.();
       }
     },
@@ -247,10 +246,28 @@ export async function createAttackFixture({
     },
     async cleanup() {
       for (const client of clients.splice(0)) await client.close();
-      // A placeholder a command still held when the case ended resists a plain rm.
       for (const folder of [root, outside, hostTemporary]) await forceRemove(folder);
     },
   };
+}
+
+/**
+ * The workspace-relative paths of what pleach moved aside in `root` (`NAME.made-by-command`, see
+ * `moveAsideAppeared`), sorted, each removed once listed: a case then compares the host with how
+ * it was before.
+ */
+export async function takeMovedAside(root: string): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (folder: string) => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      if (entry.name.includes(MADE_BY_COMMAND)) found.push(path.relative(root, full));
+      else if (entry.isDirectory()) await visit(full);
+    }
+  };
+  await visit(root);
+  for (const each of found) await forceRemove(path.join(root, each));
+  return found.sort();
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +7,8 @@ import { expect } from "vitest";
 import { createLocalSandbox } from "../../local-sandbox.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { createHostFactsCache } from "../host-facts.js";
-import { attempt, verdicts } from "./fixture.js";
+import { MADE_BY_COMMAND } from "../moved-aside.js";
+import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 
 /**
@@ -185,13 +186,18 @@ export const gitAttacks: AttackCases = (fixture, it) => {
       const before = await fixture.state();
       const { stdout } = await fixture.run(
         [
-          attempt("mkdir -p .githooks && echo evil > .githooks/pre-commit"),
-          attempt("mkdir -p .user-hooks && echo evil > .user-hooks/pre-commit"),
+          "mkdir -p .githooks && echo evil > .githooks/pre-commit",
+          "mkdir -p .user-hooks && echo evil > .user-hooks/pre-commit",
           attempt("echo '[core] fsmonitor = evil' >> .gitconfig.shared"),
         ].join("\n"),
         { hostEnvironment },
       );
-      expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+      expect(verdicts(stdout)).toEqual(["BLOCKED"]);
+      // Missing, they could be made; they are moved aside once the command ends.
+      expect(await takeMovedAside(fixture.root)).toEqual([
+        `.githooks${MADE_BY_COMMAND}`,
+        `.user-hooks${MADE_BY_COMMAND}`,
+      ]);
       expect(await fixture.state()).toEqual(before);
       const client = await createLocalSandbox({
         root: fixture.root,
@@ -276,13 +282,29 @@ export const gitAttacks: AttackCases = (fixture, it) => {
     expect(await fixture.state()).toEqual(before);
   });
 
-  it("cannot create a .git at the root of a workspace that has none", async () => {
+  it("makes inert a .git a command makes at the root of a workspace that has none", async () => {
     execFileSync("rm", ["-rf", path.join(fixture.root, ".git")]);
-    const before = await fixture.state();
-    const { stdout } = await fixture.run(
-      [attempt("git init -q ."), attempt("mkdir -p .git/hooks")].join("\n"),
+    const marker = path.join(fixture.outside, "root-repository-ran");
+    await fixture.run(
+      [
+        "git init -q .",
+        `git config core.fsmonitor 'touch ${marker}; false'`,
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/post-checkout`,
+        "chmod +x .git/hooks/post-checkout",
+      ].join("\n"),
     );
-    expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
-    expect(await fixture.state()).toEqual(before);
+    // Host git uses the repository as the user would: nothing of the command's runs.
+    execFileSync("git", ["status", "--porcelain"], { cwd: fixture.root, stdio: "ignore" });
+    execFileSync(
+      "git",
+      ["-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "x"],
+      {
+        cwd: fixture.root,
+        stdio: "ignore",
+      },
+    );
+    execFileSync("git", ["checkout", "-q", "-b", "next"], { cwd: fixture.root, stdio: "ignore" });
+    expect(lstatSync(marker, { throwIfNoEntry: false })).toBeUndefined();
+    expect(readFileSync(path.join(fixture.root, ".git/config"), "utf8")).not.toContain("fsmonitor");
   });
 };

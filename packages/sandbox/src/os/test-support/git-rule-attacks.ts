@@ -6,7 +6,8 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import { attempt, verdicts } from "./fixture.js";
+import { MADE_BY_COMMAND } from "../moved-aside.js";
+import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 
 /** Run host git as a user would, quietly; whether it succeeds does not matter here. */
@@ -183,11 +184,15 @@ export const gitRuleAttacks: AttackCases = (fixture, it) => {
     const { stdout } = await fixture.run(
       [
         attempt(`printf '${payload(marker)}\\n' >> scripts/pre-commit.sh`),
-        attempt(`printf '#!/bin/sh\\n${payload(marker)}\\n' > scripts/post-commit.sh`),
+        `printf '#!/bin/sh\\n${payload(marker)}\\n' > scripts/post-commit.sh; chmod +x scripts/post-commit.sh`,
         attempt("mv scripts scripts-old"),
       ].join("\n"),
     );
-    expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
+    expect(verdicts(stdout)).toEqual(Array(2).fill("BLOCKED"));
+    // Where the dangling link leads was missing: what the command made there is moved aside.
+    expect(await takeMovedAside(fixture.root)).toEqual([
+      `scripts/post-commit.sh${MADE_BY_COMMAND}`,
+    ]);
     expect(await fixture.state()).toEqual(before);
     const client = await fixture.client();
     await expect(client.writeFile("scripts/pre-commit.sh", "evil\n")).rejects.toMatchObject({

@@ -16,7 +16,6 @@ import type { ExecResult } from "@pleach/core/sandbox";
 import { hostState } from "@pleach/core/testing";
 import { Sandbox } from "e2b";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from "vitest";
-import { placeholdersGone } from "../../../docker/test-support/docker-engine.js";
 import type { NetworkOption } from "../../../network/domain-rules.js";
 import { createCommandWrapper } from "../../../os/create-command-wrapper.js";
 import { type AttackFixture, populateAttackFolders } from "../../../os/test-support/fixture.js";
@@ -163,7 +162,6 @@ export function describeE2BAttacks(
     };
     const done = async (sandbox: Sandbox) => {
       await sandbox.kill();
-      await placeholdersGone(root);
     };
 
     beforeAll(async () => {
