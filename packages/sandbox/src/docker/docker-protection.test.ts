@@ -228,7 +228,7 @@ describe.skipIf(skipReason !== undefined)("Docker backend with a bound host work
         // The host user's clean-up, as root or as the owner: git's, then a plain rm of the rest.
         execFileSync("git", [...GIT, "clean", "-fdq"], { cwd: fixture.root, stdio: "ignore" });
         for (const name of await readdir(fixture.root)) {
-          if (name === ".git" || name === "app.txt" || name === ".pleach-output") continue;
+          if (name === ".git" || name === "app.txt") continue;
           spawnSync("rm", ["-rf", "--", path.join(fixture.root, name)], { stdio: "ignore" });
         }
         // The container's session notices its mount points gone and stops the job.

@@ -18,7 +18,7 @@ function fileAt(target: string): boolean {
 function cleanAsTheUser(root: string): void {
   spawnSync("git", ["clean", "-fdq"], { cwd: root, stdio: "ignore" });
   for (const name of readdirSync(root)) {
-    if (name === ".git" || name === ".pleach-output") continue;
+    if (name === ".git") continue;
     spawnSync("rm", ["-rf", "--", path.join(root, name)], { stdio: "ignore" });
   }
 }

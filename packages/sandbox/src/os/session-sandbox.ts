@@ -5,7 +5,6 @@ import { type SessionForwarder, SessionLinks } from "../network/session-links.js
 import type { ProcessKey } from "../process-key.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
-import { pathState } from "./path-state.js";
 import { acquirePlaceholders, type PlaceholderLease } from "./placeholders.js";
 import type { ProtectedPath } from "./protection.js";
 import {
@@ -38,8 +37,10 @@ export interface SessionSandboxSpec {
   /** How long placeholders stay after it stops. */
   placeholderIdleMs: number;
   /**
-   * The folder of kept outputs: an absolute path in the workspace where a memory-backed folder of
-   * at most `sizeBytes` is mounted (over an empty placeholder folder on the host).
+   * The folder of kept outputs: an absolute path inside one of the sandbox's own memory folders
+   * (`/run/pleach-output`, in its `/run`), where a memory-backed folder of at most `sizeBytes` is
+   * mounted; bubblewrap makes its mount point there, so nothing is made in the workspace or on
+   * the host.
    */
   kept?: { path: string; sizeBytes: number };
   /** Private folders a {@link SessionSandbox.clean} empties of what commands left there. */
@@ -93,7 +94,7 @@ export class SessionSandbox {
   );
   #onReady: ((ok: boolean) => void) | undefined;
   #gone: Promise<void> = Promise.resolve();
-  /** The kept-output folder, once it is mounted. */
+  /** The kept-output folder (mounted whenever the spec asks for one). */
   #kept: SessionSandboxSpec["kept"];
   /** Destroy it once its last process is gone (see {@link retire}). */
   #retired = false;
@@ -162,7 +163,7 @@ export class SessionSandbox {
     return this.#links.refusalsSince(mark);
   }
 
-  /** The kept-output folder (absolute, in the workspace) when it is mounted. */
+  /** The kept-output folder (absolute, inside the sandbox) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#kept?.path;
   }
@@ -179,7 +180,6 @@ export class SessionSandbox {
     }
     const kept = this.spec.kept;
     const wanted: ProtectedPath[] = [...this.spec.protectedPaths];
-    if (kept !== undefined) wanted.push({ path: kept.path, state: pathState(kept.path) });
     this.#lease = acquirePlaceholders(wanted, { idleMs: this.spec.placeholderIdleMs });
     // Stopped as soon as one changes on the host, rather than at the next command.
     this.#mountPoints = new MountPoints(this.#lease.protectedPaths, (changed) => {
@@ -187,12 +187,11 @@ export class SessionSandbox {
       this.stoppedFor = { path: changed, running: this.#processes.running };
       void this.destroy();
     });
-    const keptState = this.#lease.protectedPaths.find(({ path }) => path === kept?.path)?.state;
-    const mounted = keptState === "missing" || keptState === "directory" ? kept : undefined;
-    this.#kept = mounted;
+    // Mounted after the sandbox's own `--tmpfs /run`, inside it: no lease, nothing on the host.
+    this.#kept = kept;
     const statusFd = 3 + this.spec.inputs.length;
     const keptArgs =
-      mounted === undefined ? [] : ["--size", String(mounted.sizeBytes), "--tmpfs", mounted.path];
+      kept === undefined ? [] : ["--size", String(kept.sizeBytes), "--tmpfs", kept.path];
     const child = spawn(
       this.spec.file,
       [
