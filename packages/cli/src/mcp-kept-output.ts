@@ -2,15 +2,15 @@ import type { CallToolResult, ResourceLink, Server } from "@modelcontextprotocol
 import { ResourceNotFoundError } from "@modelcontextprotocol/server";
 
 /**
- * Reads a kept full output (its path relative to the workspace, `.pleach-output/NAME`) as one
+ * Reads a kept full output (its path as the sandbox names it, `/run/pleach-output/NAME`) as one
  * bounded page of text, the way read_file shows it to a model.
  */
 export type KeptOutputReader = (path: string, abortSignal: AbortSignal) => Promise<string>;
 
-/** The folder where the sandbox keeps whole outputs, relative to the workspace. */
-const KEPT_FOLDER = ".pleach-output/";
+/** The folder where the sandbox keeps whole outputs: inside the sandbox, outside the workspace. */
+const KEPT_FOLDER = "/run/pleach-output/";
 
-/** The URI of a kept output: `pleach://output/NAME` for `.pleach-output/NAME`. */
+/** The URI of a kept output: `pleach://output/NAME` for `/run/pleach-output/NAME`. */
 const URI_PREFIX = "pleach://output/";
 
 /** A kept output's file name: one plain name, never a path or a dot file. */
@@ -23,8 +23,8 @@ const LISTED = 100;
  * Kept full outputs as MCP resources: a result whose output was kept whole gets a
  * `resource_link` to it beside its text (the text stays the rendering every face shows, note
  * included), and `resources/read` of the link answers with the page `read` gives, so a client
- * that follows links gets a bounded read, not megabytes. Only names under `.pleach-output/` are
- * ever read; anything else is not found.
+ * that follows links gets a bounded read, not megabytes. Only plain names under
+ * `/run/pleach-output/` are ever read; anything else is not found.
  */
 export function createKeptOutputResources(read: KeptOutputReader): {
   /** Answer `resources/list`, `resources/templates/list` and `resources/read` on `server`. */

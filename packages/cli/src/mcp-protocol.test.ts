@@ -16,19 +16,19 @@ import {
 import { PLEACH_ICON } from "./mcp-tool-listing.js";
 
 const NOTE =
-  "[full output: 213,455 bytes kept at .pleach-output/cmd-4.log — read_file with offset/limit]";
+  "[full output: 213,455 bytes kept at /run/pleach-output/cmd-4.log — read_file with offset/limit]";
 
 /** A command whose output was cut and kept whole, as bash returns it. */
 const cut = defineTool({
   name: "cut",
   description: "Print a long output, cut, kept whole.",
-  inputSchema: z.strictObject({ path: z.string().default(".pleach-output/cmd-4.log") }),
+  inputSchema: z.strictObject({ path: z.string().default("/run/pleach-output/cmd-4.log") }),
   outputSchema: z.object({
     output: z.string(),
     fullOutput: z.object({ path: z.string(), bytes: z.number() }),
   }),
   execute: async ({ path }) => ({
-    output: `head…tail\n${NOTE.replace(".pleach-output/cmd-4.log", path)}`,
+    output: `head…tail\n${NOTE.replace("/run/pleach-output/cmd-4.log", path)}`,
     fullOutput: { path, bytes: 213_455 },
   }),
   toModelOutput: (output) => ({ output: output.output, error: false }),
@@ -173,14 +173,22 @@ describe("pleach mcp on MCP 2026-07-28 and 2025", () => {
       }
       await client.close();
     }
-    expect(asked).toEqual([".pleach-output/cmd-4.log", ".pleach-output/cmd-4.log"]);
+    expect(asked).toEqual(["/run/pleach-output/cmd-4.log", "/run/pleach-output/cmd-4.log"]);
   });
 
-  it("links nothing outside .pleach-output, and nothing without a reader", async () => {
+  it("links nothing outside /run/pleach-output, and nothing without a reader", async () => {
     const readKeptOutput = async () => "page";
     const { client } = await connect("2026-07-28", [cut], { readKeptOutput });
-    const elsewhere = await client.callTool({ name: "cut", arguments: { path: "src/a.ts" } });
-    expect(elsewhere.content).toHaveLength(1);
+    for (const path of [
+      "src/a.ts",
+      ".pleach-output/cmd-4.log",
+      "/run/pleach-output/../cmd-4.log",
+      "/run/pleach-output/.hidden",
+      "/etc/passwd",
+    ]) {
+      const elsewhere = await client.callTool({ name: "cut", arguments: { path } });
+      expect(elsewhere.content).toHaveLength(1);
+    }
     await client.close();
     const plain = await connect("2026-07-28", [cut]);
     expect((await plain.client.callTool({ name: "cut", arguments: {} })).content).toHaveLength(1);

@@ -36,7 +36,7 @@ export const PLEACH_MCP_INSTRUCTIONS =
   "pleach's tools read, search and change the files of one workspace and run commands there in a sandbox. " +
   "Every result is bounded (50,000 characters by default): a longer one keeps its head and tail and says what it left out. " +
   "read_file pages a long file: its result ends with the offset to call it again with. " +
-  "A command's cut output is kept whole under .pleach-output/ (the result names the file, and links it as a resource): read it with read_file offset/limit or search it with search_files. " +
+  "A command's cut output is kept whole under /run/pleach-output/ (the result names the file, and links it as a resource): read it with read_file offset/limit or search it with grep in bash. " +
   "Run work that may outlast the client's tool timeout as a background job (bash background: true, then job_output).";
 
 /** Options of {@link createPleachMcpServer}. */
@@ -81,7 +81,7 @@ export interface CreatePleachMcpServerOptions {
    */
   instructions?: string;
   /**
-   * Reads a kept full output (`.pleach-output/NAME`, as a tool's result names it) the way
+   * Reads a kept full output (`/run/pleach-output/NAME`, as a tool's result names it) the way
    * read_file reads it: one bounded page, with its hint. When given, a result whose output was
    * kept whole also carries a `resource_link` to it, and `resources/read` answers for the link.
    */

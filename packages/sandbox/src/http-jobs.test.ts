@@ -168,11 +168,18 @@ describe("jobs over the sandbox server", () => {
     await jobs.output(sleeper.jobId, { until: "up", waitMs: 30_000 });
     const long = await session.client.exec("seq 1 20000", { fullOutputOverBytes: 1000 });
     expect(long.fullOutput).toMatchObject({ bytes: long.stdout.length });
-    expect(await session.client.readFile(long.fullOutput?.path ?? "")).toBe(long.stdout);
-    // Kept outputs are the session's, read-only, as for the local client.
-    await expect(session.client.writeFile(".pleach-output/mine.txt", "x")).rejects.toMatchObject({
-      code: "PROTECTED_PATH",
+    const keptPath = long.fullOutput?.path ?? "";
+    expect(keptPath).toMatch(/^\/run\/pleach-output\/cmd-\d+\.log$/);
+    expect(await session.client.readFile(keptPath)).toBe(long.stdout);
+    expect((await session.client.exec(`cat ${keptPath}`)).stdout).toBe(long.stdout);
+    // Read through the file route, never written there; no other absolute path gets through.
+    await expect(session.client.writeFile(keptPath, "x")).rejects.toMatchObject({
+      code: "PATH_ESCAPE",
     });
+    for (const other of ["/run/pleach-output/../../etc/passwd", "/etc/passwd", "/run/x"]) {
+      await expect(session.client.readFile(other)).rejects.toMatchObject({ code: "PATH_ESCAPE" });
+    }
+    expect((await session.client.exec("ls -A")).stdout).not.toContain("pleach-output");
     expect(processesWith(survivor)).not.toEqual([]);
     await session.release();
     expect(processesWith(survivor)).toEqual([]);

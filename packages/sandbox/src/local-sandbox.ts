@@ -33,7 +33,7 @@ import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { LocalSession, type LocalSessionOptions } from "./session/local-session.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
-import { lexicalComponents, workspaceRoot } from "./workspace-root.js";
+import { workspaceRoot } from "./workspace-root.js";
 
 /** Options of {@link createLocalSandbox}. */
 export interface LocalSandboxOptions {
@@ -89,7 +89,7 @@ export interface LocalSandboxOptions {
    * Make the client a session: all its commands run in one sandbox kept for the client's life
    * (sharing its loopback network and private `/tmp`, and with `network` one domain proxy on the
    * host), which also holds background jobs (`jobs`) and the whole output of long results
-   * (`fullOutput`, under `.pleach-output/`). `close()` ends it and all in it, their connections
+   * (`fullOutput`, at `/run/pleach-output/NAME` inside the sandbox, never in the workspace). `close()` ends it and all in it, their connections
    * too; so does the death of this process. Needs bubblewrap in `read-only` or `workspace-write`
    * mode and `/usr/bin/perl`; elsewhere commands run as without it and jobs refuse with
    * `UNSUPPORTED`. `true` takes the defaults of {@link LocalSessionOptions}.
@@ -175,12 +175,11 @@ export async function createLocalSandbox({
     throw fromErrno(error, root);
   }
   const workspace = workspaceRoot(rootGiven, rootReal);
-  // What host-side writers refuse: the one policy, with the session's kept outputs while it holds
-  // them (a write there would land in the workspace's folder beneath, which nothing reads).
+  // What host-side writers refuse: the one policy (the session's kept outputs are outside the
+  // workspace, where no writer of the file tools reaches).
   const protection = async () => {
     await repositoriesOfJobs();
-    const policy = await protectionWith(commandWrapper, rootReal);
-    return session?.protect(policy) ?? policy;
+    return protectionWith(commandWrapper, rootReal);
   };
   // A session's jobs run between calls: what they made since the last look (at protected paths,
   // repositories) is moved aside or made inert before a host-side tool call and before and when the
@@ -252,7 +251,9 @@ export async function createLocalSandbox({
 
     async readFile(filePath: string, options: ReadFileOptions = {}) {
       const encoding = fileEncodingOf(options);
-      const keptName = session?.keptName(lexicalComponents(workspace, nonEmpty(filePath)));
+      // A kept output (exactly `/run/pleach-output/NAME`) is read through the session sandbox,
+      // before the rule that refuses absolute paths outside the workspace; nothing else passes.
+      const keptName = session?.keptName(filePath);
       if (keptName !== undefined) {
         const limit = Math.min(maxFileBytes, readLimitOf(options.maxBytes) ?? maxFileBytes);
         return (await session?.readKept(keptName, limit))?.toString(encoding) ?? "";

@@ -27,15 +27,18 @@ export interface ExecOptions {
   maxOutputBytes?: number;
   /**
    * Keep the command's whole output (stdout and stderr interleaved as they came) where `readFile`
-   * and a search in the workspace can read it, when it is longer than this many bytes; the
-   * result's `fullOutput` says where. A client without such a place ignores it.
+   * and the client's commands can read it, when it is longer than this many bytes; the result's
+   * `fullOutput` says where. A client without such a place ignores it.
    */
   fullOutputOverBytes?: number;
 }
 
 /** Where a command's whole output was kept (see {@link ExecOptions.fullOutputOverBytes}). */
 export interface KeptOutput {
-  /** Its path, relative to the workspace root. */
+  /**
+   * Its path as `readFile` and the client's commands take it: for pleach's sandboxes the absolute
+   * `/run/pleach-output/NAME`, outside the workspace (in the session sandbox's memory).
+   */
   path: string;
   /** Bytes kept there. */
   bytes: number;

@@ -40,8 +40,10 @@ export interface SessionSandboxSpec {
    */
   onAppeared?: (target: string) => void;
   /**
-   * The folder of kept outputs: an absolute path where a memory-backed folder of at most
-   * `sizeBytes` is mounted.
+   * The folder of kept outputs: an absolute path inside one of the sandbox's own memory folders
+   * (`/run/pleach-output`, in its `/run`), where a memory-backed folder of at most `sizeBytes` is
+   * mounted; bubblewrap makes its mount point there, so nothing is made in the workspace or on
+   * the host.
    */
   kept?: { path: string; sizeBytes: number };
   /** Private folders a {@link SessionSandbox.clean} empties of what commands left there. */
@@ -94,7 +96,7 @@ export class SessionSandbox {
   );
   #onReady: ((ok: boolean) => void) | undefined;
   #gone: Promise<void> = Promise.resolve();
-  /** The kept-output folder, once it is mounted. */
+  /** The kept-output folder (mounted whenever the spec asks for one). */
   #kept: SessionSandboxSpec["kept"];
   /** Destroy it once its last process is gone (see {@link retire}). */
   #retired = false;
@@ -163,7 +165,7 @@ export class SessionSandbox {
     return this.#links.refusalsSince(mark);
   }
 
-  /** The kept-output folder (absolute, in the workspace) when it is mounted. */
+  /** The kept-output folder (absolute, inside the sandbox) when it is mounted. */
   get keptFolder(): string | undefined {
     return this.#kept?.path;
   }
@@ -187,6 +189,7 @@ export class SessionSandbox {
       void this.destroy();
     });
     const kept = this.spec.kept;
+    // Mounted after the sandbox's own `--tmpfs /run`, inside it: nothing is made on the host.
     this.#kept = kept;
     const statusFd = 3 + this.spec.inputs.length;
     const keptArgs =

@@ -103,9 +103,6 @@ sub start {
   if ($w{in}) { my $flags = fcntl($w{in}, F_GETFL, 0); fcntl($w{in}, F_SETFL, $flags | O_NONBLOCK) }
   $cmd{$id} = $c; $byKeeper{$keeper} = $id;
 }
-if ($keptDir ne '') {
-  if (sysopen(my $ignore, "$keptDir/.gitignore", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644)) { print $ignore "*\n"; close($ignore) }
-}
 $SIG{PIPE} = 'IGNORE';
 say_("ready\n");
 my $buffer = '';

@@ -1,5 +1,5 @@
 import type http from "node:http";
-import { isToolError } from "@pleach/core";
+import { keptOutputName } from "../session/kept-path.js";
 import { badRequest, HttpError, methodNotAllowed } from "./http-errors.js";
 import { strictQuery, wholeNumber } from "./query.js";
 import { MAX_REQUEST_BYTES_SETTING, readRequestBody } from "./read-body.js";
@@ -29,15 +29,13 @@ export async function serveFile({
   if (request.method === "GET") {
     const { files, client } = sandbox();
     const { filePath, maxBytes } = fileQuery(url, "GET");
-    const bytes = await files.read(filePath, maxBytes).catch(async (error: unknown) => {
-      // A kept output (.pleach-output/) lives in the session sandbox's memory, not on the host's
-      // disk: a file the disk does not have is asked of the sandbox's client, which reads those.
-      if (!isToolError(error) || error.code !== "NOT_FOUND") throw error;
-      return Buffer.from(
-        await client.readFile(filePath, { encoding: "base64", maxBytes }),
-        "base64",
-      );
-    });
+    // A kept output (exactly `/run/pleach-output/NAME`) lives in the session sandbox's memory,
+    // outside the workspace: it is asked of the sandbox's client, which reads those; any other
+    // path is a workspace file, read from the disk under the usual rules.
+    const bytes =
+      keptOutputName(filePath) === undefined
+        ? await files.read(filePath, maxBytes)
+        : Buffer.from(await client.readFile(filePath, { encoding: "base64", maxBytes }), "base64");
     response.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-length": bytes.length,

@@ -112,9 +112,10 @@ async function serve(
 async function entries(client: SandboxClient): Promise<string[]> {
   const all = await client.exec("ls -A");
   expect(all.stdout).not.toContain(".pleach-clone");
-  // The session's folder of kept outputs (ignored by git) is the sandbox's, not the template's.
+  // The session's kept outputs are outside the workspace (/run/pleach-output): nothing of them here.
+  expect(all.stdout).not.toContain("pleach-output");
   const listed = await client.exec(
-    "find . -mindepth 1 -maxdepth 1 ! -empty ! -name .pleach-output -printf '%f\\n' | sort",
+    "find . -mindepth 1 -maxdepth 1 ! -empty -printf '%f\\n' | sort",
   );
   return listed.stdout.split("\n").filter((name) => name !== "");
 }

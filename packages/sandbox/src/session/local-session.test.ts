@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { sandboxJobsOf } from "@pleach/core/sandbox";
@@ -25,15 +26,20 @@ function hostProcesses(marker: string): string[] {
   return hostCommandLines().filter((line) => line.startsWith(marker));
 }
 
-/** What the host finds in the kept-output folder: nothing. */
+/**
+ * What the host finds of the kept outputs, in the workspace or in its own `/run`: nothing, ever
+ * (they live in the session sandbox's `/run/pleach-output`, a memory folder of its own).
+ */
 async function keptFiles(root: string): Promise<string[]> {
-  return await readdir(path.join(root, ".pleach-output")).catch(() => []);
+  const names = await readdir(root, { recursive: true });
+  const found = names.filter((name) => name.includes("pleach-output"));
+  return existsSync("/run/pleach-output") ? [...found, "/run/pleach-output"] : found;
 }
 
 describe.skipIf(!sessions)(
   `local session sandbox (${sessions ? "bubblewrap" : skipReason})`,
   () => {
-    it("keeps a long output whole where readFile and rg read it, unseen by git, gone at close", async () => {
+    it("keeps a long output whole outside the workspace, where readFile, cat and rg read it, gone at close", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: true });
       try {
@@ -43,49 +49,80 @@ describe.skipIf(!sessions)(
           fullOutputOverBytes: 40_000,
         });
         expect(result.truncated).toBe(true);
-        expect(result.fullOutput).toEqual({ path: ".pleach-output/cmd-1.log", bytes: 588_895 });
-        const whole = await client.readFile(".pleach-output/cmd-1.log");
+        expect(result.fullOutput).toEqual({ path: "/run/pleach-output/cmd-1.log", bytes: 588_895 });
+        const whole = await client.readFile("/run/pleach-output/cmd-1.log");
         expect(whole.split("\n").length).toBe(100_001);
         expect(whole.endsWith("99999\n100000\n")).toBe(true);
-        const found = await client.exec("rg -n '^77777$' .pleach-output/cmd-1.log");
+        const found = await client.exec("rg -n '^77777$' /run/pleach-output/cmd-1.log");
         expect(found.stdout).toBe("77777:77777\n");
+        const counted = await client.exec("cat /run/pleach-output/cmd-1.log | wc -l");
+        expect(counted.stdout).toBe("100000\n");
+        // Nothing of it in the workspace, inside the sandbox or on the host, while the session
+        // holds it (the protected paths' placeholders are another matter).
+        expect((await client.exec("ls -A")).stdout.split("\n")).not.toContain(".pleach-output");
+        expect((await client.exec("find . -name '*pleach-output*'")).stdout).toBe("");
+        expect((await client.exec("tar -cf - . | tar -tf - | grep pleach-output")).stdout).toBe("");
+        expect(await keptFiles(root)).toEqual([]);
         expect((await client.exec("git status --porcelain --untracked-files=all")).stdout).toBe("");
         const short = await client.exec("seq 1 10", { fullOutputOverBytes: 40_000 });
         expect(short.fullOutput).toBeUndefined();
-        await expect(client.readFile(".pleach-output/cmd-2.log")).rejects.toMatchObject({
+        await expect(client.readFile("/run/pleach-output/cmd-2.log")).rejects.toMatchObject({
           code: "NOT_FOUND",
         });
       } finally {
         await client.close();
       }
       expect(await keptFiles(root)).toEqual([]);
+      await expect(client.readFile("/run/pleach-output/cmd-1.log")).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
       await expect(client.exec("true")).rejects.toMatchObject({ code: "UNSUPPORTED" });
     });
 
-    it("refuses the file tools' writes into the kept-output folder, which only the session's outputs hold", async () => {
+    it("reads exactly /run/pleach-output/NAME outside the workspace, no other absolute path, and never writes there", async () => {
       const root = await useTempDir();
       const client = await createLocalSandbox({ root, session: true });
       try {
         const result = await client.exec("seq 1 100", { fullOutputOverBytes: 10 });
-        expect(result.fullOutput?.path).toBe(".pleach-output/cmd-1.log");
-        for (const target of [".pleach-output/cmd-1.log", "./.pleach-output/notes/x.txt"]) {
-          await expect(client.writeFile(target, "edited")).rejects.toMatchObject({
-            code: "PROTECTED_PATH",
+        expect(result.fullOutput?.path).toBe("/run/pleach-output/cmd-1.log");
+        expect((await client.readFile("/run/pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(
+          true,
+        );
+        for (const other of [
+          "/run/pleach-output/../../etc/passwd",
+          "/run/pleach-output/../pleach-output/cmd-1.log",
+          "/run/pleach-output/./cmd-1.log",
+          "/run/pleach-output//cmd-1.log",
+          "/run/pleach-output/cmd-1.log/",
+          "/run/pleach-output/",
+          "/run/pleach-output",
+          "/run/pleach-output/..",
+          "/run/pleach-output/.hidden",
+          "/run/pleach-output/a/b",
+          "/etc/passwd",
+          "/run/x",
+          "//run/pleach-output/cmd-1.log",
+        ]) {
+          await expect(client.readFile(other), other).rejects.toMatchObject({
+            code: "PATH_ESCAPE",
           });
         }
-        await expect(
-          client.writeFile(path.join(root, "src/../.pleach-output/x.txt"), "edited"),
-        ).rejects.toMatchObject({ code: "PROTECTED_PATH" });
-        // Judged on the path as walked: a link a command made to the folder does not get past.
-        await client.exec("ln -s .pleach-output link");
-        await expect(client.writeFile("link/x.txt", "edited")).rejects.toMatchObject({
-          code: "PROTECTED_PATH",
+        await expect(client.writeFile("/run/pleach-output/cmd-1.log", "x")).rejects.toMatchObject({
+          code: "PATH_ESCAPE",
         });
-        expect((await client.readFile(".pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(true);
+        // The old spelling is an ordinary workspace path: no alias, no protection, no shadowing.
+        await expect(client.readFile(".pleach-output/cmd-1.log")).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+        await client.writeFile(".pleach-output/cmd-1.log", "the user's own\n");
+        expect(await client.readFile(".pleach-output/cmd-1.log")).toBe("the user's own\n");
+        expect((await client.exec("cat .pleach-output/cmd-1.log")).stdout).toBe("the user's own\n");
+        expect((await client.readFile("/run/pleach-output/cmd-1.log")).startsWith("1\n2\n")).toBe(
+          true,
+        );
       } finally {
         await client.close();
       }
-      expect(await keptFiles(root)).toEqual([]);
     });
 
     it("bounds the kept outputs of a session: the oldest go", async () => {
@@ -124,13 +161,13 @@ describe.skipIf(!sessions)(
       const client = await createLocalSandbox({ root, session: { maxKeptOutputBytes: 100_000 } });
       try {
         // Commands can write the folder too, which is bounded at twice the session's bound.
-        await client.exec("head -c 150000 /dev/zero > .pleach-output/filler");
+        await client.exec("head -c 150000 /dev/zero > /run/pleach-output/filler");
         const result = await client.exec("seq 1 20000", {
           fullOutputOverBytes: 1000,
           maxOutputBytes: 100,
         });
         expect(result.fullOutput).toBeUndefined();
-        expect((await client.exec("ls .pleach-output")).stdout).toBe("filler\n");
+        expect((await client.exec("ls -A /run/pleach-output")).stdout).toBe("filler\n");
       } finally {
         await client.close();
       }

@@ -5,10 +5,10 @@ import type { ExecResult, KeptOutput } from "@pleach/core/sandbox";
 import { listenOnLoopback, publishedPorts } from "../network/published-ports.js";
 import { fitsInArgument } from "../os/command-text.js";
 import type { CommandInvocation, SessionInvocation } from "../os/command-wrapper.js";
-import type { WorkspaceProtection } from "../os/protection.js";
 import { runInSession, type SessionRunOptions } from "../os/session-run.js";
 import { SessionSandbox } from "../os/session-sandbox.js";
 import { JobTable } from "./job-table.js";
+import { KEPT_OUTPUT_FOLDER, keptOutputName } from "./kept-path.js";
 
 /** Options of a local sandbox's session (`session` of `createLocalSandbox`). */
 export interface LocalSessionOptions {
@@ -23,8 +23,9 @@ export interface LocalSessionOptions {
    */
   maxJobOutputBytes?: number;
   /**
-   * Bytes of whole outputs kept for the session (`fullOutput` of a result, in `.pleach-output/` of
-   * the workspace, in memory): past it the oldest are removed; one output alone keeps at most this.
+   * Bytes of whole outputs kept for the session (`fullOutput` of a result, in `/run/pleach-output/`
+   * inside the session sandbox, in memory, never in the workspace): past it the oldest are
+   * removed; one output alone keeps at most this.
    * @default 268_435_456
    */
   maxKeptOutputBytes?: number;
@@ -36,9 +37,6 @@ export interface LocalSessionOptions {
    */
   publish?: readonly number[];
 }
-
-/** Where kept outputs are, in the workspace, while a session sandbox runs. */
-const KEPT_OUTPUT_FOLDER = ".pleach-output";
 
 /** Prepares a command as the client's wrapper confines it, asking for a session sandbox. */
 export type PrepareCommand = (
@@ -148,7 +146,7 @@ export class LocalSession {
             if (started === undefined || this.jobs.running === 0) return;
             void started.stopForAppeared(target).then(() => this.#lookNow());
           },
-          kept: { path: path.join(this.#root, KEPT_OUTPUT_FOLDER), sizeBytes: 2 * this.#maxKept },
+          kept: { path: KEPT_OUTPUT_FOLDER, sizeBytes: 2 * this.#maxKept },
           publish: this.#publish.length > 0,
         },
         (gone) => {
@@ -237,40 +235,20 @@ export class LocalSession {
   }
 
   /**
-   * The name of the kept output that a path names (its components below the root, as
-   * `lexicalComponents` gives them), when it is one and the session sandbox holding it runs;
-   * `undefined` otherwise (read it from the workspace as usual).
+   * The name of the kept output that a path names: exactly `/run/pleach-output/NAME` (see
+   * `keptOutputName`), read through the session sandbox whether or not it still holds it (one
+   * that is gone answers `NOT_FOUND`, never the host's `/run`); `undefined` for any other path,
+   * which the usual rules on workspace paths judge (an absolute path outside it is refused).
    */
-  keptName(components: readonly string[]): string | undefined {
-    if (!this.#holdsKept() || components[0] !== KEPT_OUTPUT_FOLDER) return undefined;
-    return components.length === 2 ? components[1] : undefined;
-  }
-
-  /**
-   * `policy` with the kept-output folder protected while the session sandbox holds it: a write of
-   * the file tools there would land in the workspace's folder beneath, which reads do not see
-   * and close leaves behind.
-   */
-  protect(policy: WorkspaceProtection): WorkspaceProtection {
-    if (!this.#holdsKept()) return policy;
-    return {
-      ...policy,
-      ruleFor: (relative) =>
-        relative === KEPT_OUTPUT_FOLDER || relative.startsWith(`${KEPT_OUTPUT_FOLDER}/`)
-          ? `${KEPT_OUTPUT_FOLDER}/ holds this session's kept outputs, which are read-only; write the file elsewhere in the workspace`
-          : policy.ruleFor(relative),
-    };
-  }
-
-  #holdsKept(): boolean {
-    return this.#sandbox?.keptFolder !== undefined && this.#sandbox.alive;
+  keptName(requested: unknown): string | undefined {
+    return keptOutputName(requested);
   }
 
   /** Read a kept output through the session sandbox: at most `maxBytes`, else `TOO_LARGE`. */
   async readKept(name: string, maxBytes: number): Promise<Buffer> {
     const sandbox = this.#sandbox;
     const folder = sandbox?.keptFolder;
-    if (sandbox === undefined || folder === undefined || !/^[A-Za-z0-9._-]+$/.test(name)) {
+    if (!sandbox?.alive || folder === undefined || keptOutputName(`${folder}/${name}`) !== name) {
       throw keptMissing(name);
     }
     const command =
@@ -293,7 +271,7 @@ export class LocalSession {
     if (Number(size) > maxBytes) {
       throw new ToolError(
         "TOO_LARGE",
-        `${KEPT_OUTPUT_FOLDER}/${name} holds ${Number(size)} bytes, more than the ${maxBytes} asked for; search it with search_files, or read part of it with bash (sed -n '1,200p' ${KEPT_OUTPUT_FOLDER}/${name})`,
+        `${KEPT_OUTPUT_FOLDER}/${name} holds ${Number(size)} bytes, more than the ${maxBytes} asked for; search it or read part of it with bash (grep -n PATTERN ${KEPT_OUTPUT_FOLDER}/${name}, sed -n '1,200p' ${KEPT_OUTPUT_FOLDER}/${name})`,
         { details: { bytes: Number(size), maxBytes } },
       );
     }

@@ -215,7 +215,7 @@ describe("git_diff", () => {
         if (over === undefined || result.stdout.length <= over) return result;
         return {
           ...result,
-          fullOutput: { path: ".pleach-output/cmd-2.log", bytes: result.stdout.length },
+          fullOutput: { path: "/run/pleach-output/cmd-2.log", bytes: result.stdout.length },
         };
       },
     };
@@ -223,12 +223,12 @@ describe("git_diff", () => {
     git(repo, "add", ".");
     const output = await tool.execute({ cwd: "repo", staged: true });
     expect(asked).toContain(1_000);
-    expect(output.fullOutput?.path).toBe(".pleach-output/cmd-2.log");
+    expect(output.fullOutput?.path).toBe("/run/pleach-output/cmd-2.log");
     expect(
       tool.toModelOutput(output).output.split("\n").slice(-2).join("\n"),
     ).toMatchInlineSnapshot(`
       "[the diff text was cut; to see the rest, call git_diff again with \`paths\` naming some of the 10 files above]
-      [full output: 10,300 bytes kept at .pleach-output/cmd-2.log — read_file with offset/limit, or search_files with path ".pleach-output", glob "cmd-2.log" and includeIgnored: true]"
+      [full output: 10,300 bytes kept at /run/pleach-output/cmd-2.log — read_file with offset/limit, or search it with bash: grep -n PATTERN /run/pleach-output/cmd-2.log]"
     `);
   });
 

@@ -126,33 +126,35 @@ describe.skipIf(!sessions)("the job tools over a local session sandbox", () => {
     expect(changed.output).toMatchObject({ matched: true, state: "running" });
   });
 
-  it("keeps a cut output whole where read_file and search_files find it", async () => {
+  it("keeps a cut output whole outside the workspace, where read_file and grep find it", async () => {
     const { call, root } = await session();
     execFileSync("git", ["init", "-q", root]);
     const result = await call("bash", { command: "seq 1 100000" });
     expect(result.output).toMatchObject({
       truncated: true,
-      fullOutput: { path: ".pleach-output/cmd-1.log", bytes: 588_895 },
+      fullOutput: { path: "/run/pleach-output/cmd-1.log", bytes: 588_895 },
     });
     expect(result.text.split("\n").at(-1)).toBe(
-      '[full output: 588,895 bytes kept at .pleach-output/cmd-1.log — read_file with offset/limit, or search_files with path ".pleach-output", glob "cmd-1.log" and includeIgnored: true]',
+      "[full output: 588,895 bytes kept at /run/pleach-output/cmd-1.log — read_file with offset/limit, or search it with bash: grep -n PATTERN /run/pleach-output/cmd-1.log]",
     );
     const read = await call("read_file", {
-      path: ".pleach-output/cmd-1.log",
+      path: "/run/pleach-output/cmd-1.log",
       offset: 77_777,
       limit: 1,
     });
     expect(read.text).toContain("77777");
     // Searched as the note says.
-    const found = await call("search_files", {
-      pattern: "^77777$",
-      path: ".pleach-output",
-      glob: "cmd-1.log",
-      includeIgnored: true,
-    });
-    expect(found.output).toEqual([
-      { path: ".pleach-output/cmd-1.log", line: 77_777, snippet: "77777" },
-    ]);
+    const found = await call("bash", { command: "grep -n '^77777$' /run/pleach-output/cmd-1.log" });
+    expect(found.text).toBe("77777:77777\n");
+    // Nothing of it in the workspace, for the model's tools or the host.
+    const listed = await call("list_files", { dir: ".", includeIgnored: true });
+    expect(JSON.stringify(listed.output)).not.toContain("pleach-output");
+    expect((await call("bash", { command: "ls -A" })).text.split("\n")).not.toContain(
+      ".pleach-output",
+    );
+    await expect(
+      call("read_file", { path: "/run/pleach-output/../../etc/passwd" }),
+    ).rejects.toMatchObject({ code: "PATH_ESCAPE" });
   });
 
   it("ends every job when the session closes", async () => {

@@ -4,9 +4,9 @@ import type { ExecOptions, ExecResult, KeptOutput, SandboxClient } from "../../s
 import { createBashTool } from "../bash/tool.js";
 import { createRunTestsTool } from "../run-tests/tool.js";
 
-const KEPT: KeptOutput = { path: ".pleach-output/cmd-4.log", bytes: 213_455 };
+const KEPT: KeptOutput = { path: "/run/pleach-output/cmd-4.log", bytes: 213_455 };
 const NOTE =
-  '[full output: 213,455 bytes kept at .pleach-output/cmd-4.log — read_file with offset/limit, or search_files with path ".pleach-output", glob "cmd-4.log" and includeIgnored: true]';
+  "[full output: 213,455 bytes kept at /run/pleach-output/cmd-4.log — read_file with offset/limit, or search it with bash: grep -n PATTERN /run/pleach-output/cmd-4.log]";
 
 /**
  * A client whose `exec` prints `stdout` and keeps it whole (unless `fullOutput` is null) when
@@ -54,7 +54,7 @@ describe("the full output's note", () => {
     const { client } = printing("x".repeat(60_000), { ...KEPT, droppedBytes: 12_000 });
     const output = await createBashTool(client).execute({ command: "yes" });
     expect(output.output).toContain(
-      "[full output: its first 213,455 bytes kept (12,000 more were past the session's bound on kept output) at .pleach-output/cmd-4.log",
+      "[full output: its first 213,455 bytes kept (12,000 more were past the session's bound on kept output) at /run/pleach-output/cmd-4.log",
     );
   });
 

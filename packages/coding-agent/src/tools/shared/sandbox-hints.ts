@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ExecResult, type KeptOutput, NETWORK_OFF_NOTE_START } from "../../sandbox/index.js";
+import { shellQuote } from "./shell-quote.js";
 
 /**
  * What the tools that run commands (bash, run_tests, git_clone) tell the model beyond what the
@@ -25,7 +26,11 @@ export function networkOffNoted(result: Pick<ExecResult, "sandboxNotes">): boole
 /** Where a command's whole output was kept, as the tools that run commands return it. */
 export const keptOutputSchema = z
   .object({
-    path: z.string().describe("Its path, relative to the workspace root."),
+    path: z
+      .string()
+      .describe(
+        "Its absolute path inside the sandbox (/run/pleach-output/NAME), outside the workspace: read_file reads it, and so do the sandbox's commands (cat, grep).",
+      ),
     bytes: z.number().int().nonnegative().describe("Bytes kept there."),
     droppedBytes: z
       .number()
@@ -35,7 +40,7 @@ export const keptOutputSchema = z
       .describe("Bytes past the session's bound on kept output, not kept."),
   })
   .describe(
-    "When the output was longer than the result holds and the sandbox keeps whole outputs: where the whole of it (stdout and stderr as they came) can be read with read_file and searched with search_files.",
+    "When the output was longer than the result holds and the sandbox keeps whole outputs: where the whole of it (stdout and stderr as they came) can be read with read_file and searched with grep in bash.",
   );
 
 /**
@@ -52,15 +57,12 @@ export function fullOutputNoteLines({
 }): string[] {
   if (!cut || fullOutput === undefined) return [];
   const { path, bytes, droppedBytes } = fullOutput;
-  const slash = path.lastIndexOf("/");
-  const folder = slash < 0 ? "." : path.slice(0, slash);
-  const name = path.slice(slash + 1);
   const kept =
     droppedBytes === undefined
       ? `${bytes.toLocaleString("en-US")} bytes kept`
       : `its first ${bytes.toLocaleString("en-US")} bytes kept (${droppedBytes.toLocaleString("en-US")} more were past the session's bound on kept output)`;
   return [
-    `[full output: ${kept} at ${path} — read_file with offset/limit, or search_files with path ${JSON.stringify(folder)}, glob ${JSON.stringify(name)} and includeIgnored: true]`,
+    `[full output: ${kept} at ${path} — read_file with offset/limit, or search it with bash: grep -n PATTERN ${path.includes("\0") ? JSON.stringify(path) : shellQuote(path)}]`,
   ];
 }
 
