@@ -15,7 +15,7 @@ import { at, locate } from "../beneath.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
 import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "./git-machinery.js";
-import { freeName, MADE_BY_COMMAND } from "./moved-aside.js";
+import { freeName, MADE_BY_COMMAND, moveAside } from "./moved-aside.js";
 
 /**
  * The config keys a repository made by a sandboxed command keeps, by section: none of them names a
@@ -103,6 +103,25 @@ export function makeNewRepositoriesInert({
     const moved: string[] = [];
     const failed: string[] = [];
     const [gitdir, ...common] = gitDirectoriesOf(entry, shown).folders;
+    // Machinery outside the workspace (a gitdir or common dir in a folder commands may write,
+    // such as their caches) cannot be made inert from here: the entry that leads there goes.
+    if (
+      [gitdir, ...common].some((folder) => folder !== undefined && !isInside(root, realOr(folder)))
+    ) {
+      try {
+        const aside = moveAside(workspace, path.relative(root, entry));
+        if (aside !== undefined) {
+          notes.push(
+            `${aside.from} is a git repository a sandboxed command made, whose git directory lies outside the workspace: pleach moved it to ${aside.to} before any program on the host could use it.`,
+          );
+        }
+      } catch (error) {
+        notes.push(
+          `${shown(entry)} is a git repository a sandboxed command made, whose git directory lies outside the workspace, and pleach could not move it aside (${(error as Error).message}). Do not run git there.`,
+        );
+      }
+      continue;
+    }
     // A git directory inside (or named) `.git` is a repository's machinery whole: its config and
     // hooks are neutralised, and so are those of its common dir. Any other folder may be the
     // user's own (src/ with a HEAD, objects and refs added): it only loses its HEAD.

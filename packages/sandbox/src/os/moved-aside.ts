@@ -49,9 +49,10 @@ export function moveAsideAppeared(root: string, missing: readonly ProtectedPath[
 
 /**
  * Move aside what stands at `relative` now, if anything: the entry itself in the real folder it
- * is in, or, where a link on its way leads out of the workspace, that link.
+ * is in, or, where a link on its way leads out of the workspace, that link. Returns what moved
+ * where (workspace-relative).
  */
-function moveAside(
+export function moveAside(
   workspace: WorkspaceRoot,
   relative: string,
 ): { from: string; to: string } | undefined {
