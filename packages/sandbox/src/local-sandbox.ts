@@ -83,6 +83,12 @@ export interface LocalSandboxOptions {
    * @default []
    */
   allowReads?: readonly string[];
+  /**
+   * Let commands in `workspace-write` commit, branch, stash and rebase (`allowGitWrites` of
+   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
+   * @default false
+   */
+  allowGitWrites?: boolean;
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
   /**
@@ -148,13 +154,17 @@ export async function createLocalSandbox({
   maxFileBytes = 100 * 1024 * 1024,
   hideReads,
   allowReads,
+  allowGitWrites,
   commandWrapper: givenWrapper,
   session: sessionOption = false,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
-  if (givenWrapper !== undefined && (hideReads !== undefined || allowReads !== undefined)) {
+  if (
+    givenWrapper !== undefined &&
+    (hideReads !== undefined || allowReads !== undefined || allowGitWrites !== undefined)
+  ) {
     throw new ToolError(
       "INVALID_INPUT",
-      "hideReads and allowReads belong to the commandWrapper when one is given: pass them to createCommandWrapper",
+      "hideReads, allowReads and allowGitWrites belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
   const networkAccess = parseNetworkOption(network);
@@ -163,6 +173,7 @@ export async function createLocalSandbox({
     createCommandWrapper({
       ...(hideReads === undefined ? {} : { hideReads }),
       ...(allowReads === undefined ? {} : { allowReads }),
+      ...(allowGitWrites === undefined ? {} : { allowGitWrites }),
     });
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
@@ -356,7 +367,7 @@ export async function createLocalSandbox({
         const notes =
           confinement === undefined
             ? refused
-            : failureNotes({ result, policy: confinement.policy, proxyNotes: refused });
+            : failureNotes({ result, policy: confinement.policy, command, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
         const afterwards = confinement?.afterwards;
         if (afterwards !== undefined && session !== undefined) seen = afterwards.look;

@@ -214,7 +214,12 @@ export function bubblewrapSandboxArguments({
     // (`moveAsideAppeared`): nothing is mounted there, so the workspace looks as it is.
     const existing = hostFacts.protectedPaths.filter(({ state }) => state !== "missing");
     const pins = new Set<string>();
-    const pinned = [...existing, ...hiddenInside].map(({ path: each }) => each);
+    // The folder a missing path would be made in is pinned too (with the folders above it), so
+    // that it cannot be swapped meanwhile for one of the command's (`.git` itself, say).
+    const within = hostFacts.protectedPaths.flatMap(({ within: folder }) =>
+      folder === undefined ? [] : [path.join(folder, "-")],
+    );
+    const pinned = [...[...existing, ...hiddenInside].map(({ path: each }) => each), ...within];
     for (const protectedPath of pinned) {
       let parent = path.dirname(protectedPath);
       const chain: string[] = [];

@@ -257,6 +257,16 @@ export interface CommandWrapperOptions {
    */
   allowReads?: readonly string[];
   /**
+   * Let commands in `workspace-write` write git's objects, refs, index, `HEAD`, logs and lock
+   * files, so that `git commit`, `checkout -b`, `stash`, `rebase` and `merge` work. What git runs
+   * programs through stays protected in every repository of the workspace (config, hooks,
+   * `commondir`, ... see `GIT_RUN_ENTRIES`); submodules' git directories and a `.git` file's stay
+   * protected whole; exec lines a command leaves in a rebase's todo list are commented out when
+   * it ends. A command can then rewrite or delete the repository's history.
+   * @default false
+   */
+  allowGitWrites?: boolean;
+  /**
    * The home folders whose credential stores are hidden.
    * @default the running user's home in the user database (`os.userInfo().homedir`) and `HOME`
    */

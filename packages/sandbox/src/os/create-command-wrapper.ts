@@ -1,3 +1,4 @@
+import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
@@ -18,12 +19,14 @@ import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
+import { pathState } from "./path-state.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
 import {
   nonInteractiveEnvironment,
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "./protected-entries.js";
+import { disarmRebaseTodos } from "./rebase-todo.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
@@ -46,6 +49,7 @@ export function createCommandWrapper({
   hideReads = [],
   allowReads = [],
   credentialHomes,
+  allowGitWrites = false,
 }: CommandWrapperOptions = {}): CommandWrapper {
   const readPolicy = {
     hideReads,
@@ -60,7 +64,14 @@ export function createCommandWrapper({
   return {
     backend: chosen,
     protection: (root) =>
-      currentProtection({ root, maxDirectories, protectedEntries, hostEnvironment, cache }),
+      currentProtection({
+        root,
+        maxDirectories,
+        protectedEntries,
+        hostEnvironment,
+        cache,
+        gitWrites: allowGitWrites,
+      }),
     hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
     madeSince: (root, since) => madeSince(root, since),
     look: (root) => look(root),
@@ -136,6 +147,7 @@ export function createCommandWrapper({
   ): Promise<{ notes: string[]; look: WorkspaceLook }> {
     const notes = moveAsideAppeared(root, since.missing);
     const after = await look(root);
+    if (allowGitWrites) notes.push(...disarmRebaseTodos(root, writableGitDirectories(root, after)));
     notes.push(
       ...makeNewRepositoriesInert({
         root,
@@ -157,6 +169,7 @@ export function createCommandWrapper({
       protectedEntries,
       hostEnvironment,
       cache,
+      gitWrites: allowGitWrites,
     });
     return {
       gitEntries: protection.gitEntries,
@@ -196,6 +209,7 @@ export function createCommandWrapper({
       hostEnvironment,
       cache,
       readPolicy,
+      gitWrites: allowGitWrites,
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
     const policy = { backend, mode, cwd, network, env } as const;
@@ -210,6 +224,7 @@ export function createCommandWrapper({
         cwd,
         protectedPaths: hostFacts.protectedPaths,
         hiddenPaths: hostFacts.hiddenPaths,
+        ...(allowGitWrites ? { gitWrites: true } : {}),
         ...(hostFacts.readView === undefined ? {} : { readView: hostFacts.readView }),
       },
       proxyLog: proxy?.log ?? [],
@@ -341,6 +356,13 @@ export function createCommandWrapper({
     });
     return started;
   }
+}
+
+/** The `.git` folders of the workspace whose objects, refs and index commands may write. */
+function writableGitDirectories(root: string, look: WorkspaceLook): string[] {
+  return [path.join(root, ".git"), ...look.gitEntries].filter(
+    (entry) => path.basename(entry) === ".git" && pathState(entry) === "directory",
+  );
 }
 
 function platformBackend(): "bubblewrap" | "seatbelt" | "none" {

@@ -3,6 +3,7 @@ import { type ExecResult, NETWORK_OFF_NOTE_START } from "@pleach/core/sandbox";
 import { isInside } from "../paths.js";
 import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
+import { GIT_RUN_ENTRIES } from "./protected-entries.js";
 import type { ProtectedPath } from "./protection.js";
 import { type ReadView, visibleInView } from "./read-view.js";
 
@@ -36,6 +37,8 @@ export interface FailurePolicy {
   hiddenPaths: readonly HiddenPath[];
   /** What it saw of the host (`HostFacts.readView`): a path it did not find outside it is named. */
   readView?: ReadView;
+  /** Whether it could write git's objects, refs and index (`allowGitWrites`). @default false */
+  gitWrites?: boolean;
 }
 
 /** Options of {@link failureNotes}. */
@@ -43,6 +46,11 @@ export interface FailureNotesOptions {
   result: Pick<ExecResult, "exitCode" | "stdout" | "stderr"> &
     Partial<Pick<ExecResult, "timedOut">>;
   policy: FailurePolicy;
+  /**
+   * The command as it was asked for: a git command that failed writing its repository without a
+   * word (`git stash` prints nothing) still gets the note on git writes.
+   */
+  command?: string;
   /**
    * Lines from the network proxy about the requests of this command it refused (from its own log
    * of the command, so they are tied by construction), added as they are, first.
@@ -84,7 +92,12 @@ const QUOTED = /'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’|`([^'`\n]+)'/g;
  * The sandbox's notes on a command's result under `policy`: each line names the rule a failure
  * met and the way out. Empty when nothing in the output is tied to a rule.
  */
-export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOptions): string[] {
+export function failureNotes({
+  result,
+  policy,
+  command,
+  proxyNotes = [],
+}: FailureNotesOptions): string[] {
   const notes = new Map<string, string>();
   for (const line of proxyNotes) notes.set(line, line);
   const output = `${result.stdout}\n${result.stderr}`;
@@ -101,6 +114,20 @@ export function failureNotes({ result, policy, proxyNotes = [] }: FailureNotesOp
   if (result.exitCode !== 0 && !policy.network) {
     if (OFFLINE.test(output)) notes.set("network", NETWORK_OFF_NOTE);
     else if (result.timedOut === true) notes.set("network", NETWORK_OFF_TIMEOUT_NOTE);
+  }
+  const gitRefused = [...notes.keys()].some((key) => key.startsWith("protected:") && isGitKey(key));
+  if (
+    result.exitCode !== 0 &&
+    policy.mode === "workspace-write" &&
+    policy.gitWrites !== true &&
+    !gitRefused &&
+    command !== undefined &&
+    GIT_WRITING.test(command) &&
+    policy.protectedPaths.some(
+      ({ path: target, state }) => state === "directory" && path.basename(target) === ".git",
+    )
+  ) {
+    notes.set("git-writes", `sandbox: ${GIT_WRITES_WAY_OUT}`);
   }
   return [...notes.values()].slice(0, MAX_NOTES);
 }
@@ -188,7 +215,10 @@ function noteFor(
       kept?.rule !== undefined &&
       (refusedWrite || (policy.backend === "bubblewrap" && errnos.has("EBUSY")))
     ) {
-      return { key: `protected:${kept.path}`, line: protectedNote(shown, kept.rule) };
+      return {
+        key: `protected:${kept.path}`,
+        line: protectedNote(shown, kept.rule, policy.gitWrites),
+      };
     }
   }
   if (!refusedWrite) return undefined;
@@ -213,8 +243,31 @@ function emptiedWriteNote(shown: string, emptied: string): string {
   return `sandbox: writing ${shown} was refused: ${emptied} is an empty read-only folder for commands (every home and other folder outside the system's, the workspace and the toolchains on PATH). Point the tool's cache or settings at /tmp or the workspace (GOCACHE=/tmp/go-build, npm_config_cache=/tmp/npm, XDG_CACHE_HOME=/tmp/cache, ...).`;
 }
 
-function protectedNote(shown: string, rule: string): string {
-  return `sandbox: writing ${shown} was refused: ${rule}. pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.`;
+function protectedNote(shown: string, rule: string, gitWrites: boolean | undefined): string {
+  const git = !gitWrites && gitWritesWouldHelp(shown) ? ` ${GIT_WRITES_WAY_OUT}` : "";
+  return `sandbox: writing ${shown} was refused: ${rule}. pleach keeps the repository's git machinery and files that make the host run code read-only for commands, and the file tools refuse them too; ask the user to make this change.${git}`;
+}
+
+/** What lets git commands write their repository, for a note on one that could not. */
+const GIT_WRITES_WAY_OUT =
+  "git commands cannot write the repository (commit, branch, stash, rebase) in this sandbox: start pleach with --allow-git-writes (allowGitWrites: true) to let them; git's config and hooks stay protected.";
+
+/** A command that runs a git subcommand that writes the repository. */
+const GIT_WRITING =
+  /(^|[\s;&|(])git(\s+-[Cc]\s+\S+)*\s+(stash|commit|checkout|switch|branch|rebase|merge|cherry-pick|revert|reset|tag|am|pull|fetch|add|rm|mv|restore|init|gc|worktree)\b/;
+
+/** Whether `shown` lies in a `.git` but not in what git writes leave protected. */
+function gitWritesWouldHelp(shown: string): boolean {
+  const segments = shown.split(path.sep);
+  const at = segments.lastIndexOf(".git");
+  if (at === -1) return false;
+  const inside = segments.slice(at + 1);
+  return !inside.some((_, index) => GIT_RUN_ENTRIES.includes(inside.slice(0, index + 1).join("/")));
+}
+
+/** Whether a note's key names a path in a `.git`. */
+function isGitKey(key: string): boolean {
+  return key.split(path.sep).includes(".git");
 }
 
 function readOnlyNote(shown: string): string {

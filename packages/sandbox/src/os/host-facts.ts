@@ -178,6 +178,12 @@ export interface GatherHostFactsOptions {
    */
   protectedEntries?: readonly string[];
   /**
+   * Commands may write git's objects, refs, index and logs (`allowGitWrites`): see
+   * `WorkspaceProtectionOptions.gitWrites`.
+   * @default false
+   */
+  gitWrites?: boolean;
+  /**
    * The host's environment, for the inherited variables and the agent sockets it names.
    * @default process.env
    */
@@ -199,7 +205,7 @@ export interface GatherHostFactsOptions {
 /** Options of {@link currentProtection}. */
 export type CurrentProtectionOptions = Pick<
   GatherHostFactsOptions,
-  "root" | "maxDirectories" | "protectedEntries" | "hostEnvironment" | "cache"
+  "root" | "maxDirectories" | "protectedEntries" | "hostEnvironment" | "cache" | "gitWrites"
 >;
 
 /**
@@ -213,10 +219,11 @@ export async function currentProtection({
   protectedEntries = PROTECTED_WORKSPACE_ENTRIES,
   hostEnvironment = process.env,
   cache = createHostFactsCache(),
+  gitWrites = false,
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
-  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment);
+  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites);
 }
 
 /** What is protected in the workspace `root` after `walk` (the one computation of both callers). */
@@ -225,6 +232,7 @@ function protectionOf(
   walk: WorkspaceScan,
   protectedEntries: readonly string[],
   hostEnvironment: Readonly<Record<string, string | undefined>>,
+  gitWrites: boolean,
 ): WorkspaceProtection {
   return workspaceProtection({
     root,
@@ -232,6 +240,7 @@ function protectionOf(
     unreadableFolders: walk.unreadable,
     protectedEntries: entriesNamed(protectedEntries),
     hostEnvironment,
+    gitWrites,
   });
 }
 
@@ -284,6 +293,7 @@ export async function gatherHostFacts({
   bubblewrap,
   readPolicy = {},
   cache = createHostFactsCache(),
+  gitWrites = false,
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
@@ -300,7 +310,7 @@ export async function gatherHostFacts({
     hiddenPaths,
     readView: view,
     protectedPaths: protect
-      ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment).paths
+      ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites).paths
       : [],
     hostSockets: hostSockets({
       root: rootReal,

@@ -66,7 +66,8 @@ export function moveAside(
     if (link === undefined) throw new Error("its folder lies outside the workspace");
     return moveAside(workspace, link);
   }
-  const held = holdFolder(workspace, path.relative(root, real));
+  const folder = path.relative(root, real);
+  const held = holdFolder(workspace, folder);
   if (held === undefined) return undefined;
   try {
     const name = path.basename(relative);
@@ -81,7 +82,7 @@ export function moveAside(
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;
     }
-    return { from: path.join(held.relative, name), to: path.join(held.relative, aside) };
+    return { from: path.join(folder, name), to: path.join(folder, aside) };
   } finally {
     closeSync(held.fd);
   }

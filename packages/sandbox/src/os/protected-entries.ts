@@ -87,6 +87,30 @@ export const GIT_DIRECTORY_ENTRIES: readonly string[] = [
 ];
 
 /**
+ * The entries of a git directory through which git runs programs or finds other git directories:
+ * what stays protected in every `.git` folder of the workspace when commands may write git's
+ * objects, refs, index and logs (`allowGitWrites`). Config and its worktree part name programs
+ * (`core.fsmonitor`, `core.sshCommand`, filters); hooks are programs; `commondir` and `gitdir`
+ * lead git to another git directory, whose config it then runs; `worktrees` and `modules` hold
+ * git directories of their own; `branches` and `remotes` name URLs (`ext::` runs a command);
+ * attributes pick drivers and the alternates pick object stores.
+ */
+export const GIT_RUN_ENTRIES: readonly string[] = [
+  "config",
+  "config.worktree",
+  "commondir",
+  "gitdir",
+  "hooks",
+  "info/attributes",
+  "objects/info/alternates",
+  "objects/info/http-alternates",
+  "worktrees",
+  "modules",
+  "branches",
+  "remotes",
+];
+
+/**
  * Entries protected at the top of a home folder inside the workspace (the workspace itself when it
  * is one), beside {@link PROTECTED_ENTRIES}: what the user's session, ssh and git read from a home.
  */

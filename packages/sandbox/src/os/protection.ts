@@ -6,6 +6,7 @@ import { gitMachinery } from "./git-machinery.js";
 import { lstatOr, type ProtectedPathState, pathState, realpathOr, stateOf } from "./path-state.js";
 import {
   GIT_DIRECTORY_ENTRIES,
+  GIT_RUN_ENTRIES,
   HOME_FOLDER_ENTRIES,
   HOME_ROLE_NAMES,
   PROTECTED_ENTRIES,
@@ -22,6 +23,11 @@ export interface ProtectedPath {
   state: ProtectedPathState;
   /** Why it is protected: the rule a refusal names. */
   rule?: string;
+  /**
+   * For a missing path below a folder of the workspace that exists (`.git/info` of a missing
+   * `.git/info/attributes`): that folder, which commands may not rename or remove meanwhile.
+   */
+  within?: string;
 }
 
 /**
@@ -81,9 +87,23 @@ export interface WorkspaceProtectionOptions {
    * @default the homes of /etc/passwd, `HOME` and `os.homedir()`
    */
   homeFolders?: readonly string[];
+  /**
+   * Commands may write git's objects, refs, index, `HEAD` and logs: in each `.git` folder only
+   * {@link GIT_RUN_ENTRIES} stay protected, rather than the whole folder. A `.git` file or link,
+   * the git directory it leads to and a folder git takes for a git directory by its layout stay
+   * protected whole; so does the root when it is a git directory itself, but for its objects,
+   * refs, index, `HEAD` and logs. The file tools refuse every path in a `.git` all the same.
+   * @default false
+   */
+  gitWrites?: boolean;
 }
 
 const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
+
+/** The root's git directory entries that stay protected with git writes: all but what git writes. */
+const GIT_ROOT_UNWRITTEN = GIT_DIRECTORY_ENTRIES.filter(
+  (name) => !["HEAD", "objects", "refs", "index", "logs", "packed-refs", "shallow"].includes(name),
+);
 
 /**
  * Compute what is protected in the workspace `root`: the protected entries at its top; the home
@@ -104,6 +124,7 @@ export function workspaceProtection({
   protectedEntries = PROTECTED_ENTRIES,
   hostEnvironment = process.env,
   homeFolders = defaultHomeFolders(hostEnvironment),
+  gitWrites = false,
 }: WorkspaceProtectionOptions): WorkspaceProtection {
   const rules = new Map<string, string>();
   // Looked up by the folded path: where names are case-insensitive, `.GIT` is `.git`.
@@ -116,8 +137,21 @@ export function workspaceProtection({
   };
   const entryRule = (entry: ProtectedEntry, base: string, where: string) =>
     `${path.relative(root, path.join(base, entry.name))} ${where} is protected: ${entry.why}`;
+  // With git writes, a `.git` folder keeps only what git runs programs through protected.
+  const writableGit = (entry: string) =>
+    gitWrites && path.basename(entry) === ".git" && stateOf(lstatOr(entry)) === "directory";
+  const addGitRunEntries = (gitDirectory: string, names: readonly string[]) => {
+    for (const name of names) {
+      add(
+        path.join(gitDirectory, name),
+        `${path.relative(root, path.join(gitDirectory, name))} is git's machinery: git runs programs, or finds other git directories, through it (git writes leave it protected)`,
+      );
+    }
+  };
   for (const entry of protectedEntries) {
-    add(path.join(root, entry.name), entryRule(entry, root, "at the top of the workspace"));
+    const target = path.join(root, entry.name);
+    if (entry.name === ".git" && writableGit(target)) addGitRunEntries(target, GIT_RUN_ENTRIES);
+    else add(target, entryRule(entry, root, "at the top of the workspace"));
   }
   for (const home of homeFolders) {
     if (!isInside(root, home)) continue;
@@ -131,9 +165,12 @@ export function workspaceProtection({
   for (const nested of nestedGitEntries) {
     if (nested === root) {
       // The root cannot be protected whole: its part of a git directory's layout is.
-      for (const name of GIT_DIRECTORY_ENTRIES) {
+      if (gitWrites) addGitRunEntries(root, GIT_RUN_ENTRIES);
+      for (const name of gitWrites ? GIT_ROOT_UNWRITTEN : GIT_DIRECTORY_ENTRIES) {
         add(path.join(root, name), `${name} is part of the git directory the workspace root is`);
       }
+    } else if (writableGit(nested)) {
+      addGitRunEntries(nested, GIT_RUN_ENTRIES);
     } else if (path.basename(nested) === ".git") {
       add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
     }
@@ -151,6 +188,7 @@ export function workspaceProtection({
   }
   // After the machinery: a gitdir a `.git` file names keeps that more telling rule.
   for (const nested of nestedGitEntries) {
+    if (writableGit(nested)) continue;
     add(
       nested,
       `${path.relative(root, nested)} is a git directory (it holds HEAD, objects and refs, so git takes it for one)`,
@@ -163,7 +201,8 @@ export function workspaceProtection({
     const info = lstatOr(candidate);
     const state = stateOf(info);
     if (info !== undefined) identities.set(`${info.dev}:${info.ino}`, rule);
-    paths.push({ path: candidate, state, rule });
+    const within = state === "missing" ? existingFolderAbove(root, candidate) : undefined;
+    paths.push({ path: candidate, state, rule, ...(within === undefined ? {} : { within }) });
   }
   return {
     root,
@@ -201,6 +240,18 @@ function defaultHomeFolders(
     if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
   }
   return [...homes];
+}
+
+/** The deepest folder on the way from `root` to `target` that exists, when it is not the root. */
+function existingFolderAbove(root: string, target: string): string | undefined {
+  for (
+    let current = path.dirname(target);
+    current !== root && isInside(root, current);
+    current = path.dirname(current)
+  ) {
+    if (stateOf(lstatOr(current)) === "directory") return current;
+  }
+  return undefined;
 }
 
 /** Drop paths inside another listed folder (a mount over it covers them) and sort shallow first. */
