@@ -79,6 +79,12 @@ export interface LocalSandboxOptions {
    * @default []
    */
   allowReads?: readonly string[];
+  /**
+   * Kept caches for commands, a private folder per workspace (`caches` of
+   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
+   * @default { maxBytes: 4 GiB }
+   */
+  caches?: boolean | { maxBytes?: number };
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
   /**
@@ -144,13 +150,17 @@ export async function createLocalSandbox({
   maxFileBytes = 100 * 1024 * 1024,
   hideReads,
   allowReads,
+  caches,
   commandWrapper: givenWrapper,
   session: sessionOption = false,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
-  if (givenWrapper !== undefined && (hideReads !== undefined || allowReads !== undefined)) {
+  if (
+    givenWrapper !== undefined &&
+    (hideReads !== undefined || allowReads !== undefined || caches !== undefined)
+  ) {
     throw new ToolError(
       "INVALID_INPUT",
-      "hideReads and allowReads belong to the commandWrapper when one is given: pass them to createCommandWrapper",
+      "hideReads, allowReads and caches belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
   const networkAccess = parseNetworkOption(network);
@@ -159,6 +169,7 @@ export async function createLocalSandbox({
     createCommandWrapper({
       ...(hideReads === undefined ? {} : { hideReads }),
       ...(allowReads === undefined ? {} : { allowReads }),
+      ...(caches === undefined ? {} : { caches }),
     });
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
@@ -351,7 +362,11 @@ export async function createLocalSandbox({
         if (repositories !== undefined && session !== undefined) {
           gitEntriesSeen = repositories.gitEntries;
         }
-        notes.push(...pendingNotes.splice(0), ...(repositories?.notes ?? []));
+        notes.push(
+          ...pendingNotes.splice(0),
+          ...(repositories?.notes ?? []),
+          ...(confinement?.notes ?? []),
+        );
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

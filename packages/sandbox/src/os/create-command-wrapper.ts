@@ -28,6 +28,7 @@ import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
+import { workspaceCachesOf } from "./workspace-caches.js";
 import { wrapCommand } from "./wrap-command.js";
 
 /**
@@ -46,7 +47,9 @@ export function createCommandWrapper({
   hideReads = [],
   allowReads = [],
   credentialHomes,
+  caches,
 }: CommandWrapperOptions = {}): CommandWrapper {
+  const workspaceCaches = workspaceCachesOf(caches, hostEnvironment);
   const readPolicy = {
     hideReads,
     allowReads,
@@ -182,11 +185,20 @@ export function createCommandWrapper({
             command: true,
           })
         : undefined;
+    const cacheTurn = workspaceCaches?.take(root);
     try {
       // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
       const commandVariables =
         lease === undefined ? env : withPlaceholdersVariable(env, lease.protectedPaths);
-      const policy = { backend, mode, cwd, network, env: commandVariables } as const;
+      const policy = {
+        backend,
+        mode,
+        cwd,
+        network,
+        // The caches' variables under the caller's own.
+        env: { ...cacheTurn?.environment, ...commandVariables },
+        ...(cacheTurn?.folder === undefined ? {} : { caches: cacheTurn.folder }),
+      } as const;
       const facts =
         lease === undefined ? hostFacts : { ...hostFacts, protectedPaths: lease.protectedPaths };
       const launch = wrapCommand({ command, policy, hostFacts: facts });
@@ -204,6 +216,7 @@ export function createCommandWrapper({
         },
         proxyLog: proxy?.log ?? [],
         ...(protect ? { repositories: { notes: [], gitEntries: [] } } : {}),
+        notes: cacheTurn?.notes ?? [],
       };
       // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
       // session it runs in the session sandbox, through the proxy held for the session.
@@ -270,6 +283,7 @@ export function createCommandWrapper({
         };
       }
     } catch (error) {
+      cacheTurn?.done();
       await lease?.release();
       throw error;
     }
@@ -306,6 +320,7 @@ export function createCommandWrapper({
             try {
               await release();
             } finally {
+              cacheTurn?.done();
               await proxy?.close();
             }
           }
