@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { lstat, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -31,14 +31,34 @@ export async function folderBytes(folder: string): Promise<number> {
 }
 
 /**
- * Remove everything inside `folder`, keeping `folder` itself: each entry is judged by its own
- * `lstat`, so a link is removed as a link and never followed, and a folder is made writable
- * before it is emptied (Go makes its module cache read-only: files 444, folders 555). Only a
- * folder `lstat` found is changed, and only on the file system of `folder`.
+ * Remove everything inside `folder`, keeping `folder` itself. With `aside` (a new name in a
+ * folder commands cannot reach, on the same file system), the entries are first moved there in
+ * one rename each, which moves a link as a link: what a command sees of `folder` is empty at once,
+ * and what is removed is out of its reach by path while it is. Then each entry is judged by its
+ * own `lstat`, so a link is removed as a link and never followed, and a folder is made writable
+ * (through a descriptor that cannot have followed a link) before it is emptied: Go makes its
+ * module cache read-only (files 444, folders 555). Nothing on another file system is touched.
  */
-export async function emptyFolder(folder: string): Promise<void> {
+export async function emptyFolder(folder: string, aside?: string): Promise<void> {
   const top = await lstat(folder);
-  await emptyBelow(folder, top.dev);
+  if (aside === undefined) {
+    await emptyBelow(folder, top.dev);
+    return;
+  }
+  await mkdir(aside, { mode: 0o700 });
+  try {
+    for (const name of await readdir(folder)) {
+      await rename(path.join(folder, name), path.join(aside, name)).catch((error) => {
+        // Gone already; or a mount point, left where it is.
+        if (!["ENOENT", "EBUSY", "EXDEV"].includes((error as NodeJS.ErrnoException).code ?? "")) {
+          throw error;
+        }
+      });
+    }
+  } finally {
+    await emptyBelow(aside, top.dev);
+    await rmdir(aside);
+  }
 }
 
 async function emptyBelow(folder: string, device: number): Promise<void> {

@@ -30,7 +30,7 @@ async function cachedSandbox({
   mode = "workspace-write",
   caches,
 }: {
-  mode?: "read-only" | "workspace-write";
+  mode?: "read-only" | "workspace-write" | "danger-full-access";
   caches?: boolean | { maxBytes?: number };
 } = {}): Promise<{ sandbox: LocalSandbox; root: string; userCache: string }> {
   const root = await useTempDir("pleach-caches-root-");
@@ -99,6 +99,20 @@ describe.skipIf(bubblewrapSkip !== undefined)(
         await sandbox.exec('echo "${GOCACHE-unset} $npm_config_cache ${XDG_CACHE_HOME-unset}"'),
       );
       expect(printed.stdout).toBe("unset /tmp/.npm unset\n");
+      expect(await readdir(userCache)).toEqual([]);
+    });
+
+    it("leave danger-full-access as it was: the host's own caches", async () => {
+      const { sandbox, userCache } = await cachedSandbox({ mode: "danger-full-access" });
+      const printed = succeeded(
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's expansion, not a template.
+        await sandbox.exec('echo "${GOCACHE-unset} ${npm_config_cache-unset}"', {
+          env: {},
+        }),
+      );
+      expect(printed.stdout).toBe(
+        `${process.env.GOCACHE ?? "unset"} ${process.env.npm_config_cache ?? "unset"}\n`,
+      );
       expect(await readdir(userCache)).toEqual([]);
     });
 

@@ -15,7 +15,10 @@ import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import { CACHE_VARIABLES, cacheEnvironment, workspaceCacheFolder } from "./caches.js";
+import type { HostFacts } from "./host-facts.js";
+import { seatbeltProfile } from "./seatbelt.js";
 import { WorkspaceCaches } from "./workspace-caches.js";
+import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
 
 /** The folders pleach makes, from the user's cache folder down, with their modes. */
 async function modesBelow(base: string, folder: string): Promise<Record<string, string>> {
@@ -125,37 +128,47 @@ describe("workspaceCacheFolder", () => {
 });
 
 describe("emptyFolder and folderBytes", () => {
-  it("empty Go's read-only module cache and remove planted links as links", async () => {
-    const cache = await useTempDir("pleach-cache-prune-");
-    const host = await useTempDir("pleach-cache-victim-");
-    const victim = path.join(host, "precious");
-    await writeFile(victim, "x".repeat(100_000));
-    await chmod(victim, 0o600);
-    await mkdir(path.join(host, "folder"));
-    await writeFile(path.join(host, "folder", "inside"), "kept");
-    // As `go mod download` leaves it: files 444 in folders 555.
-    const module = path.join(cache, "go-mod", "example.com", "dep@v0.1.0");
-    await mkdir(module, { recursive: true });
-    await writeFile(path.join(module, "dep.go"), "package dep\n");
-    await chmod(path.join(module, "dep.go"), 0o444);
-    await chmod(module, 0o555);
-    await chmod(path.dirname(module), 0o555);
-    await symlink(victim, path.join(cache, "to-file"));
-    await symlink(path.join(host, "folder"), path.join(cache, "go-mod", "to-folder"));
-    await symlink(host, path.join(cache, "to-host"));
+  it.each([
+    ["in place", false],
+    ["moved aside first", true],
+  ])(
+    "empty Go's read-only module cache and remove planted links as links (%s)",
+    async (_, moved) => {
+      const cache = await useTempDir("pleach-cache-prune-");
+      const aside = moved
+        ? path.join(path.dirname(cache), `${path.basename(cache)}-aside`)
+        : undefined;
+      const host = await useTempDir("pleach-cache-victim-");
+      const victim = path.join(host, "precious");
+      await writeFile(victim, "x".repeat(100_000));
+      await chmod(victim, 0o600);
+      await mkdir(path.join(host, "folder"));
+      await writeFile(path.join(host, "folder", "inside"), "kept");
+      // As `go mod download` leaves it: files 444 in folders 555.
+      const module = path.join(cache, "go-mod", "example.com", "dep@v0.1.0");
+      await mkdir(module, { recursive: true });
+      await writeFile(path.join(module, "dep.go"), "package dep\n");
+      await chmod(path.join(module, "dep.go"), 0o444);
+      await chmod(module, 0o555);
+      await chmod(path.dirname(module), 0o555);
+      await symlink(victim, path.join(cache, "to-file"));
+      await symlink(path.join(host, "folder"), path.join(cache, "go-mod", "to-folder"));
+      await symlink(host, path.join(cache, "to-host"));
 
-    const bytes = await folderBytes(cache);
-    expect(bytes).toBeGreaterThan(0);
-    expect(bytes).toBeLessThan(100_000);
+      const bytes = await folderBytes(cache);
+      expect(bytes).toBeGreaterThan(0);
+      expect(bytes).toBeLessThan(100_000);
 
-    await emptyFolder(cache);
-    expect(await readdir(cache)).toEqual([]);
-    expect(await readFile(victim, "utf8")).toHaveLength(100_000);
-    expect(((await stat(victim)).mode & 0o777).toString(8)).toBe("600");
-    expect(await readdir(host)).toEqual(["folder", "precious"]);
-    expect(await readFile(path.join(host, "folder", "inside"), "utf8")).toBe("kept");
-    expect(((await stat(path.join(host, "folder"))).mode & 0o777).toString(8)).toBe("755");
-  });
+      await emptyFolder(cache, aside);
+      expect(await readdir(cache)).toEqual([]);
+      if (aside !== undefined) await expect(lstat(aside)).rejects.toThrow(/ENOENT/);
+      expect(await readFile(victim, "utf8")).toHaveLength(100_000);
+      expect(((await stat(victim)).mode & 0o777).toString(8)).toBe("600");
+      expect(await readdir(host)).toEqual(["folder", "precious"]);
+      expect(await readFile(path.join(host, "folder", "inside"), "utf8")).toBe("kept");
+      expect(((await stat(path.join(host, "folder"))).mode & 0o777).toString(8)).toBe("755");
+    },
+  );
 });
 
 describe("WorkspaceCaches", () => {
@@ -209,5 +222,60 @@ describe("WorkspaceCaches", () => {
       `sandbox: commands get no kept caches here: ${path.join(base, "pleach")} has mode 777: group or others may enter it. Their tools write caches in the private /tmp, emptied after each command; fix the folder, or turn caches off (caches: false, --no-caches) to drop this note.`,
     ]);
     expect(caches.take("/work/problem").notes).toEqual([]);
+  });
+});
+
+describe("the cache folder in the sandbox's argv", () => {
+  const cache = "/home/ada/.cache/pleach/caches/0123456789abcdef";
+  const hostFacts: HostFacts = {
+    root: "/home/ada/project",
+    protectedPaths: [],
+    hiddenPaths: [],
+    hostSockets: [],
+    runPathsToKeep: [],
+    varRunIsDirectory: false,
+    inheritedEnvironment: { PATH: "/usr/bin:/bin", HOME: "/home/ada", TMPDIR: "/tmp" },
+    temporaryDirectory: "/tmp",
+    walk: { directories: 1, truncated: false, listed: 1, tracking: "stamps" },
+    gitEntries: [],
+    bubblewrap: { path: "/usr/bin/bwrap", disableUserNamespaces: true },
+    readView: {
+      emptied: [
+        { path: "/home", state: "folder" },
+        { path: "/home/ada", state: "folder" },
+      ],
+      shown: [],
+    },
+  };
+  const policy: SandboxPolicy = {
+    backend: "bubblewrap",
+    mode: "read-only",
+    cwd: "/home/ada/project",
+    network: false,
+    env: { ...cacheEnvironment(cache), GOCACHE: "/tmp/mine" },
+    caches: cache,
+  };
+
+  it("is bound writable after the home is emptied, the folders on the way to it read-only", () => {
+    const { args } = wrapCommand({ command: "go build", policy, hostFacts });
+    const text = args.join(" ");
+    const order = [
+      "--perms 0555 --tmpfs /home/ada",
+      "--perms 0555 --dir /home/ada/.cache --perms 0555 --dir /home/ada/.cache/pleach --perms 0555 --dir /home/ada/.cache/pleach/caches",
+      `--bind ${cache} ${cache}`,
+      "--ro-bind /home/ada/project /home/ada/project",
+      "--setenv GOCACHE /tmp/mine",
+    ].map((part) => text.indexOf(part));
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((left, right) => left - right)).toEqual(order);
+    expect(text).toContain(`--setenv npm_config_cache ${cache}/npm`);
+    expect(text).not.toContain("/tmp/.npm");
+  });
+
+  it("is writable under Seatbelt", () => {
+    const profile = seatbeltProfile({ policy: { ...policy, backend: "seatbelt" }, hostFacts });
+    expect(profile).toContain(
+      `(require-all (require-any (subpath "/private/tmp") (subpath "/tmp") (subpath "${cache}"))`,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { formatBytes } from "@pleach/core";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import { cacheEnvironment, workspaceCacheFolder } from "./caches.js";
@@ -129,7 +130,12 @@ export class WorkspaceCaches {
     const size = formatBytes(bytes);
     const bound = formatBytes(this.#options.maxBytes);
     try {
-      await emptyFolder(folder);
+      // Aside in the folder of every workspace's caches, which no command sees.
+      const aside = path.join(
+        path.dirname(folder),
+        `.emptying-${path.basename(folder)}-${process.pid}-${Date.now()}`,
+      );
+      await emptyFolder(folder, aside);
       state.notes.push(
         `sandbox: this workspace's caches (${folder}) held ${size}, over their bound of ${bound}, and were emptied: the next builds fetch and compile again. A larger bound: the caches: { maxBytes } option of the sandbox.`,
       );
