@@ -62,20 +62,30 @@ export async function emptyFolder(folder: string, aside?: string): Promise<void>
 }
 
 async function emptyBelow(folder: string, device: number): Promise<void> {
-  for (const name of await readdir(folder)) {
+  // An entry gone meanwhile (another process emptying the same folder) is no failure.
+  const names = await readdir(folder).catch(unlessGone([] as string[]));
+  for (const name of names) {
     const entry = path.join(folder, name);
     const info = await lstat(entry).catch(() => undefined);
     if (info === undefined) continue;
     if (info.isDirectory()) {
       // A mount point (another file system) is left as it is.
       if (info.dev !== device) continue;
-      await writableFolder(entry);
+      await writableFolder(entry).catch(unlessGone(undefined));
       await emptyBelow(entry, device);
-      await rmdir(entry);
+      await rmdir(entry).catch(unlessGone(undefined));
     } else {
-      await unlink(entry);
+      await unlink(entry).catch(unlessGone(undefined));
     }
   }
+}
+
+/** A `catch` handler that gives `fallback` for ENOENT and throws anything else. */
+function unlessGone<T>(fallback: T): (error: unknown) => T {
+  return (error) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
+    throw error;
+  };
 }
 
 /** Make the folder `entry` ours to empty, through a descriptor that cannot have followed a link. */

@@ -5,6 +5,7 @@ import {
   mkdir,
   readdir,
   readFile,
+  rm,
   rmdir,
   stat,
   symlink,
@@ -13,6 +14,7 @@ import {
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
+import { cacheFolderName, collectGoneWorkspaces } from "./cache-collection.js";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import { CACHE_VARIABLES, cacheEnvironment, workspaceCacheFolder } from "./caches.js";
 import type { HostFacts } from "./host-facts.js";
@@ -277,5 +279,40 @@ describe("the cache folder in the sandbox's argv", () => {
     expect(profile).toContain(
       `(require-all (require-any (subpath "/private/tmp") (subpath "/tmp") (subpath "${cache}"))`,
     );
+  });
+});
+
+describe("collectGoneWorkspaces", () => {
+  it("removes the caches of workspaces that are gone, and what a dead process left aside", async () => {
+    const base = await useTempDir("pleach-cache-collect-");
+    const kept = await useTempDir("pleach-cache-collect-kept-");
+    const gone = await useTempDir("pleach-cache-collect-gone-");
+    const victim = path.join(kept, "precious");
+    await writeFile(victim, "the user's");
+    const caches = new WorkspaceCaches({
+      maxBytes: 2 ** 30,
+      hostEnvironment: { XDG_CACHE_HOME: base },
+    });
+    for (const root of [kept, gone]) caches.take(root).done();
+    await caches.settled();
+    const folders = path.join(base, "pleach", "caches");
+    const goneFolder = path.join(folders, cacheFolderName(gone));
+    await symlink(victim, path.join(goneFolder, "go-build", "link"));
+    await mkdir(path.join(goneFolder, "go-mod", "m@v1"), { recursive: true });
+    await chmod(path.join(goneFolder, "go-mod", "m@v1"), 0o555);
+    await rm(gone, { recursive: true });
+    await mkdir(path.join(folders, ".emptying-0123456789abcdef-999999999-1"));
+    await mkdir(path.join(folders, `.emptying-0123456789abcdef-${process.pid}-1`));
+
+    await collectGoneWorkspaces(folders, () => false);
+    expect((await readdir(folders)).sort()).toEqual(
+      [
+        `.emptying-0123456789abcdef-${process.pid}-1`,
+        cacheFolderName(kept),
+        `${cacheFolderName(kept)}.root`,
+      ].sort(),
+    );
+    expect(await readFile(path.join(folders, `${cacheFolderName(kept)}.root`), "utf8")).toBe(kept);
+    expect(await readFile(victim, "utf8")).toBe("the user's");
   });
 });

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -12,6 +11,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
+import { cacheFolderName } from "./cache-collection.js";
 import { privateFolderBelow, type StateFolder } from "./user-state-folder.js";
 
 /**
@@ -98,17 +98,24 @@ export function workspaceCacheFolder({
       : path.join(home !== undefined && path.isAbsolute(home) ? home : os.homedir(), ".cache");
   let base: string;
   try {
-    mkdirSync(userCache, { recursive: true, mode: 0o700 });
+    // Only the cache folder itself: a home that is missing is not made.
+    mkdirSync(userCache, { mode: 0o700 });
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code !== "EEXIST") return { problem: `${userCache} cannot be made (${code})` };
+  }
+  try {
     base = realpathSync(userCache);
   } catch (error) {
-    return { problem: `${userCache} cannot be made (${(error as NodeJS.ErrnoException).code})` };
+    return {
+      problem: `${userCache} cannot be resolved (${(error as NodeJS.ErrnoException).code})`,
+    };
   }
   const info = lstatSync(base);
   if (!info.isDirectory() || (info.uid !== uid && info.uid !== 0) || (info.mode & 0o022) !== 0) {
     return { problem: `${base} is not a folder of uid ${uid} that only it can write` };
   }
-  const name = createHash("sha256").update(root).digest("hex").slice(0, 16);
-  const top = privateFolderBelow(base, ["pleach", "caches", name], uid);
+  const top = privateFolderBelow(base, ["pleach", "caches", cacheFolderName(root)], uid);
   if (!("folder" in top)) return top;
   const { folder } = top;
   if (isInside(root, folder) || isInside(folder, root)) {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { formatBytes } from "@pleach/core";
+import { collectGoneWorkspaces, markCacheRoot } from "./cache-collection.js";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import { cacheEnvironment, workspaceCacheFolder } from "./caches.js";
 
@@ -43,6 +44,8 @@ interface CacheState {
 
 /** Every cache folder this process used, by path: one measure a minute, whatever the wrappers. */
 const states = new Map<string, CacheState>();
+/** The folders of every workspace's caches this process looked for gone workspaces in. */
+const collected = new Set<string>();
 /** The problems already told, by workspace root: one note each, in the first result. */
 const toldProblems = new Map<string, string>();
 
@@ -75,6 +78,12 @@ export class WorkspaceCaches {
     if (state === undefined) {
       state = { holders: 0, notes: [] };
       states.set(folder, state);
+      markCacheRoot(folder, root);
+      const caches = path.dirname(folder);
+      if (!collected.has(caches)) {
+        collected.add(caches);
+        void collectGoneWorkspaces(caches, (each) => (states.get(each)?.holders ?? 0) > 0);
+      }
     }
     const held = state;
     held.holders += 1;
