@@ -54,7 +54,8 @@ function succeeded(result: ExecResult): ExecResult {
 /** The cache folder of the only workspace under `userCache`. */
 async function cacheFolderOf(userCache: string): Promise<string> {
   const caches = path.join(userCache, "pleach", "caches");
-  const names = await readdir(caches);
+  // Beside it, the `.root` file that names its workspace.
+  const names = (await readdir(caches)).filter((name) => /^[0-9a-f]{16}$/.test(name));
   expect(names).toHaveLength(1);
   return path.join(caches, names[0] as string);
 }
