@@ -225,6 +225,19 @@ describe("WorkspaceCaches", () => {
     ]);
     expect(caches.take("/work/problem").notes).toEqual([]);
   });
+
+  it("gives no caches in a folder hidden from commands", async () => {
+    const base = await useTempDir("pleach-cache-hidden-");
+    const caches = new WorkspaceCaches({
+      maxBytes: 1024,
+      hostEnvironment: { XDG_CACHE_HOME: base },
+    });
+    const turn = caches.take("/work/hidden", [{ path: base }]);
+    expect(turn.folder).toBeUndefined();
+    expect(turn.notes).toEqual([
+      expect.stringContaining(`no kept caches here: ${base} is hidden from commands.`),
+    ]);
+  });
 });
 
 describe("the cache folder in the sandbox's argv", () => {

@@ -185,7 +185,7 @@ export function createCommandWrapper({
             command: true,
           })
         : undefined;
-    const cacheTurn = workspaceCaches?.take(root);
+    const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
     try {
       // The command is told which of the folders it sees are placeholders (PLEACH_PLACEHOLDERS).
       const commandVariables =

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { formatBytes } from "@pleach/core";
+import { isInside } from "../paths.js";
 import { collectGoneWorkspaces, markCacheRoot } from "./cache-collection.js";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import { cacheEnvironment, workspaceCacheFolder } from "./caches.js";
@@ -63,9 +64,22 @@ export class WorkspaceCaches {
     this.#options = { maxBytes, hostEnvironment, checkIntervalMs };
   }
 
-  /** The caches of one command in the workspace `root` (a real path). */
-  take(root: string): CacheTurn {
-    const found = workspaceCacheFolder({ root, hostEnvironment: this.#options.hostEnvironment });
+  /**
+   * The caches of one command in the workspace `root` (a real path), whose commands cannot read
+   * `hiddenPaths`: a cache folder inside one of them stays hidden.
+   */
+  take(root: string, hiddenPaths: readonly { path: string }[] = []): CacheTurn {
+    const located = workspaceCacheFolder({
+      root,
+      hostEnvironment: this.#options.hostEnvironment,
+    });
+    const inside = "folder" in located ? located.folder : undefined;
+    const hidden =
+      inside === undefined
+        ? undefined
+        : hiddenPaths.find(({ path: each }) => isInside(each, inside));
+    const found =
+      hidden === undefined ? located : { problem: `${hidden.path} is hidden from commands` };
     if (!("folder" in found)) {
       const told = toldProblems.get(root) === found.problem;
       toldProblems.set(root, found.problem);
