@@ -14,5 +14,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The kept caches of the suite's many temporary workspaces go to a temporary folder, not the
+    // caches of the user running it (the tests that look at them choose their own); not in /tmp,
+    // which is the sandbox's own (a warm sandbox's /tmp is checked to hold only the workspace).
+    env: { XDG_CACHE_HOME: `/var/tmp/pleach-test-caches-${process.getuid?.() ?? 0}` },
   },
 });

@@ -116,10 +116,14 @@ export function parseCommandLineOrHelp<
   return parsed;
 }
 
-/** The options of every command that runs commands: paths hidden from them, or given back. */
+/**
+ * The options of every command that runs commands: paths hidden from them, or given back, and
+ * their kept caches turned off.
+ */
 export const READ_OPTIONS = {
   "hide-read": { type: "string", multiple: true },
   "allow-read": { type: "string", multiple: true },
+  "no-caches": { type: "boolean" },
 } as const;
 
 /** The help lines of {@link READ_OPTIONS}, with the options' descriptions starting at `column`. */
@@ -136,6 +140,9 @@ export function readOptionsHelp(column: number): string {
     line("--allow-read PATH", "let sandboxed commands read PATH, out of their view by default (a"),
     `${" ".repeat(column)}file of a home, ~/.npmrc, say), read-only; repeatable. docs/sandbox.md`,
     `${" ".repeat(column)}says what commands see`,
+    line("--no-caches", "no kept caches for sandboxed commands (Go, cargo, pip, uv, npm: by"),
+    `${" ".repeat(column)}default a private folder per workspace under ~/.cache/pleach/caches,`,
+    `${" ".repeat(column)}at most 4 GiB); their tools then cache in the private /tmp`,
   ].join("\n");
 }
 
@@ -206,20 +213,26 @@ export const WORKSPACE_OPTIONS = {
   ...READ_OPTIONS,
 } as const;
 
-/** What commands may not read besides the defaults, and what they may read back. */
+/** What commands may not read besides the defaults, what they may read back, and their caches. */
 export interface ReadFlags {
   hideReads: string[];
   allowReads: string[];
+  /** `false` with `--no-caches`; absent: the default caches. */
+  caches?: false;
 }
 
 /**
- * `--hide-read` and `--allow-read` as absolute paths: relative to the current folder, with a
+ * `--hide-read` and `--allow-read` as absolute paths (and `--no-caches` as `caches: false`): relative to the current folder, with a
  * leading `~` for the home of the user running pleach, as a shell would expand it. A glob
  * (`**\/.env`) is made absolute the same way; a preset (`--hide-read @secrets`) is passed on as it
  * is.
  */
 export function parseReadFlags(
-  values: { "hide-read"?: string[] | undefined; "allow-read"?: string[] | undefined },
+  values: {
+    "hide-read"?: string[] | undefined;
+    "allow-read"?: string[] | undefined;
+    "no-caches"?: boolean | undefined;
+  },
   io: Pick<CliIo, "cwd">,
 ): ReadFlags {
   const resolve = (each: string) =>
@@ -231,6 +244,7 @@ export function parseReadFlags(
       each.startsWith("@") ? each : resolve(each),
     ),
     allowReads: (values["allow-read"] ?? []).map(resolve),
+    ...(values["no-caches"] === true ? { caches: false as const } : {}),
   };
 }
 

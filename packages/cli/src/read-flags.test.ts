@@ -25,6 +25,39 @@ describe("--hide-read and --allow-read", () => {
     });
   });
 
+  it("--no-caches turns the kept caches off", () => {
+    expect(parseReadFlags({ "no-caches": true }, { cwd: "/work" })).toEqual({
+      hideReads: [],
+      allowReads: [],
+      caches: false,
+    });
+  });
+
+  it.skipIf(!probe.available)(
+    "`pleach call bash` gets kept caches, none with --no-caches",
+    async () => {
+      const root = await useTempDir();
+      const cacheOf = async (...flags: string[]) => {
+        const result = await runCli(
+          [
+            "call",
+            "bash",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's expansion, not a template.
+            JSON.stringify({ command: "echo ${GOCACHE-none}" }),
+            "--workspace",
+            root,
+            ...flags,
+          ],
+          { cwd: root },
+        );
+        expect(result.code).toBe(0);
+        return JSON.parse(result.stdout).output as string;
+      };
+      expect(await cacheOf()).toMatch(/\/pleach\/caches\/[0-9a-f]{16}\/go-build\n$/);
+      expect(await cacheOf("--no-caches")).toBe("none\n");
+    },
+  );
+
   it.skipIf(!probe.available)(
     "hide a file from `pleach call bash`, and give one back",
     async () => {

@@ -89,6 +89,12 @@ export interface LocalSandboxOptions {
    * @default false
    */
   allowGitWrites?: boolean;
+  /**
+   * Kept caches for commands, a private folder per workspace (`caches` of
+   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
+   * @default { maxBytes: 4 GiB }
+   */
+  caches?: boolean | { maxBytes?: number };
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
   /**
@@ -155,16 +161,20 @@ export async function createLocalSandbox({
   hideReads,
   allowReads,
   allowGitWrites,
+  caches,
   commandWrapper: givenWrapper,
   session: sessionOption = false,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
   if (
     givenWrapper !== undefined &&
-    (hideReads !== undefined || allowReads !== undefined || allowGitWrites !== undefined)
+    (hideReads !== undefined ||
+      allowReads !== undefined ||
+      allowGitWrites !== undefined ||
+      caches !== undefined)
   ) {
     throw new ToolError(
       "INVALID_INPUT",
-      "hideReads, allowReads and allowGitWrites belong to the commandWrapper when one is given: pass them to createCommandWrapper",
+      "hideReads, allowReads, allowGitWrites and caches belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
   const networkAccess = parseNetworkOption(network);
@@ -174,6 +184,7 @@ export async function createLocalSandbox({
       ...(hideReads === undefined ? {} : { hideReads }),
       ...(allowReads === undefined ? {} : { allowReads }),
       ...(allowGitWrites === undefined ? {} : { allowGitWrites }),
+      ...(caches === undefined ? {} : { caches }),
     });
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
@@ -371,7 +382,11 @@ export async function createLocalSandbox({
         if (chosen?.note !== undefined) notes.push(chosen.note);
         const afterwards = confinement?.afterwards;
         if (afterwards !== undefined && session !== undefined) seen = afterwards.look;
-        notes.push(...pendingNotes.splice(0), ...(afterwards?.notes ?? []));
+        notes.push(
+          ...pendingNotes.splice(0),
+          ...(afterwards?.notes ?? []),
+          ...(confinement?.notes ?? []),
+        );
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.

@@ -6,6 +6,7 @@ import {
   SANDBOX_PROXY_FOLDER,
 } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
+import { cacheMountArguments } from "./caches.js";
 import { SHELL } from "./command-text.js";
 import type { HiddenPath } from "./hidden-reads.js";
 import type { HostFacts } from "./host-facts.js";
@@ -38,9 +39,9 @@ export interface BubblewrapArgumentsOptions {
 /**
  * The bubblewrap argv confining `command` to `policy`. Mount operations apply in order, so the
  * order below matters: the read-only host first, then the private trees, then the read view (what
- * is emptied, then what is shown again inside it), then the workspace, then
- * the pins and the read-only binds over the protected paths that exist in it, then the socket
- * masks.
+ * is emptied, then what is shown again inside it), then the workspace's cache folder, then the
+ * workspace, then the pins and the read-only binds over the protected paths that exist in it,
+ * then the socket masks.
  */
 export function bubblewrapArguments({
   shell,
@@ -177,6 +178,10 @@ export function bubblewrapSandboxArguments({
   // even root passes it) at the cost of one mount; without `--perms` it is remounted read-only.
   const emptiedByPerms = hostFacts.bubblewrap?.tmpfsPermissions !== false;
   args.push(...viewArguments(view, emptiedByPerms));
+  // After the view, which empties the home the cache folder is in; before the hidden paths.
+  if (policy.caches !== undefined) {
+    args.push(...cacheMountArguments(policy.caches, view.emptied, emptiedByPerms));
+  }
   // Hidden paths outside the workspace that the view shows (the system's secret files, a store in
   // a toolchain's folder): commands cannot create a missing one there (the host is read-only, and
   // the trees above are private), so it needs nothing, nor one the view empties anyway.

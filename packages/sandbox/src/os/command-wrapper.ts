@@ -25,6 +25,8 @@ export interface Confinement {
    * {@link InvocationRequest.since}.
    */
   afterwards?: { notes: string[]; look: WorkspaceLook };
+  /** Notes for the result that are no failure's: about the workspace's caches (`WorkspaceCaches`). */
+  notes?: string[];
 }
 
 /**
@@ -266,6 +268,20 @@ export interface CommandWrapperOptions {
    * @default false
    */
   allowGitWrites?: boolean;
+  /**
+   * Kept caches for confined commands: a private folder per workspace,
+   * `${XDG_CACHE_HOME:-~/.cache}/pleach/caches/<first 16 hex digits of the sha256 of its real
+   * path>/`, writable in `read-only` and `workspace-write`, that `GOCACHE`, `GOMODCACHE`,
+   * `CARGO_HOME`, `PIP_CACHE_DIR`, `UV_CACHE_DIR`, `npm_config_cache` and `XDG_CACHE_HOME` point
+   * into (the caller's `env` still wins). Never the host's own caches, which a command could
+   * poison. Emptied once found over `maxBytes` (measured at the first command of a workspace in
+   * the process, then at most once a minute after a command ends). The default bound holds a
+   * mid-sized project's Go build cache and module cache, or a cargo registry, several times over,
+   * while keeping the disk a workspace can take to a few percent of a laptop's. `false`: none,
+   * commands write caches in their private `/tmp`, emptied after each command.
+   * @default { maxBytes: 4 GiB }
+   */
+  caches?: boolean | { maxBytes?: number };
   /**
    * The home folders whose credential stores are hidden.
    * @default the running user's home in the user database (`os.userInfo().homedir`) and `HOME`

@@ -31,6 +31,7 @@ import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
+import { workspaceCachesOf } from "./workspace-caches.js";
 import { wrapCommand } from "./wrap-command.js";
 
 /**
@@ -50,7 +51,9 @@ export function createCommandWrapper({
   allowReads = [],
   credentialHomes,
   allowGitWrites = false,
+  caches,
 }: CommandWrapperOptions = {}): CommandWrapper {
+  const workspaceCaches = workspaceCachesOf(caches, hostEnvironment);
   const readPolicy = {
     hideReads,
     allowReads,
@@ -212,8 +215,23 @@ export function createCommandWrapper({
       gitWrites: allowGitWrites,
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
-    const policy = { backend, mode, cwd, network, env } as const;
-    const launch = wrapCommand({ command, policy, hostFacts });
+    const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
+    const policy = {
+      backend,
+      mode,
+      cwd,
+      network,
+      // The caches' variables under the caller's own.
+      env: { ...cacheTurn?.environment, ...env },
+      ...(cacheTurn?.folder === undefined ? {} : { caches: cacheTurn.folder }),
+    } as const;
+    let launch: ReturnType<typeof wrapCommand>;
+    try {
+      launch = wrapCommand({ command, policy, hostFacts });
+    } catch (error) {
+      cacheTurn?.done();
+      throw error;
+    }
     const confinement: Confinement = {
       policy: {
         backend,
@@ -229,6 +247,7 @@ export function createCommandWrapper({
       },
       proxyLog: proxy?.log ?? [],
       ...(protect ? { afterwards: { notes: [], look: { gitEntries: [], missing: [] } } } : {}),
+      notes: cacheTurn?.notes ?? [],
     };
     // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
     // session it runs in the session sandbox, through the proxy held for the session.
@@ -325,6 +344,7 @@ export function createCommandWrapper({
             try {
               await release();
             } finally {
+              cacheTurn?.done();
               await proxy?.close();
             }
           }

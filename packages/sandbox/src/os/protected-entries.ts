@@ -317,7 +317,8 @@ export const NON_INTERACTIVE_ENVIRONMENT: Readonly<Record<string, { value: strin
 /**
  * Variables a confined command (`read-only`, `workspace-write`) gets because its home is read-only:
  * tools that would fail writing their cache there write it in the private `/tmp` instead. The
- * caller's `env` overrides each; `danger-full-access` leaves the host's home as it is.
+ * workspace's kept caches (`cacheEnvironment`) override them where they can be had, the caller's
+ * `env` overrides both; `danger-full-access` leaves the host's home as it is.
  */
 export const CONFINED_ENVIRONMENT: Readonly<Record<string, { value: string; why: string }>> = {
   npm_config_cache: {

@@ -8,6 +8,8 @@ export interface SandboxPolicy {
   network: boolean | ProxiedNetwork;
   /** The caller's explicit variables; secret-looking names are dropped. */
   env: Readonly<Record<string, string>>;
+  /** Real path of the workspace's private cache folder (`workspaceCacheFolder`), writable in every mode. */
+  caches?: string;
 }
 
 /** A network reached only through pleach's domain proxy (see `domain-proxy.ts`). */

@@ -22,7 +22,7 @@ const MACH_SERVICES = [
 
 /**
  * The Seatbelt profile (SBPL) for `policy`: deny by default, read anywhere but the hidden paths,
- * write only to the workspace (`workspace-write`) and the temporary folders, never to protected
+ * write only to the workspace (`workspace-write`), its cache folder and the temporary folders, never to protected
  * paths, no network unless allowed (with a domain list, only the proxy's port of loopback), and
  * never host Unix sockets. Seatbelt matches paths rather than mounts, so a missing protected path
  * is refused by its name too, and a `.git` anywhere below the root is covered by one pattern, also one
@@ -49,7 +49,11 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
     `(allow mach-lookup ${MACH_SERVICES.map((service) => `(global-name ${quote(service)})`).join(" ")})`,
     '(allow file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
   ];
-  const writableRoots = [...temporaryRoots, ...(policy.mode === "workspace-write" ? [root] : [])];
+  const writableRoots = [
+    ...temporaryRoots,
+    ...(policy.mode === "workspace-write" ? [root] : []),
+    ...(policy.caches === undefined ? [] : [policy.caches]),
+  ];
   // The one protection policy (protectedPaths, missing ones included): Seatbelt matches paths, so
   // a missing one cannot be made either.
   const protectedFilters = hostFacts.protectedPaths.map(

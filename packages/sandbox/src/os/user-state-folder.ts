@@ -18,10 +18,27 @@ export function userStateFolder(name: string): StateFolder {
   if (uid === undefined) return { problem: "this platform has no user ids" };
   const runtime = process.env.XDG_RUNTIME_DIR;
   const base = runtime !== undefined && path.isAbsolute(runtime) ? runtime : "/tmp";
-  const top = path.join(base, `pleach-${uid}`);
-  const folder = path.join(top, name);
-  const problem = privateFolder(top, uid) ?? privateFolder(folder, uid);
-  return problem === undefined ? { folder } : { problem };
+  return privateFolderBelow(base, [`pleach-${uid}`, name], uid);
+}
+
+/**
+ * `base/names[0]/names[1]/...`, each folder of the chain made (mode 700) when missing and checked
+ * to be a real folder of `uid` that group and others cannot enter (`privateFolderProblem`); `base`
+ * itself is not made nor checked (a `/tmp`, a user's cache folder): the first folder wrong is the
+ * `problem`.
+ */
+export function privateFolderBelow(
+  base: string,
+  names: readonly string[],
+  uid: number,
+): StateFolder {
+  let folder = base;
+  for (const name of names) {
+    folder = path.join(folder, name);
+    const problem = privateFolder(folder, uid);
+    if (problem !== undefined) return { problem };
+  }
+  return { folder };
 }
 
 /** Why `folder` cannot be had as a private folder of `uid` (made when missing), if it cannot. */
