@@ -1,13 +1,8 @@
-import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { lstat, readdir, readFile, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { emptyFolder } from "./cache-pruning.js";
-
-/** The name of a workspace's cache folder: the first 16 hex digits of its root's sha256. */
-export function cacheFolderName(root: string): string {
-  return createHash("sha256").update(root).digest("hex").slice(0, 16);
-}
+import { cacheFolderName } from "./caches.js";
 
 /**
  * Note beside the cache folder `folder` (in the folder of every workspace's caches, which no

@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
+import { BUBBLEWRAP_PATH } from "./bubblewrap.js";
 
 /**
  * The bytes the files below `folder` take on disk, found by `lstat` of every entry: a link counts
@@ -42,7 +44,7 @@ export async function folderBytes(folder: string): Promise<number> {
 export async function emptyFolder(folder: string, aside?: string): Promise<void> {
   const top = await lstat(folder);
   if (aside === undefined) {
-    await emptyBelow(folder, top.dev);
+    await removeContents(folder, top.dev);
     return;
   }
   await mkdir(aside, { mode: 0o700 });
@@ -56,9 +58,55 @@ export async function emptyFolder(folder: string, aside?: string): Promise<void>
       });
     }
   } finally {
-    await emptyBelow(aside, top.dev);
+    await removeContents(aside, top.dev);
     await rmdir(aside);
   }
+}
+
+/**
+ * Remove what `folder` holds. Where bubblewrap runs, by `rm` in a sandbox of its own where only
+ * `folder` is writable: a command of another sandbox that still has the cache bound can swap a
+ * folder in it for a link to a file of the user's, but what that link leads to is read-only
+ * there, so nothing outside `folder` is removed, however the race goes. Elsewhere (or when that
+ * sandbox does not start) by {@link emptyBelow} on the host.
+ */
+async function removeContents(folder: string, device: number): Promise<void> {
+  if (process.platform === "linux" && (await removedConfined(folder))) return;
+  await emptyBelow(folder, device);
+}
+
+/** Whether `rm` in a sandbox where only `folder` is writable emptied it. */
+function removedConfined(folder: string): Promise<boolean> {
+  const script = 'chmod -R u+rwx -- "$1" 2>/dev/null; cd -- "$1" && rm -rf -- ./* ./.[!.]* ./..?*';
+  return new Promise((resolve) => {
+    const child = spawn(
+      BUBBLEWRAP_PATH,
+      [
+        "--die-with-parent",
+        "--unshare-all",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--bind",
+        folder,
+        folder,
+        "--",
+        "/bin/sh",
+        "-c",
+        script,
+        "pleach-empty-cache",
+        folder,
+      ],
+      { stdio: "ignore", env: { PATH: "/usr/bin:/bin" } },
+    );
+    child.once("error", () => resolve(false));
+    child.once("exit", async () => {
+      // Judged by what is left, not by rm's status (a name gone meanwhile is no failure).
+      resolve((await readdir(folder).catch(() => [""])).length === 0);
+    });
+  });
 }
 
 async function emptyBelow(folder: string, device: number): Promise<void> {

@@ -14,9 +14,14 @@ import {
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
-import { cacheFolderName, collectGoneWorkspaces } from "./cache-collection.js";
+import { collectGoneWorkspaces } from "./cache-collection.js";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
-import { CACHE_VARIABLES, cacheEnvironment, workspaceCacheFolder } from "./caches.js";
+import {
+  CACHE_VARIABLES,
+  cacheEnvironment,
+  cacheFolderName,
+  workspaceCacheFolder,
+} from "./caches.js";
 import type { HostFacts } from "./host-facts.js";
 import { seatbeltProfile } from "./seatbelt.js";
 import { WorkspaceCaches } from "./workspace-caches.js";

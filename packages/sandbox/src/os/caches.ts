@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -11,8 +12,12 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { cacheFolderName } from "./cache-collection.js";
 import { privateFolderBelow, type StateFolder } from "./user-state-folder.js";
+
+/** The name of a workspace's cache folder: the first 16 hex digits of its root's sha256. */
+export function cacheFolderName(root: string): string {
+  return createHash("sha256").update(root).digest("hex").slice(0, 16);
+}
 
 /**
  * The variables a confined command gets pointing at its workspace's cache folder, each at a
