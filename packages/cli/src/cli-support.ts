@@ -124,6 +124,7 @@ export const READ_OPTIONS = {
   "hide-read": { type: "string", multiple: true },
   "allow-read": { type: "string", multiple: true },
   "no-caches": { type: "boolean" },
+  "allow-git-writes": { type: "boolean" },
 } as const;
 
 /** The help lines of {@link READ_OPTIONS}, with the options' descriptions starting at `column`. */
@@ -143,6 +144,9 @@ export function readOptionsHelp(column: number): string {
     line("--no-caches", "no kept caches for sandboxed commands (Go, cargo, pip, uv, npm: by"),
     `${" ".repeat(column)}default a private folder per workspace under ~/.cache/pleach/caches,`,
     `${" ".repeat(column)}at most 4 GiB); their tools then cache in the private /tmp`,
+    line("--allow-git-writes", "let sandboxed commands commit, branch, stash and rebase: git's"),
+    `${" ".repeat(column)}objects, refs, index and logs writable; its config, hooks and links`,
+    `${" ".repeat(column)}to other git directories stay protected`,
   ].join("\n");
 }
 
@@ -219,10 +223,13 @@ export interface ReadFlags {
   allowReads: string[];
   /** `false` with `--no-caches`; absent: the default caches. */
   caches?: false;
+  /** `true` with `--allow-git-writes`. */
+  allowGitWrites?: true;
 }
 
 /**
- * `--hide-read` and `--allow-read` as absolute paths (and `--no-caches` as `caches: false`): relative to the current folder, with a
+ * `--hide-read` and `--allow-read` as absolute paths (`--no-caches` as `caches: false`,
+ * `--allow-git-writes` as `allowGitWrites: true`): relative to the current folder, with a
  * leading `~` for the home of the user running pleach, as a shell would expand it. A glob
  * (`**\/.env`) is made absolute the same way; a preset (`--hide-read @secrets`) is passed on as it
  * is.
@@ -232,6 +239,7 @@ export function parseReadFlags(
     "hide-read"?: string[] | undefined;
     "allow-read"?: string[] | undefined;
     "no-caches"?: boolean | undefined;
+    "allow-git-writes"?: boolean | undefined;
   },
   io: Pick<CliIo, "cwd">,
 ): ReadFlags {
@@ -245,6 +253,7 @@ export function parseReadFlags(
     ),
     allowReads: (values["allow-read"] ?? []).map(resolve),
     ...(values["no-caches"] === true ? { caches: false as const } : {}),
+    ...(values["allow-git-writes"] === true ? { allowGitWrites: true as const } : {}),
   };
 }
 

@@ -40,7 +40,7 @@ export const RUN_OPTIONS = {
 export const RUN_USAGE = `pleach run "<task>" [--workspace DIR] [--model SPEC] [--model-name NAME]
     [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
     [--max-steps N] [--json] [--hide-read PATH]... [--allow-read PATH]...
-    [--sandbox local|e2b] [--template NAME] [--no-caches]
+    [--sandbox local|e2b] [--template NAME] [--no-caches] [--allow-git-writes]
 pleach run --undo-last [--workspace DIR] [--json]`;
 
 /** `pleach run --help`. */
