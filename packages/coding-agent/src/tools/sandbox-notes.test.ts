@@ -47,8 +47,14 @@ const table: { rule: string; tool: string; input: Record<string, unknown>; says:
     tool: "bash",
     input: { command: "git add a.txt && git -c user.email=a@b -c user.name=a commit -qm x" },
     says: [
-      /\[sandbox: writing \.git\/index\.lock was refused: \.git at the top of the workspace is protected: git runs its hooks and the commands its config names .* ask the user to make this change\.\]/,
+      /\[sandbox: writing \.git\/index\.lock was refused: \.git at the top of the workspace is protected: git runs its hooks and the commands its config names .* ask the user to make this change\. git commands cannot write the repository .* start pleach with --allow-git-writes \(allowGitWrites: true\)/,
     ],
+  },
+  {
+    rule: "a git command that fails writing the repository without a word",
+    tool: "bash",
+    input: { command: "echo more >> a.txt && git stash" },
+    says: [/\[sandbox: git commands cannot write the repository .* --allow-git-writes/],
   },
   {
     rule: "a cache a tool writes in the read-only home",
