@@ -49,6 +49,8 @@ const BASHRC = `.bashrc at the top of the workspace is protected: bash runs it a
 const GIT =
   ".git at the top of the workspace is protected: git runs its hooks and the commands its config names (core.fsmonitor). " +
   PROTECTED_WAY_OUT;
+const GIT_WRITES =
+  "git commands cannot write the repository (commit, branch, stash, rebase) in this sandbox: start pleach with --allow-git-writes (allowGitWrites: true) to let them; git's config and hooks stay protected.";
 const READ_ONLY =
   'this sandbox runs in read-only mode, where commands write only their private /tmp. Writing the workspace needs workspace-write mode (--mode workspace-write where pleach is started, mode: "workspace-write" in the options); ask the user to switch.';
 const NETWORK_OFF =
@@ -76,7 +78,8 @@ const ROWS: Row[] = [
     mode: "workspace-write",
     cwd: "sub",
     command: () => "touch ../.git/hooks-x",
-    note: () => `sandbox: writing .git/hooks-x was refused: ${GIT}`,
+    // With git writes it could be written; .git/config (below) could not.
+    note: () => `sandbox: writing .git/hooks-x was refused: ${GIT} ${GIT_WRITES}`,
   },
   {
     rule: "protected write (git)",
