@@ -6,7 +6,7 @@ import type { Checkpoint, RestoreResult, SandboxCheckpoints } from "@pleach/core
 import type { WorkspaceRoot } from "../beneath.js";
 import type { HiddenPaths } from "../hidden-files.js";
 import type { WorkspaceProtection } from "../os/protection.js";
-import { userStateFolder } from "../os/user-state-folder.js";
+import { userStateFolder } from "../user-state-folder.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { quotedPath, ShadowRepository } from "./shadow-repository.js";
 import {

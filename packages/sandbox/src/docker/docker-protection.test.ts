@@ -23,7 +23,7 @@ import path from "node:path";
 import { hostState } from "@pleach/core/testing";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { HttpSandboxSession } from "../http-provider.js";
-import { MADE_BY_COMMAND } from "../os/moved-aside.js";
+import { MADE_BY_COMMAND } from "../made-by-commands/moved-aside.js";
 import { attempt, verdicts } from "../os/test-support/fixture.js";
 import { formatProcessKey, ownProcessKey } from "../process-key.js";
 import type { DockerSandboxProviderOptions } from "./docker-options.js";

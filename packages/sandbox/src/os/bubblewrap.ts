@@ -1,12 +1,12 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
+import { cacheMountArguments } from "../caches/caches.js";
 import {
   forwardingShell,
   policyProxyEnvironment,
   SANDBOX_PROXY_FOLDER,
 } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
-import { cacheMountArguments } from "./caches.js";
 import { SHELL } from "./command-text.js";
 import type { HiddenPath } from "./hidden-reads.js";
 import type { HostFacts } from "./host-facts.js";

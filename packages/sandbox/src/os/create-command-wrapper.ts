@@ -1,5 +1,9 @@
 import path from "node:path";
 import { ToolError } from "@pleach/core";
+import { workspaceCachesOf } from "../caches/workspace-caches.js";
+import { makeNewRepositoriesInert } from "../made-by-commands/inert-repositories.js";
+import { moveAsideAppeared } from "../made-by-commands/moved-aside.js";
+import { disarmRebaseTodos } from "../made-by-commands/rebase-todo.js";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
@@ -17,8 +21,6 @@ import type {
 } from "./command-wrapper.js";
 import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
-import { makeNewRepositoriesInert } from "./inert-repositories.js";
-import { moveAsideAppeared } from "./moved-aside.js";
 import { pathState } from "./path-state.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
 import {
@@ -26,12 +28,10 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "./protected-entries.js";
-import { disarmRebaseTodos } from "./rebase-todo.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
 import { pathIdentities, WarmSlots } from "./warm-slots.js";
-import { workspaceCachesOf } from "./workspace-caches.js";
 import { wrapCommand } from "./wrap-command.js";
 
 /**

@@ -7,7 +7,7 @@ import {
   type Stats,
   statfsSync,
 } from "node:fs";
-import { holdsGitDirectoryLayout } from "./git-machinery.js";
+import { holdsGitDirectoryLayout } from "../git/git-machinery.js";
 
 /**
  * What a folder held when it was read, and what `lstat` said of it just before, so that a later

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { gitMachinery } from "../git/git-machinery.js";
 import { isInside, isInsideAny } from "../paths.js";
-import { gitMachinery } from "./git-machinery.js";
 import { lstatOr, type ProtectedPathState, pathState, realpathOr, stateOf } from "./path-state.js";
 import {
   GIT_DIRECTORY_ENTRIES,

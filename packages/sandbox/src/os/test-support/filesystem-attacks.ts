@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import { MADE_BY_COMMAND as MADE } from "../moved-aside.js";
+import { MADE_BY_COMMAND as MADE } from "../../made-by-commands/moved-aside.js";
 import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import { quote } from "./servers.js";
 import type { AttackCases } from "./suite.js";

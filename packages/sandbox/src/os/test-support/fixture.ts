@@ -6,11 +6,11 @@ import type { SandboxMode } from "@pleach/core";
 import type { ExecResult } from "@pleach/core/sandbox";
 import { forceRemove, hostState } from "@pleach/core/testing";
 import { createLocalSandbox, type LocalSandbox } from "../../local-sandbox.js";
+import { MADE_BY_COMMAND } from "../../made-by-commands/moved-aside.js";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
 import type { WarmRunOptions } from "../../run-options.js";
 import type { CommandInvocation, CommandWrapper, InvocationRequest } from "../command-wrapper.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
-import { MADE_BY_COMMAND } from "../moved-aside.js";
 import { runWarm as runInWarm } from "../session-run.js";
 import { type RunResult, runInvocation } from "./run-invocation.js";
 

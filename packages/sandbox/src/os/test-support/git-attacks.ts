@@ -5,9 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
 import { createLocalSandbox } from "../../local-sandbox.js";
+import { MADE_BY_COMMAND } from "../../made-by-commands/moved-aside.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { createHostFactsCache } from "../host-facts.js";
-import { MADE_BY_COMMAND } from "../moved-aside.js";
 import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 

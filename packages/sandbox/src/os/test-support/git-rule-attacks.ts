@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import { MADE_BY_COMMAND } from "../moved-aside.js";
+import { MADE_BY_COMMAND } from "../../made-by-commands/moved-aside.js";
 import { attempt, takeMovedAside, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { BUBBLEWRAP_PATH } from "./bubblewrap.js";
+import { BUBBLEWRAP_PATH } from "../os/bubblewrap.js";
 
 /**
  * The bytes the files below `folder` take on disk, found by `lstat` of every entry: a link counts

@@ -14,6 +14,9 @@ import {
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
+import type { HostFacts } from "../os/host-facts.js";
+import { seatbeltProfile } from "../os/seatbelt.js";
+import { type SandboxPolicy, wrapCommand } from "../os/wrap-command.js";
 import { collectGoneWorkspaces } from "./cache-collection.js";
 import { emptyFolder, folderBytes } from "./cache-pruning.js";
 import {
@@ -22,10 +25,7 @@ import {
   cacheFolderName,
   workspaceCacheFolder,
 } from "./caches.js";
-import type { HostFacts } from "./host-facts.js";
-import { seatbeltProfile } from "./seatbelt.js";
 import { WorkspaceCaches } from "./workspace-caches.js";
-import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
 
 /** The folders pleach makes, from the user's cache folder down, with their modes. */
 async function modesBelow(base: string, folder: string): Promise<Record<string, string>> {

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { privateFolderProblem } from "../private-folder.js";
+import { privateFolderProblem } from "./private-folder.js";
 
 /** A state folder that can be used, or why not. */
 export type StateFolder = { folder: string } | { problem: string };

@@ -12,9 +12,9 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { at, locate } from "../beneath.js";
+import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "../git/git-machinery.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
-import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "./git-machinery.js";
 import { freeName, MADE_BY_COMMAND, moveAside } from "./moved-aside.js";
 
 /**

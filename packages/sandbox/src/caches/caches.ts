@@ -12,7 +12,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
-import { privateFolderBelow, type StateFolder } from "./user-state-folder.js";
+import { privateFolderBelow, type StateFolder } from "../user-state-folder.js";
 
 /** The name of a workspace's cache folder: the first 16 hex digits of its root's sha256. */
 export function cacheFolderName(root: string): string {

@@ -6,14 +6,14 @@ import type { ExecResult } from "@pleach/core/sandbox";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
+import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
 import { workspaceCacheFolder } from "./caches.js";
-import { createCommandWrapper } from "./create-command-wrapper.js";
 import {
   writeNpmTarball,
   writePythonSourceArchive,
   writeVendoredGoModule,
 } from "./test-support/cache-projects.js";
-import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 /** Whether `name` runs from the host's `PATH`. */
 function onPath(name: string): boolean {
