@@ -1,15 +1,15 @@
 import { fstatSync } from "node:fs";
 import path from "node:path";
 import { type Located, openedPath } from "./beneath.js";
+import { isInside } from "./paths.js";
 import {
   type HiddenPath,
   type HiddenScope,
   hiddenPathError,
   hiddenPathOf,
-} from "./os/hidden-reads.js";
-import { statOr } from "./os/path-state.js";
-import type { WorkspaceProtection } from "./os/protection.js";
-import { isInside } from "./paths.js";
+} from "./policy/hidden-reads.js";
+import { statOr } from "./policy/path-state.js";
+import type { WorkspaceProtection } from "./policy/protection.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**

@@ -32,14 +32,14 @@ export { parseNetworkOption } from "./network/domain-rules.js";
 export type { ProxyRequest } from "./network/proxy-log.js";
 export type { CommandWrapper, CommandWrapperOptions } from "./os/command-wrapper.js";
 export { createCommandWrapper } from "./os/create-command-wrapper.js";
-export type { HiddenPath } from "./os/hidden-reads.js";
-export { hiddenReads } from "./os/hidden-reads.js";
 export type { CurrentProtectionOptions } from "./os/host-facts.js";
 export { currentProtection } from "./os/host-facts.js";
 export type { BackendProbe } from "./os/probe.js";
 export { probeSandboxBackend } from "./os/probe.js";
-export { PROTECTED_WORKSPACE_ENTRIES } from "./os/protected-entries.js";
-export type { ProtectedPath, WorkspaceProtection } from "./os/protection.js";
+export type { HiddenPath } from "./policy/hidden-reads.js";
+export { hiddenReads } from "./policy/hidden-reads.js";
+export { PROTECTED_WORKSPACE_ENTRIES } from "./policy/protected-entries.js";
+export type { ProtectedPath, WorkspaceProtection } from "./policy/protection.js";
 export type { SandboxServer, SandboxServerOptions } from "./server/options.js";
 export type {
   CreateSandboxRequest,

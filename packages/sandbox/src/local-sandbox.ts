@@ -24,11 +24,11 @@ import {
 } from "./os/command-wrapper.js";
 import { createCommandWrapper } from "./os/create-command-wrapper.js";
 import { failureNotes } from "./os/failure-notes.js";
-import type { HiddenScope } from "./os/hidden-reads.js";
-import type { WorkspaceProtection } from "./os/protection.js";
 import { runWarm } from "./os/session-run.js";
 import { sessionServerSupported } from "./os/session-server.js";
 import { fromErrno } from "./paths.js";
+import type { HiddenScope } from "./policy/hidden-reads.js";
+import type { WorkspaceProtection } from "./policy/protection.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { LocalSession, type LocalSessionOptions } from "./session/local-session.js";

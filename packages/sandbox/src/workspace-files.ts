@@ -19,8 +19,8 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { at, type Located, locate, type WalkedFolder } from "./beneath.js";
 import { refuseGitDirectoryWrite } from "./git/git-layout.js";
 import { type HiddenPaths, refuseHiddenRead, refuseHiddenWrite } from "./hidden-files.js";
-import type { WorkspaceProtection } from "./os/protection.js";
 import { fromErrno } from "./paths.js";
+import type { WorkspaceProtection } from "./policy/protection.js";
 import type { WorkspaceRoot } from "./workspace-root.js";
 
 /**

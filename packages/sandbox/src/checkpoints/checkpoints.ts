@@ -5,7 +5,7 @@ import { type SandboxMode, ToolError } from "@pleach/core";
 import type { Checkpoint, RestoreResult, SandboxCheckpoints } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
 import type { HiddenPaths } from "../hidden-files.js";
-import type { WorkspaceProtection } from "../os/protection.js";
+import type { WorkspaceProtection } from "../policy/protection.js";
 import { userStateFolder } from "../user-state-folder.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { quotedPath, ShadowRepository } from "./shadow-repository.js";

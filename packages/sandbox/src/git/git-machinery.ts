@@ -8,8 +8,8 @@ import {
   readFileSync,
 } from "node:fs";
 import path from "node:path";
-import { leadsTo, lstatOr, realpathOr, stateOf, statOr } from "../os/path-state.js";
 import { isInside } from "../paths.js";
+import { leadsTo, lstatOr, realpathOr, stateOf, statOr } from "../policy/path-state.js";
 
 /** An entry of a folder, as `readdir` with file types gives it. */
 export interface FolderEntry {

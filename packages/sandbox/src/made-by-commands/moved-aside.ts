@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { closeSync, lstatSync, renameSync } from "node:fs";
 import path from "node:path";
 import { at, type HeldFolder, locate } from "../beneath.js";
-import { realpathOr } from "../os/path-state.js";
-import type { ProtectedPath } from "../os/protection.js";
 import { isInside } from "../paths.js";
+import { realpathOr } from "../policy/path-state.js";
+import type { ProtectedPath } from "../policy/protection.js";
 import { type WorkspaceRoot, workspaceRoot } from "../workspace-root.js";
 
 /** The suffix of what pleach moves aside: `.envrc` becomes `.envrc.made-by-command`. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
-import { GIT_RUN_ENTRIES } from "./protected-entries.js";
+import { GIT_RUN_ENTRIES } from "../policy/protected-entries.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();

@@ -6,8 +6,8 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createLocalSandbox, type LocalSandbox } from "../local-sandbox.js";
+import { hiddenReads } from "../policy/hidden-reads.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
-import { hiddenReads } from "./hidden-reads.js";
 import {
   createHostFactsCache,
   currentProtection,

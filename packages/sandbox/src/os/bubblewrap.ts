@@ -7,12 +7,12 @@ import {
   SANDBOX_PROXY_FOLDER,
 } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
+import type { HiddenPath } from "../policy/hidden-reads.js";
+import { requestedEnvironment } from "../policy/protected-entries.js";
+import { type ReadView, visibleInView } from "../policy/read-view.js";
 import { SHELL } from "./command-text.js";
-import type { HiddenPath } from "./hidden-reads.js";
 import type { HostFacts } from "./host-facts.js";
 import { HIDDEN_TREES } from "./host-sockets.js";
-import { requestedEnvironment } from "./protected-entries.js";
-import { type ReadView, visibleInView } from "./read-view.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** The only bubblewrap pleach runs: never one found on `PATH` or in the workspace. */

@@ -1,10 +1,10 @@
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { NetworkAccess } from "../network/domain-rules.js";
 import type { ProxyRequest } from "../network/proxy-log.js";
+import { type HiddenPath, type HiddenScope, hiddenReads } from "../policy/hidden-reads.js";
+import type { ProtectedPath, WorkspaceProtection } from "../policy/protection.js";
 import type { FailurePolicy } from "./failure-notes.js";
-import { type HiddenPath, type HiddenScope, hiddenReads } from "./hidden-reads.js";
 import { currentProtection, type HostFactsCache, sharedHostFactsCache } from "./host-facts.js";
-import type { ProtectedPath, WorkspaceProtection } from "./protection.js";
 import type { SessionCommand } from "./session-processes.js";
 import type { SessionSandbox, SessionSandboxSpec } from "./session-sandbox.js";
 import type { WrappedCommand } from "./wrap-command.js";

@@ -8,6 +8,13 @@ import { type CommandProxy, startCommandProxy } from "../network/command-proxy.j
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
+import { hiddenReads } from "../policy/hidden-reads.js";
+import { pathState } from "../policy/path-state.js";
+import {
+  nonInteractiveEnvironment,
+  PROTECTED_WORKSPACE_ENTRIES,
+  requestedEnvironment,
+} from "../policy/protected-entries.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type {
@@ -19,15 +26,8 @@ import type {
   SessionInvocation,
   WorkspaceLook,
 } from "./command-wrapper.js";
-import { hiddenReads } from "./hidden-reads.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
-import { pathState } from "./path-state.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
-import {
-  nonInteractiveEnvironment,
-  PROTECTED_WORKSPACE_ENTRIES,
-  requestedEnvironment,
-} from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";

@@ -1,11 +1,11 @@
 import path from "node:path";
 import { type ExecResult, NETWORK_OFF_NOTE_START } from "@pleach/core/sandbox";
 import { isInside } from "../paths.js";
-import { type HiddenPath, hiddenPathOf } from "./hidden-reads.js";
-import { realpathOr } from "./path-state.js";
-import { GIT_RUN_ENTRIES } from "./protected-entries.js";
-import type { ProtectedPath } from "./protection.js";
-import { type ReadView, visibleInView } from "./read-view.js";
+import { type HiddenPath, hiddenPathOf } from "../policy/hidden-reads.js";
+import { realpathOr } from "../policy/path-state.js";
+import { GIT_RUN_ENTRIES } from "../policy/protected-entries.js";
+import type { ProtectedPath } from "../policy/protection.js";
+import { type ReadView, visibleInView } from "../policy/read-view.js";
 
 /**
  * Failures explained: after a confined command, the lines that tie what it printed to one of the

@@ -2,23 +2,27 @@ import { realpathSync } from "node:fs";
 import os from "node:os";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
-import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import {
   defaultCredentialHomes,
   type HiddenPath,
   hiddenReads,
   type ReadPolicy,
-} from "./hidden-reads.js";
-import { hostSockets } from "./host-sockets.js";
-import { pathState, realpathOr } from "./path-state.js";
+} from "../policy/hidden-reads.js";
+import { pathState, realpathOr } from "../policy/path-state.js";
 import {
   inheritedEnvironment,
   PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
   type ProtectedEntry,
-} from "./protected-entries.js";
-import { type ProtectedPath, type WorkspaceProtection, workspaceProtection } from "./protection.js";
-import { type ReadView, readView } from "./read-view.js";
+} from "../policy/protected-entries.js";
+import {
+  type ProtectedPath,
+  type WorkspaceProtection,
+  workspaceProtection,
+} from "../policy/protection.js";
+import { type ReadView, readView } from "../policy/read-view.js";
+import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
+import { hostSockets } from "./host-sockets.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
 export interface BubblewrapFacts {

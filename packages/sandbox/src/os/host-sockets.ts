@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { isInside, isInsideAny } from "../paths.js";
-import { pathState } from "./path-state.js";
+import { pathState } from "../policy/path-state.js";
 
 /** Folders under the home directory where agents and container engines keep their sockets. */
 const HOME_SOCKET_FOLDERS = [".ssh", ".gnupg", ".docker", ".docker/run", ".docker/desktop"];

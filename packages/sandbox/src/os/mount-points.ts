@@ -1,6 +1,6 @@
 import { type BigIntStats, type FSWatcher, lstatSync, watch } from "node:fs";
 import path from "node:path";
-import type { ProtectedPath } from "./protection.js";
+import type { ProtectedPath } from "../policy/protection.js";
 
 /**
  * The protected paths of a sandbox that lives on (a session's), as they were when it started, and

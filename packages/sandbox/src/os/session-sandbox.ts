@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type net from "node:net";
 import type { DomainRules } from "../network/domain-rules.js";
 import { type SessionForwarder, SessionLinks } from "../network/session-links.js";
+import type { ProtectedPath } from "../policy/protection.js";
 import type { ProcessKey } from "../process-key.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
 import { MountPoints } from "./mount-points.js";
-import type { ProtectedPath } from "./protection.js";
 import {
   childOf,
   processGone,

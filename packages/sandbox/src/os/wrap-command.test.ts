@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { nonInteractiveEnvironment } from "../policy/protected-entries.js";
 import { closingShell } from "./bubblewrap.js";
 import { shellCommand } from "./command-text.js";
 import { createCommandWrapper } from "./create-command-wrapper.js";
 import type { HostFacts } from "./host-facts.js";
-import { nonInteractiveEnvironment } from "./protected-entries.js";
 import { seatbeltProfile } from "./seatbelt.js";
 import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
 

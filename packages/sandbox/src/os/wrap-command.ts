@@ -1,9 +1,9 @@
 import { ToolError } from "@pleach/core";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
+import { requestedEnvironment } from "../policy/protected-entries.js";
 import { BUBBLEWRAP_COMMAND_FD, BUBBLEWRAP_PATH, bubblewrapArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type { HostFacts } from "./host-facts.js";
-import { requestedEnvironment } from "./protected-entries.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SANDBOX_EXEC_PATH, seatbeltProfile } from "./seatbelt.js";
 import { SECCOMP_ARCHITECTURES, seccompFilter } from "./seccomp.js";

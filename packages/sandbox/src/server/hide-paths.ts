@@ -1,6 +1,6 @@
 import { ToolError } from "@pleach/core";
 import { type CommandWrapper, protectionWith, runApart } from "../os/command-wrapper.js";
-import type { HiddenScope } from "../os/hidden-reads.js";
+import type { HiddenScope } from "../policy/hidden-reads.js";
 
 /** Options of {@link hidePaths}. */
 export interface HidePathsOptions {

@@ -2,7 +2,7 @@ import { ToolError } from "@pleach/core";
 import type { SandboxMode } from "@pleach/core/sandbox";
 import type { WorkspaceRoot } from "../beneath.js";
 import type { HiddenPaths } from "../hidden-files.js";
-import type { WorkspaceProtection } from "../os/protection.js";
+import type { WorkspaceProtection } from "../policy/protection.js";
 import { readWorkspaceFile, writeWorkspaceFile } from "../workspace-files.js";
 
 /**

@@ -4,9 +4,12 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
+import {
+  CONFINED_ENVIRONMENT,
+  NON_INTERACTIVE_ENVIRONMENT,
+} from "../../policy/protected-entries.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { feedInputs, inputPipes } from "../launcher-inputs.js";
-import { CONFINED_ENVIRONMENT, NON_INTERACTIVE_ENVIRONMENT } from "../protected-entries.js";
 import type { WrappedCommand } from "../wrap-command.js";
 import { attempt, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";

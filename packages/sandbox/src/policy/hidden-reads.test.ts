@@ -16,11 +16,11 @@ import type { SandboxMode } from "@pleach/core/sandbox";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
+import { attackSuiteSkipReason } from "../os/test-support/suite.js";
 import { isInside } from "../paths.js";
-import { createCommandWrapper } from "./create-command-wrapper.js";
 import { defaultCredentialHomes, hiddenReads } from "./hidden-reads.js";
 import { CREDENTIAL_STORES } from "./protected-entries.js";
-import { attackSuiteSkipReason } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 const CONFINED: SandboxMode[] = ["read-only", "workspace-write"];

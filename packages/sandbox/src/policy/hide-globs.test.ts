@@ -3,8 +3,8 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { attackSuiteSkipReason } from "../os/test-support/suite.js";
 import { hideReadPaths } from "./hide-globs.js";
-import { attackSuiteSkipReason } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 

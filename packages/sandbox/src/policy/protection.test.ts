@@ -11,10 +11,10 @@ import {
 import type { SandboxClient } from "@pleach/core/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
-import { createCommandWrapper } from "./create-command-wrapper.js";
+import { createCommandWrapper } from "../os/create-command-wrapper.js";
+import { takeMovedAside } from "../os/test-support/fixture.js";
+import { attackSuiteSkipReason, runningAs } from "../os/test-support/suite.js";
 import { HOME_FOLDER_ENTRIES, PROTECTED_ENTRIES } from "./protected-entries.js";
-import { takeMovedAside } from "./test-support/fixture.js";
-import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 // One protection policy for commands and file tools: for every kind of protected path, a bash
 // command and every writing tool are refused, the file tools with PROTECTED_PATH naming the rule,
