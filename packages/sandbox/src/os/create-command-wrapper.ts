@@ -1,15 +1,11 @@
-import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { workspaceCachesOf } from "../caches/workspace-caches.js";
-import { makeNewRepositoriesInert } from "../made-by-commands/inert-repositories.js";
-import { moveAsideAppeared } from "../made-by-commands/moved-aside.js";
-import { disarmRebaseTodos } from "../made-by-commands/rebase-todo.js";
+import { workspaceLooks } from "../made-by-commands/workspace-looks.js";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
 import { isInside } from "../paths.js";
 import { hiddenReads } from "../policy/hidden-reads.js";
-import { pathState } from "../policy/path-state.js";
 import {
   nonInteractiveEnvironment,
   PROTECTED_WORKSPACE_ENTRIES,
@@ -24,7 +20,6 @@ import type {
   Confinement,
   InvocationRequest,
   SessionInvocation,
-  WorkspaceLook,
 } from "./command-wrapper.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
@@ -54,6 +49,13 @@ export function createCommandWrapper({
   caches,
 }: CommandWrapperOptions = {}): CommandWrapper {
   const workspaceCaches = workspaceCachesOf(caches, hostEnvironment);
+  const looks = workspaceLooks({
+    maxDirectories,
+    protectedEntries,
+    hostEnvironment,
+    cache,
+    gitWrites: allowGitWrites,
+  });
   const readPolicy = {
     hideReads,
     allowReads,
@@ -76,8 +78,8 @@ export function createCommandWrapper({
         gitWrites: allowGitWrites,
       }),
     hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
-    madeSince: (root, since) => madeSince(root, since),
-    look: (root) => look(root),
+    madeSince: (root, since) => looks.madeSince(root, since),
+    look: (root) => looks.look(root),
     async close() {
       await warmSlots.destroyAll();
     },
@@ -137,48 +139,6 @@ export function createCommandWrapper({
       }
     },
   };
-
-  /**
-   * Move aside what appeared at the protected paths `since` found missing, and make inert the
-   * repositories that appeared since its walk; see `finish`. `protectedBefore`: what was mounted
-   * read-only meanwhile (nothing there was made by a command).
-   */
-  async function madeSince(
-    root: string,
-    since: WorkspaceLook,
-    protectedBefore?: readonly string[],
-  ): Promise<{ notes: string[]; look: WorkspaceLook }> {
-    const notes = moveAsideAppeared(root, since.missing);
-    const after = await look(root);
-    if (allowGitWrites) notes.push(...disarmRebaseTodos(root, writableGitDirectories(root, after)));
-    notes.push(
-      ...makeNewRepositoriesInert({
-        root,
-        before: since.gitEntries,
-        after: after.gitEntries,
-        rootRepositoryMade: since.missing.some(({ path }) => path === `${root}/.git`),
-        ...(protectedBefore === undefined ? {} : { protectedBefore }),
-      }),
-    );
-    // Looked at again only when something was moved or made inert: the missing paths changed.
-    return { notes, look: notes.length === 0 ? after : await look(root) };
-  }
-
-  /** The git directory entries of `root` and its protected paths that are missing now. */
-  async function look(root: string): Promise<WorkspaceLook> {
-    const protection = await currentProtection({
-      root,
-      maxDirectories,
-      protectedEntries,
-      hostEnvironment,
-      cache,
-      gitWrites: allowGitWrites,
-    });
-    return {
-      gitEntries: protection.gitEntries,
-      missing: protection.paths.filter(({ state }) => state === "missing"),
-    };
-  }
 
   /** The invocation in the OS sandbox `backend`, with the policy's network. */
   async function confined({
@@ -325,7 +285,7 @@ export function createCommandWrapper({
             // then is known not to be.
             if (afterwards !== undefined) {
               const existing = hostFacts.protectedPaths.filter(({ state }) => state !== "missing");
-              const found = await madeSince(
+              const found = await looks.madeSince(
                 hostFacts.root,
                 since ?? {
                   gitEntries: hostFacts.gitEntries,
@@ -376,13 +336,6 @@ export function createCommandWrapper({
     });
     return started;
   }
-}
-
-/** The `.git` folders of the workspace whose objects, refs and index commands may write. */
-function writableGitDirectories(root: string, look: WorkspaceLook): string[] {
-  return [path.join(root, ".git"), ...look.gitEntries].filter(
-    (entry) => path.basename(entry) === ".git" && pathState(entry) === "directory",
-  );
 }
 
 function platformBackend(): "bubblewrap" | "seatbelt" | "none" {
