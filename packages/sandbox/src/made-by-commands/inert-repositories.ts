@@ -1,20 +1,11 @@
 import { randomUUID } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readSync,
-  realpathSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
+import { lstatSync, realpathSync, renameSync } from "node:fs";
 import path from "node:path";
 import { at, locate } from "../beneath.js";
 import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "../git/git-machinery.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
+import { readSmallFile, writeNewFile } from "./held-files.js";
 import { freeName, MADE_BY_COMMAND, moveAside } from "./moved-aside.js";
 
 /**
@@ -197,7 +188,8 @@ function neutralise(
     }
     const config = moveAside("config");
     if (config !== undefined) {
-      writeNew(workspace, folder, "config", keptConfig(readAside(workspace, folder, config)));
+      const text = readSmallFile(workspace, folder, config, MAX_CONFIG_BYTES) ?? "";
+      writeNewFile(workspace, folder, "config", keptConfig(text));
     }
     moveAside("config.worktree");
     moveAside("hooks");
@@ -213,56 +205,6 @@ function realOr(target: string): string {
     return realpathSync.native(target);
   } catch {
     return target;
-  }
-}
-
-/** The text of the moved config, if it is a small regular file ("" otherwise). */
-function readAside(
-  workspace: ReturnType<typeof workspaceRoot>,
-  folder: Parameters<typeof at>[1],
-  name: string,
-): string {
-  let fd: number;
-  try {
-    fd = openSync(
-      at(workspace, folder, name),
-      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-    );
-  } catch {
-    return "";
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return "";
-    const buffer = Buffer.alloc(info.size);
-    let read = 0;
-    while (read < buffer.length) {
-      const count = readSync(fd, buffer, read, buffer.length - read, read);
-      if (count === 0) break;
-      read += count;
-    }
-    return buffer.subarray(0, read).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Create `name` in the held folder with `text`, failing if anything (a link too) is there. */
-function writeNew(
-  workspace: ReturnType<typeof workspaceRoot>,
-  folder: Parameters<typeof at>[1],
-  name: string,
-  text: string,
-): void {
-  const fd = openSync(
-    at(workspace, folder, name),
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  );
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -1,18 +1,9 @@
 import { randomUUID } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { lstatSync, renameSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { at, type HeldFolder, locate } from "../beneath.js";
 import { workspaceRoot } from "../workspace-root.js";
+import { readSmallFile, writeNewFile } from "./held-files.js";
 
 /** The todo list of an interactive rebase in progress, in its git directory. */
 const TODO = path.join("rebase-merge", "git-rebase-todo");
@@ -53,7 +44,7 @@ export function disarmRebaseTodos(root: string, gitDirectories: readonly string[
         );
         continue;
       }
-      const text = readTodo(workspace, located.parent, located.name);
+      const text = readSmallFile(workspace, located.parent, located.name, MAX_TODO_BYTES);
       if (text === undefined) {
         notes.push(
           `${shown} is too large for pleach to look for exec lines in it; do not run git rebase --continue on the host before you looked at it.`,
@@ -83,32 +74,6 @@ export function disarmRebaseTodos(root: string, gitDirectories: readonly string[
   return notes;
 }
 
-/** The text of `name` in the held folder, or `undefined` past {@link MAX_TODO_BYTES}. */
-function readTodo(
-  workspace: ReturnType<typeof workspaceRoot>,
-  folder: HeldFolder,
-  name: string,
-): string | undefined {
-  const fd = openSync(
-    at(workspace, folder, name),
-    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  );
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile() || info.size > MAX_TODO_BYTES) return undefined;
-    const buffer = Buffer.alloc(info.size);
-    let read = 0;
-    while (read < buffer.length) {
-      const count = readSync(fd, buffer, read, buffer.length - read, read);
-      if (count === 0) break;
-      read += count;
-    }
-    return buffer.subarray(0, read).toString("utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Put `text` in place of `name` in the held folder: a new file, renamed over the old one. */
 function replace(
   workspace: ReturnType<typeof workspaceRoot>,
@@ -117,16 +82,7 @@ function replace(
   text: string,
 ): void {
   const temporary = `.${name}.pleach-${randomUUID()}`;
-  const fd = openSync(
-    at(workspace, folder, temporary),
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o644,
-  );
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
+  writeNewFile(workspace, folder, temporary, text);
   try {
     renameSync(at(workspace, folder, temporary), at(workspace, folder, name));
   } catch (error) {
