@@ -14,17 +14,21 @@ export interface WorkspaceLooks {
    * Move aside what appeared at the protected paths `since` found missing, make inert the
    * repositories that appeared since its walk, and (with git writes) disarm the rebase todo
    * lists: what a command, or a session's jobs, made. `protectedBefore`: what was mounted
-   * read-only meanwhile (nothing there was made by a command). Returns the notes and this look.
+   * read-only meanwhile (nothing there was made by a command). Returns the notes and this look;
+   * without `look`, a look of the walk alone (no missing paths: for a command no session follows).
    */
   madeSince(
     root: string,
     since: WorkspaceLook,
-    protectedBefore?: readonly string[],
+    options?: { protectedBefore?: readonly string[]; look?: boolean },
   ): Promise<{ notes: string[]; look: WorkspaceLook }>;
 }
 
 /** The looks by the wrapper's own policy options (`root` is given to each call). */
-export function workspaceLooks(policy: Omit<CurrentProtectionOptions, "root">): WorkspaceLooks {
+export function workspaceLooks(
+  policy: Omit<CurrentProtectionOptions, "root" | "cache" | "maxDirectories"> &
+    Required<Pick<CurrentProtectionOptions, "cache" | "maxDirectories">>,
+): WorkspaceLooks {
   const look = async (root: string): Promise<WorkspaceLook> => {
     const protection = await currentProtection({ ...policy, root });
     return {
@@ -34,9 +38,14 @@ export function workspaceLooks(policy: Omit<CurrentProtectionOptions, "root">): 
   };
   return {
     look,
-    async madeSince(root, since, protectedBefore) {
+    async madeSince(root, since, { protectedBefore, look: wanted = true } = {}) {
       const notes = moveAsideAppeared(root, since.missing);
-      const after = await look(root);
+      const after = wanted
+        ? await look(root)
+        : {
+            gitEntries: (await policy.cache.walker(root, policy.maxDirectories).scan()).gitEntries,
+            missing: [],
+          };
       if (policy.gitWrites === true) {
         notes.push(...disarmRebaseTodos(root, writableGitDirectories(root, after)));
       }
@@ -50,7 +59,7 @@ export function workspaceLooks(policy: Omit<CurrentProtectionOptions, "root">): 
         }),
       );
       // Looked at again only when something was moved or made inert: the missing paths changed.
-      return { notes, look: notes.length === 0 ? after : await look(root) };
+      return { notes, look: notes.length === 0 || !wanted ? after : await look(root) };
     },
   };
 }

@@ -291,7 +291,13 @@ export function createCommandWrapper({
                   gitEntries: hostFacts.gitEntries,
                   missing: hostFacts.protectedPaths.filter(({ state }) => state === "missing"),
                 },
-                since === undefined ? existing.map(({ path }) => path) : undefined,
+                {
+                  ...(since === undefined
+                    ? { protectedBefore: existing.map(({ path }) => path) }
+                    : {}),
+                  // Only a session looks again from what this look found.
+                  look: session,
+                },
               );
               afterwards.notes.push(...found.notes);
               afterwards.look = found.look;
