@@ -3,7 +3,7 @@
 // bench and the container image: the same thing `pleach sandbox serve` runs.
 //   node scripts/sandbox-serve.mjs --root DIR --token-file FILE [--remove-token-file] [--host H]
 //     [--port P] [--mode M] [--network] [--max-sandboxes N] [--socket PATH] [--workspace DIR]
-//     [--exit-with-stdin]
+//     [--exit-with-stdin] [--no-caches]
 // The token comes from --token-file (with --remove-token-file, the file is removed once read, so
 // that the token lives only in this process's memory) or, for tests, PLEACH_SANDBOX_TOKEN.
 // --socket listens on a Unix socket instead of HOST:PORT; --workspace makes every sandbox's
@@ -30,10 +30,12 @@ const { values } = parseArgs({
     "socket-mode": { type: "string", default: "600" },
     workspace: { type: "string" },
     "exit-with-stdin": { type: "boolean", default: false },
+    // The sandbox's commands get no kept caches (a container's user may have no home for them).
+    "no-caches": { type: "boolean", default: false },
     dist: { type: "string", default: path.join(here, "../packages/sandbox/dist/index.js") },
   },
 });
-const { createSandboxServer } = await import(values.dist);
+const { createCommandWrapper, createSandboxServer } = await import(values.dist);
 let token = process.env.PLEACH_SANDBOX_TOKEN;
 // Commands inherit this process's environment in danger-full-access: the token is not theirs.
 // (The process's initial environment in /proc/<pid>/environ keeps it: use --token-file.)
@@ -62,12 +64,15 @@ const server = await createSandboxServer({
   network: values.network,
   maxSandboxes: Number(values["max-sandboxes"]),
   hiddenFiles,
+  ...(values["no-caches"]
+    ? { commandWrapper: createCommandWrapper({ warmSandbox: false, caches: false }) }
+    : {}),
   onError: (error) => process.stderr.write(`sandbox server: ${error.message}\n`),
 });
 process.stdout.write(`${server.url.href}\n`);
 let stopping;
 const stop = () => {
-  // close() waits for aborted commands to end, so their placeholders are gone before the exit.
+  // close() waits for aborted commands to end, and for the looks at what they made.
   stopping ??= server.close().then(() => process.exit(0));
   return stopping;
 };

@@ -262,6 +262,9 @@ export function createDockerSandboxProvider({
           mode,
           "--max-sandboxes",
           String(CONTAINER_SANDBOXES),
+          // The container is the commands' whole world and goes with the session: no kept caches
+          // (its user may have no home to keep them in).
+          "--no-caches",
           ...serverArgs,
         ];
         // Attached, with our end of its stdin: when this process goes, however it goes, the pipe

@@ -108,3 +108,11 @@ describe.skipIf(skipReason !== undefined)(
     });
   },
 );
+
+describe("hidePaths", () => {
+  it("keeps every method of the wrapper it masks for (the looks at what jobs made among them)", () => {
+    const wrapper = createCommandWrapper({ warmSandbox: false });
+    const masked = hidePaths({ wrapper, folders: ["/srv/sandboxes"], files: [] });
+    expect(Object.keys(masked).sort()).toEqual(Object.keys(wrapper).sort());
+  });
+});

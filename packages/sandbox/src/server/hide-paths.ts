@@ -35,6 +35,9 @@ export function hidePaths({ wrapper, folders, files }: HidePathsOptions): Comman
           hiddenReads: (root: string, scope?: HiddenScope) =>
             wrapper.hiddenReads?.(root, scope) ?? [],
         }),
+    // The looks at what a session's jobs made between calls (moved aside, made inert).
+    ...(wrapper.madeSince === undefined ? {} : { madeSince: wrapper.madeSince.bind(wrapper) }),
+    ...(wrapper.look === undefined ? {} : { look: wrapper.look.bind(wrapper) }),
     async invocation(request) {
       const invocation = await wrapper.invocation(request);
       // Unconfined (danger-full-access) commands see the host, deliberately.
