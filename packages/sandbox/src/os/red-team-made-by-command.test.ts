@@ -126,6 +126,44 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
+    // FINDING 2b: the same through `.git/sequencer/opts` (`options.strategy`): the host's
+    // `git cherry-pick --continue` of a stopped multi-commit cherry-pick runs the script.
+    it.fails("sequencer/opts makes the host's git cherry-pick --continue run a script", async () => {
+      const root = await useTempDir("pleach-red-team-");
+      const put = (name: string, text: string) => writeFile(path.join(root, name), text);
+      hostGit(root, "init", "-q", "-b", "main");
+      await put("a", "a\n");
+      await put("b", "b\n");
+      hostGit(root, "add", ".");
+      hostGit(root, "commit", "-qm", "base");
+      await put("a", "main-a\n");
+      hostGit(root, "commit", "-qam", "ma");
+      await put("b", "main-b\n");
+      hostGit(root, "commit", "-qam", "mb");
+      hostGit(root, "checkout", "-q", "-b", "side", "HEAD~2");
+      await put("a", "side-a\n");
+      hostGit(root, "commit", "-qam", "sa");
+      // Stops on a conflict with a sequencer (two commits to pick).
+      hostGit(root, "cherry-pick", "main~1", "main");
+      const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
+      const client = await createLocalSandbox({ root, allowGitWrites: true });
+      try {
+        await client.exec(
+          [
+            "mkdir git-merge-x",
+            `printf '#!/bin/sh\\ntouch ${marker}\\n' > evil.sh && chmod +x evil.sh`,
+            "printf '[options]\\n\\tstrategy = x/../evil.sh\\n' >> .git/sequencer/opts",
+          ].join("\n"),
+        );
+        await put("a", "resolved\n");
+        hostGit(root, "add", "a");
+        hostGit(root, "cherry-pick", "--continue");
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        await client.close();
+      }
+    });
+
     // FINDING 4: a rebase todo list over 4 MiB, or one that is a link (into the work tree), is
     // only noted, not disarmed: `git rebase --continue` on the host runs its exec line.
     for (const how of ["large", "link"] as const) {
