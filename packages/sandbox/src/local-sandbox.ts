@@ -334,10 +334,13 @@ export async function createLocalSandbox({
       const confinedByBubblewrap =
         mode !== "danger-full-access" && commandWrapper.backend === "bubblewrap";
       try {
+        const stopped = [abortSignal, invocation.stop].filter(
+          (signal): signal is AbortSignal => signal !== undefined,
+        );
         const runOptions = {
           stdin,
           timeoutMs: Math.min(timeoutMs, MAX_TIMER_MS),
-          abortSignal,
+          abortSignal: stopped.length > 1 ? AbortSignal.any(stopped) : stopped[0],
           maxOutputBytes,
           onOutput,
         };
@@ -388,6 +391,18 @@ export async function createLocalSandbox({
           ...(confinement?.notes ?? []),
         );
         return notes.length === 0 ? result : { ...result, sandboxNotes: notes };
+      } catch (error) {
+        // Stopped by the wrapper, not the caller: it says why, and what it moved aside.
+        if (invocation.stop?.aborted === true && abortSignal?.aborted !== true) {
+          await invocation.release();
+          const said = invocation.confinement?.afterwards?.notes ?? [];
+          throw new ToolError(
+            "PROTECTED_PATH",
+            said.join(" ") || "the command was stopped: it made a protected path",
+            { details: { notes: said } },
+          );
+        }
+        throw error;
       } finally {
         // The process group is gone by now; undo what the wrapper set up for it.
         await invocation.release();

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { lstatSync, realpathSync, renameSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { at, locate } from "../beneath.js";
+import { locate } from "../beneath.js";
 import { type GitConfigEntry, gitConfigEntries, gitDirectoriesOf } from "../git/git-machinery.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
 import { readSmallFile, writeNewFile } from "./held-files.js";
-import { freeName, MADE_BY_COMMAND, moveAside } from "./moved-aside.js";
+import { moveAside, renameAside } from "./moved-aside.js";
 
 /**
  * The config keys a repository made by a sandboxed command keeps, by section: none of them names a
@@ -95,15 +95,17 @@ export function makeNewRepositoriesInert({
     const failed: string[] = [];
     const [gitdir, ...common] = gitDirectoriesOf(entry, shown).folders;
     // Machinery outside the workspace (a gitdir or common dir in a folder commands may write,
-    // such as their caches) cannot be made inert from here: the entry that leads there goes.
+    // such as their caches) cannot be made inert from here: the entry that leads there goes; so
+    // does a `.git` that leads to no git directory at all (a FIFO, a file of garbage).
     if (
+      gitdir === undefined ||
       [gitdir, ...common].some((folder) => folder !== undefined && !isInside(root, realOr(folder)))
     ) {
       try {
         const aside = moveAside(workspace, path.relative(root, entry));
         if (aside !== undefined) {
           notes.push(
-            `${aside.from} is a git repository a sandboxed command made, whose git directory lies outside the workspace: pleach moved it to ${aside.to} before any program on the host could use it.`,
+            `${aside.from} is a git repository a sandboxed command made, whose git directory lies outside the workspace or is none: pleach moved it to ${aside.to} when the command ended.`,
           );
         }
       } catch (error) {
@@ -140,7 +142,7 @@ export function makeNewRepositoriesInert({
     notes.push(
       failed.length > 0
         ? `${what}; pleach could not make all of it inert: ${failed.join("; ")}. Do not run git there before you looked at its config and hooks.`
-        : `${what}: pleach made it inert before any program on the host could use it, moving ${moved.join(", ")}${moved.some((step) => step.includes("config to")) ? "; the config in its place keeps only keys that run nothing (remotes, branches, core settings), and the repository stays usable, read-only from the next call" : "; git no longer takes that folder for a git directory"}. Ask the user if a hook or a config key of it is needed.`,
+        : `${what}: pleach made it inert when the command ended, moving ${moved.join(", ")}${moved.some((step) => step.includes("config to")) ? "; the config in its place keeps only keys that run nothing (remotes, branches, core settings), and the repository stays usable, read-only from the next call" : "; git no longer takes that folder for a git directory"}. Ask the user if a hook or a config key of it is needed.`,
     );
   }
   return notes;
@@ -170,29 +172,22 @@ function neutralise(
     const folder = located.parent;
     const name = (entry: string) => path.join(relative, entry);
     const moved: string[] = [];
-    const moveAside = (entry: string): string | undefined => {
-      const aside = freeName(workspace, folder, `${entry}${MADE_BY_COMMAND}`);
-      try {
-        // rename(2) moves the name itself: a link there is moved, never followed.
-        renameSync(at(workspace, folder, entry), at(workspace, folder, aside));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw error;
-      }
-      moved.push(`${name(entry)} to ${name(aside)}`);
+    const moveEntry = (entry: string): string | undefined => {
+      const aside = renameAside(workspace, folder, entry);
+      if (aside !== undefined) moved.push(`${name(entry)} to ${name(aside)}`);
       return aside;
     };
     if (how === "head") {
-      moveAside("HEAD");
+      moveEntry("HEAD");
       return moved;
     }
-    const config = moveAside("config");
+    const config = moveEntry("config");
     if (config !== undefined) {
       const text = readSmallFile(workspace, folder, config, MAX_CONFIG_BYTES) ?? "";
       writeNewFile(workspace, folder, "config", keptConfig(text));
     }
-    moveAside("config.worktree");
-    moveAside("hooks");
+    moveEntry("config.worktree");
+    moveEntry("hooks");
     return moved;
   } finally {
     located.close();

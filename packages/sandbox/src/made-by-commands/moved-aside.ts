@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { closeSync, lstatSync, renameSync } from "node:fs";
+import { randomBytes, randomUUID } from "node:crypto";
+import { closeSync, fchmodSync, fstatSync, lstatSync, renameSync } from "node:fs";
 import path from "node:path";
 import { at, type HeldFolder, locate } from "../beneath.js";
 import { isInside } from "../paths.js";
@@ -41,7 +41,7 @@ export function moveAsideAppeared(root: string, missing: readonly ProtectedPath[
     if (moved === undefined) continue;
     const why = rule === undefined ? "" : ` (${rule})`;
     notes.push(
-      `${moved.from} was made by a sandboxed command at a protected path${why}: pleach moved it to ${moved.to} before a program on the host could use it. Look at it, and move it back yourself if it is wanted.`,
+      `${moved.from} was made by a sandboxed command at a protected path${why}: pleach moved it to ${moved.to} when the command ended. Look at it, and move it back yourself if it is wanted.`,
     );
   }
   return notes;
@@ -73,15 +73,8 @@ export function moveAside(
     const name = path.basename(relative);
     const entry = at(workspace, held, name);
     if (lstatSync(entry, { throwIfNoEntry: false }) === undefined) return undefined;
-    const aside = freeName(workspace, held, `${name}${MADE_BY_COMMAND}`);
-    try {
-      // rename(2) moves the name itself: a link there is moved, never followed.
-      renameSync(entry, at(workspace, held, aside));
-    } catch (error) {
-      // Gone meanwhile (another look moved it): nothing stands there.
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
+    const aside = renameAside(workspace, held, name);
+    if (aside === undefined) return undefined;
     return { from: path.join(folder, name), to: path.join(folder, aside) };
   } finally {
     closeSync(held.fd);
@@ -114,10 +107,41 @@ function firstLink(root: string, relative: string): string | undefined {
   return undefined;
 }
 
-/** `base`, or `base.2`, `base.3`, ...: a name nothing (not even a link) holds in the held folder. */
-export function freeName(workspace: WorkspaceRoot, folder: HeldFolder, base: string): string {
-  for (let index = 1; index <= 100; index += 1) {
-    const candidate = index === 1 ? base : `${base}.${index}`;
+/**
+ * Rename `name` in the held folder to `NAME.made-by-command`, or, when a command took that name,
+ * `NAME.made-by-command.<random>` (a name it cannot have made beforehand). A folder the command
+ * made unwritable (its mode: it is the caller's own) is made writable for the owner first.
+ * Returns the new name; `undefined` when `name` is gone meanwhile (another look moved it).
+ */
+export function renameAside(
+  workspace: WorkspaceRoot,
+  folder: HeldFolder,
+  name: string,
+): string | undefined {
+  const aside = freeName(workspace, folder, `${name}${MADE_BY_COMMAND}`);
+  const rename = () => renameSync(at(workspace, folder, name), at(workspace, folder, aside));
+  try {
+    // rename(2) moves the name itself: a link there is moved, never followed.
+    rename();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code !== "EACCES" && code !== "EPERM") throw error;
+    fchmodSync(folder.fd, (fstatSync(folder.fd).mode & 0o7777) | 0o700);
+    try {
+      rename();
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw again;
+    }
+  }
+  return aside;
+}
+
+/** `base`, or `base.<random>`: a name nothing (not even a link) holds in the held folder. */
+function freeName(workspace: WorkspaceRoot, folder: HeldFolder, base: string): string {
+  for (let attempt = 0; attempt < 16; attempt += 1) {
+    const candidate = attempt === 0 ? base : `${base}.${randomBytes(6).toString("hex")}`;
     if (lstatSync(at(workspace, folder, candidate), { throwIfNoEntry: false }) === undefined) {
       return candidate;
     }

@@ -48,6 +48,12 @@ interface InvocationBase extends WrappedCommand {
   release(): Promise<void>;
   /** Absent where nothing is confined (`danger-full-access`). */
   confinement?: Confinement;
+  /**
+   * Aborted when the command must be stopped before it ends: it made something through which git
+   * on the host would run a program (with git writes, see `watchGitRunEntries`). The runner stops
+   * it as it stops an aborted one.
+   */
+  stop?: AbortSignal;
 }
 
 /** A command that runs in a sandbox of its own (or unconfined): spawn the launch. */
@@ -88,6 +94,7 @@ export function runApart({
   inputs,
   release,
   confinement,
+  stop,
 }: CommandInvocation): OneOffInvocation {
   return {
     kind: "one-off",
@@ -97,6 +104,7 @@ export function runApart({
     ...(inputs === undefined ? {} : { inputs }),
     release,
     ...(confinement === undefined ? {} : { confinement }),
+    ...(stop === undefined ? {} : { stop }),
   };
 }
 

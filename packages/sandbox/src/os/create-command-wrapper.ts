@@ -1,5 +1,6 @@
 import { ToolError } from "@pleach/core";
 import { workspaceCachesOf } from "../caches/workspace-caches.js";
+import { watchGitRunEntries } from "../made-by-commands/git-run-watch.js";
 import { workspaceLooks } from "../made-by-commands/workspace-looks.js";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
@@ -176,6 +177,9 @@ export function createCommandWrapper({
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
     const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
+    // With git writes, what git on the host reads at once is watched while the command runs.
+    const gitRunWatch =
+      protect && allowGitWrites ? watchGitRunEntries(root, hostFacts.protectedPaths) : undefined;
     const policy = {
       backend,
       mode,
@@ -190,6 +194,7 @@ export function createCommandWrapper({
       launch = wrapCommand({ command, policy, hostFacts });
     } catch (error) {
       cacheTurn?.done();
+      gitRunWatch?.close();
       throw error;
     }
     const confinement: Confinement = {
@@ -232,7 +237,12 @@ export function createCommandWrapper({
         if (warm !== undefined && !warm.alive) await warm.destroy();
       };
     }
-    const base = { ...launch, confinement, release: finish(release, confinement) };
+    const base = {
+      ...launch,
+      confinement,
+      release: finish(release, confinement),
+      ...(gitRunWatch?.stop === undefined ? {} : { stop: gitRunWatch.stop }),
+    };
     return plan !== undefined && (session || warm !== undefined)
       ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
       : { kind: "one-off", ...base };
@@ -281,6 +291,8 @@ export function createCommandWrapper({
       return () => {
         finished ??= (async () => {
           try {
+            gitRunWatch?.close();
+            afterwards?.notes.push(...(gitRunWatch?.notes ?? []));
             // What a session's jobs made since its last look is theirs too: only what stood
             // then is known not to be.
             if (afterwards !== undefined) {

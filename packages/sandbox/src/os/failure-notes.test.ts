@@ -104,7 +104,7 @@ const ROWS: Row[] = [
     mode: "workspace-write",
     command: () => "mkdir .vscode && touch .vscode/tasks.json && false",
     note: () =>
-      ".vscode was made by a sandboxed command at a protected path (.vscode at the top of the workspace is protected: VS Code runs its tasks (runOn: folderOpen) and reads its settings): pleach moved it to .vscode.made-by-command before a program on the host could use it. Look at it, and move it back yourself if it is wanted.",
+      ".vscode was made by a sandboxed command at a protected path (.vscode at the top of the workspace is protected: VS Code runs its tasks (runOn: folderOpen) and reads its settings): pleach moved it to .vscode.made-by-command when the command ended. Look at it, and move it back yourself if it is wanted.",
   },
   {
     rule: "read-only mode",

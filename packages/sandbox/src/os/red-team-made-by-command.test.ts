@@ -1,6 +1,7 @@
 // Red-team findings against the move-aside design (what a command makes at a missing protected
 // path is moved aside when it ends) and `allowGitWrites`. Each case asserts the SAFE outcome and is
-// marked `it.fails`: it passes while the hole is open, and fails (flip it to `it`) once fixed.
+// was marked `it.fails` while the hole was open; each is fixed now. A command that makes what git
+// on the host reads at once is stopped (its exec rejects with PROTECTED_PATH).
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -59,21 +60,23 @@ describe.skipIf(skipReason !== undefined)(
   () => {
     // FINDING 1: freeName tries only NAME.made-by-command, .2 ... .100; a command that takes all
     // of them makes the move-aside fail, and what it planted stays in place (only a note says so).
-    it.fails("a protected name stays when every .made-by-command name is taken", async () => {
+    it("moves a protected name aside even when every .made-by-command name is taken", async () => {
       const root = await repository();
       const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
       const client = await createLocalSandbox({ root, allowGitWrites: true });
       try {
-        await client.exec(
-          [
-            "touch .envrc.made-by-command .git/commondir.made-by-command",
-            "for i in $(seq 2 100); do touch .envrc.made-by-command.$i .git/commondir.made-by-command.$i; done",
-            `echo 'touch ${marker}' > .envrc`,
-            evilRepository(marker),
-            'echo "$PWD/evil" > .git/commondir',
-          ].join("\n"),
-          { env: IDENTITY },
-        );
+        await client
+          .exec(
+            [
+              "touch .envrc.made-by-command .git/commondir.made-by-command",
+              "for i in $(seq 2 100); do touch .envrc.made-by-command.$i .git/commondir.made-by-command.$i; done",
+              `echo 'touch ${marker}' > .envrc`,
+              evilRepository(marker),
+              'echo "$PWD/evil" > .git/commondir',
+            ].join("\n"),
+            { env: IDENTITY },
+          )
+          .catch((error: unknown) => expect(error).toMatchObject({ code: "PROTECTED_PATH" }));
         hostGit(root, "status");
         expect(existsSync(path.join(root, ".envrc"))).toBe(false);
         expect(existsSync(path.join(root, ".git/commondir"))).toBe(false);
@@ -86,7 +89,7 @@ describe.skipIf(skipReason !== undefined)(
     // FINDING 1b: the same in the default mode (no git writes, a workspace that is no
     // repository): `git init` with core.fsmonitor and config.made-by-command{,.2..100} taken keeps
     // `makeNewRepositoriesInert` from moving the config aside; host git runs the fsmonitor.
-    it.fails("a made repository keeps its config when every config.made-by-command name is taken", async () => {
+    it("makes a repository inert even when every config.made-by-command name is taken", async () => {
       const root = await useTempDir("pleach-red-team-");
       const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
       const client = await createLocalSandbox({ root });
@@ -104,7 +107,7 @@ describe.skipIf(skipReason !== undefined)(
     // FINDING 2: with git writes, `.git/rebase-merge/strategy` is the command's to write; git runs
     // `git merge-<strategy>`, and a strategy with a slash (`x/../evil.sh`) is executed as a path
     // relative to the work tree: `git rebase --continue` on the host runs the command's script.
-    it.fails("rebase-merge/strategy makes the host's git rebase --continue run a script", async () => {
+    it("a strategy in rebase-merge/strategy that is not git's own is moved aside before the host's rebase --continue", async () => {
       const root = await repository();
       const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
       const client = await createLocalSandbox({ root, allowGitWrites: true });
@@ -128,7 +131,7 @@ describe.skipIf(skipReason !== undefined)(
 
     // FINDING 2b: the same through `.git/sequencer/opts` (`options.strategy`): the host's
     // `git cherry-pick --continue` of a stopped multi-commit cherry-pick runs the script.
-    it.fails("sequencer/opts makes the host's git cherry-pick --continue run a script", async () => {
+    it("a strategy in sequencer/opts that is not git's own is moved aside before the host's cherry-pick --continue", async () => {
       const root = await useTempDir("pleach-red-team-");
       const put = (name: string, text: string) => writeFile(path.join(root, name), text);
       hostGit(root, "init", "-q", "-b", "main");
@@ -167,7 +170,7 @@ describe.skipIf(skipReason !== undefined)(
     // FINDING 4: a rebase todo list over 4 MiB, or one that is a link (into the work tree), is
     // only noted, not disarmed: `git rebase --continue` on the host runs its exec line.
     for (const how of ["large", "link"] as const) {
-      it.fails(`an exec line in a ${how} rebase todo list runs on the host's rebase --continue`, async () => {
+      it(`a ${how} rebase todo list is moved aside before the host's rebase --continue`, async () => {
         const root = await repository();
         const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
         const client = await createLocalSandbox({ root, allowGitWrites: true });
@@ -193,18 +196,25 @@ describe.skipIf(skipReason !== undefined)(
     // watches it (one-off commands have no watcher; a session's ignores it without jobs): the
     // host's git (an editor's or a prompt's polling) uses what the command made until it ends.
     for (const session of [false, true]) {
-      it.fails(`a running command's .git/commondir is used by host git meanwhile (session: ${session})`, async () => {
+      it(`a command that makes .git/commondir is stopped at once, before host git uses it (session: ${session})`, async () => {
         const root = await repository();
         const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
         const client = await createLocalSandbox({ root, allowGitWrites: true, session });
         try {
-          const running = client.exec(
-            `${evilRepository(marker)} && echo "$PWD/evil" > .git/commondir; sleep 6`,
-            { timeoutMs: 30_000 },
-          );
+          const running = client
+            .exec(`${evilRepository(marker)} && echo "$PWD/evil" > .git/commondir; sleep 6`, {
+              timeoutMs: 30_000,
+            })
+            .then(
+              () => undefined,
+              (error: unknown) => error,
+            );
           await new Promise((resolve) => setTimeout(resolve, 3000));
           hostGit(root, "status");
-          await running;
+          expect(await running).toMatchObject({
+            code: "PROTECTED_PATH",
+            message: expect.stringMatching(/the command was stopped: it made \.git\/commondir/),
+          });
           expect(existsSync(marker)).toBe(false);
         } finally {
           await client.close();

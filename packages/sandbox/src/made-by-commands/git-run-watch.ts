@@ -1,0 +1,57 @@
+import path from "node:path";
+import { MountPoints } from "../os/mount-points.js";
+import type { ProtectedPath } from "../policy/protection.js";
+import { moveAsideAppeared } from "./moved-aside.js";
+
+/**
+ * The entries of a `.git` folder that git on the host reads as soon as they appear, whatever it
+ * runs (`git status` of an editor or a shell prompt): another common dir whose config it takes,
+ * a config, the worktree config, hooks. With git writes a command could make one while it runs.
+ */
+const READ_AT_ONCE = new Set(["commondir", "config", "config.worktree", "hooks"]);
+
+/** A watch over a command's missing {@link READ_AT_ONCE} entries while it runs. */
+export interface GitRunWatch {
+  /** Aborted once the command made one: stop the command. */
+  stop?: AbortSignal;
+  /** What it moved aside and why it stopped the command, for the command's result. */
+  notes: string[];
+  close(): void;
+}
+
+/**
+ * Watch, while a command runs with git writes, the {@link READ_AT_ONCE} entries missing in the
+ * `.git` folders of the workspace `root`: one that appears is moved aside at once and the command
+ * is stopped, since a host program running git meanwhile would use it, and the command could make
+ * it again. Without such an entry (or where the folders cannot be watched), nothing is watched and
+ * the look when the command ends still moves it aside.
+ */
+export function watchGitRunEntries(
+  root: string,
+  protectedPaths: readonly ProtectedPath[],
+): GitRunWatch {
+  const watched = protectedPaths.filter(
+    ({ path: target, state }) =>
+      state === "missing" &&
+      READ_AT_ONCE.has(path.basename(target)) &&
+      path.basename(path.dirname(target)) === ".git",
+  );
+  const notes: string[] = [];
+  if (watched.length === 0) return { notes, close() {} };
+  const controller = new AbortController();
+  const points = new MountPoints(watched, (target, how) => {
+    if (how !== "appeared") return;
+    notes.push(
+      ...moveAsideAppeared(
+        root,
+        watched.filter(({ path: each }) => each === target),
+      ),
+    );
+    if (controller.signal.aborted) return;
+    notes.push(
+      `the command was stopped: it made ${path.relative(root, target)}, which git on the host reads at once (its next git status would run what it names); git writes leave it protected.`,
+    );
+    controller.abort(new Error(`the command made ${path.relative(root, target)}`));
+  });
+  return { stop: controller.signal, notes, close: () => points.close() };
+}
