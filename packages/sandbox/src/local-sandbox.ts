@@ -13,7 +13,9 @@ import type {
 } from "@pleach/core/sandbox";
 import { checkExecOptions, checkFileContent, fileEncodingOf } from "@pleach/core/sandbox";
 import { createCheckpoints } from "./checkpoints/checkpoints.js";
-import { type NetworkOption, parseNetworkOption } from "./network/domain-rules.js";
+import type { LocalSandboxOptions } from "./local-sandbox-options.js";
+import { JobLooks } from "./made-by-commands/job-looks.js";
+import { parseNetworkOption } from "./network/domain-rules.js";
 import { refusalNotes } from "./network/proxy-log.js";
 import { checkCommandLength } from "./os/command-text.js";
 import {
@@ -31,84 +33,11 @@ import type { HiddenScope } from "./policy/hidden-reads.js";
 import type { WorkspaceProtection } from "./policy/protection.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
-import { LocalSession, type LocalSessionOptions } from "./session/local-session.js";
+import { LocalSession } from "./session/local-session.js";
 import { readWorkspaceFile, workspaceFolder, writeWorkspaceFile } from "./workspace-files.js";
 import { workspaceRoot } from "./workspace-root.js";
 
-/** Options of {@link createLocalSandbox}. */
-export interface LocalSandboxOptions {
-  /** The workspace folder. Must exist. */
-  root: string;
-  /**
-   * What the sandbox allows: `read-only` refuses every write; `workspace-write` writes inside the
-   * workspace only; `danger-full-access` confines file paths but runs commands unconfined.
-   * @default "workspace-write"
-   */
-  mode?: SandboxMode;
-  /**
-   * Which network commands may reach (in `danger-full-access`, all of it): none (`false`), all
-   * (`true`), or only the hosts of `{ allowDomains, denyDomains? }` through a proxy on the host
-   * (`*.` wildcards, `*` for every host, and `:PORT` accepted, a denied pattern winning). Under
-   * bubblewrap `true` goes through the same proxy allowing every name (`*`): never the host's
-   * network namespace, its abstract sockets or this machine's own addresses (name one to reach
-   * it). A refused request gets a 403, and a command that fails after one gets a line naming the
-   * rule in `sandboxNotes`.
-   * @default false
-   */
-  network?: NetworkOption;
-  /**
-   * Time limit of a command when the call gives none, in milliseconds.
-   * @default 600_000
-   */
-  defaultTimeoutMs?: number;
-  /**
-   * Bytes kept of each of stdout and stderr when the call gives no `maxOutputBytes`.
-   * @default 10_485_760
-   */
-  defaultMaxOutputBytes?: number;
-  /**
-   * The largest file `readFile` reads, in bytes; larger files are refused with `TOO_LARGE`.
-   * @default 104_857_600
-   */
-  maxFileBytes?: number;
-  /**
-   * More paths commands in `read-only` and `workspace-write` cannot read (`hideReads` of
-   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
-   * @default []
-   */
-  hideReads?: readonly string[];
-  /**
-   * Hidden paths commands may read again (`allowReads` of {@link createCommandWrapper}); only
-   * without `commandWrapper`, which has its own.
-   * @default []
-   */
-  allowReads?: readonly string[];
-  /**
-   * Let commands in `workspace-write` commit, branch, stash and rebase (`allowGitWrites` of
-   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
-   * @default false
-   */
-  allowGitWrites?: boolean;
-  /**
-   * Kept caches for commands, a private folder per workspace (`caches` of
-   * {@link createCommandWrapper}); only without `commandWrapper`, which has its own.
-   * @default { maxBytes: 4 GiB }
-   */
-  caches?: boolean | { maxBytes?: number };
-  /** How commands are confined; by default the host's OS sandbox, probed once. */
-  commandWrapper?: CommandWrapper;
-  /**
-   * Make the client a session: all its commands run in one sandbox kept for the client's life
-   * (sharing its loopback network and private `/tmp`, and with `network` one domain proxy on the
-   * host), which also holds background jobs (`jobs`) and the whole output of long results
-   * (`fullOutput`, at `/run/pleach-output/NAME` inside the sandbox, never in the workspace). `close()` ends it and all in it, their connections
-   * too; so does the death of this process. Needs bubblewrap in `read-only` or `workspace-write`
-   * mode and `/usr/bin/perl`; elsewhere commands run as without it and jobs refuse with
-   * `UNSUPPORTED`. `true` takes the defaults of {@link LocalSessionOptions}.
-   * @default false
-   */
-  session?: boolean | LocalSessionOptions;
-}
+export type { LocalSandboxOptions } from "./local-sandbox-options.js";
 
 /** Options of {@link LocalSandbox.exec}: the contract's, and a hook to stream output. */
 export interface LocalExecOptions extends ExecOptions {
@@ -206,17 +135,13 @@ export async function createLocalSandbox({
   // A session's jobs run between calls: what they made since the last look (at protected paths,
   // repositories) is moved aside or made inert before a host-side tool call and before and when the
   // next command ends, with its notes in that command's result.
-  let seen: WorkspaceLook | undefined;
-  const pendingNotes: string[] = [];
-  const jobsMayHaveRun = async () =>
-    session !== undefined && seen !== undefined && (await session.jobs.list()).length > 0;
-  const repositoriesOfJobs = async () => {
-    if (mode !== "workspace-write" || seen === undefined || !(await jobsMayHaveRun())) return;
-    const found = await commandWrapper.madeSince?.(rootReal, seen);
-    if (found === undefined) return;
-    pendingNotes.push(...found.notes);
-    seen = found.look;
-  };
+  const jobLooks: JobLooks = new JobLooks(
+    commandWrapper,
+    rootReal,
+    async (): Promise<boolean> => session !== undefined && (await session.jobs.list()).length > 0,
+  );
+  const repositoriesOfJobs = (): Promise<void> =>
+    mode === "workspace-write" ? jobLooks.look() : Promise.resolve();
   // The file tools run unconfined on the host: they refuse what commands cannot read.
   const hidden = (scope: HiddenScope) => hiddenWith(commandWrapper, rootReal, mode, scope);
   const prepare = async (
@@ -226,9 +151,7 @@ export async function createLocalSandbox({
     since?: WorkspaceLook,
   ) => {
     // The first command of a session (a job, maybe) takes the look its jobs are compared with.
-    if (session && mode === "workspace-write" && seen === undefined) {
-      seen = await commandWrapper.look?.(rootReal);
-    }
+    if (session && mode === "workspace-write") await jobLooks.start();
     return commandWrapper.invocation({
       command,
       root: rootReal,
@@ -264,9 +187,9 @@ export async function createLocalSandbox({
     close: async () => {
       // What the session's jobs made since the last look is made inert once they are ended, so
       // nothing of theirs outlives the session live (no command comes after to carry a note).
-      const jobsRan = mode === "workspace-write" && (await jobsMayHaveRun());
+      const since = mode === "workspace-write" ? await jobLooks.since() : undefined;
       await session?.close();
-      if (jobsRan && seen !== undefined) await commandWrapper.madeSince?.(rootReal, seen);
+      if (since !== undefined) await commandWrapper.madeSince?.(rootReal, since);
       if (givenWrapper === undefined) await commandWrapper.close?.();
     },
     protection,
@@ -326,7 +249,7 @@ export async function createLocalSandbox({
       // What the jobs made so far is moved aside before this command's policy is found (it would
       // be protected as it stands); what they make while it runs, when it ends.
       await repositoriesOfJobs();
-      const since = (await jobsMayHaveRun()) ? seen : undefined;
+      const since = await jobLooks.since();
       const invocation = await prepare(command, { cwd, env }, session !== undefined, since);
       // Bubblewrap enters the folder itself (--chdir, inside the sandbox), so it starts from the
       // root, which a command cannot rename or remove: a folder swapped meanwhile cannot make the
@@ -384,9 +307,9 @@ export async function createLocalSandbox({
             : failureNotes({ result, policy: confinement.policy, command, proxyNotes: refused });
         if (chosen?.note !== undefined) notes.push(chosen.note);
         const afterwards = confinement?.afterwards;
-        if (afterwards !== undefined && session !== undefined) seen = afterwards.look;
+        if (afterwards !== undefined && session !== undefined) jobLooks.seen(afterwards.look);
         notes.push(
-          ...pendingNotes.splice(0),
+          ...jobLooks.takeNotes(),
           ...(afterwards?.notes ?? []),
           ...(confinement?.notes ?? []),
         );
