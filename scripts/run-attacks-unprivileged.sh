@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the OS sandbox attack suites (packages/sandbox/src/os) as an unprivileged user, so that the
+# Run the OS sandbox attack suites (packages/sandbox/src/os, and the policy, made-by-commands and
+# caches folders beside it) as an unprivileged user, so that the
 # sandbox is proven both for a root caller and for an ordinary one. Must be started as root: it
 # creates the user `pleach-test` when missing; started by another user it does nothing, since
 # the suite that user just ran was the unprivileged run. When that user cannot read the checkout in place
@@ -46,4 +47,4 @@ fi
 trap '[[ -n "$cleanup" ]] && rm -rf "$cleanup"' EXIT
 
 cd "$workdir"
-as_user bash -c 'cd "$1" && shift && exec npx vitest run packages/sandbox/src/os "$@"' run "$workdir" "$@"
+as_user bash -c 'cd "$1" && shift && exec npx vitest run packages/sandbox/src/os packages/sandbox/src/policy packages/sandbox/src/made-by-commands packages/sandbox/src/caches "$@"' run "$workdir" "$@"
