@@ -9,16 +9,12 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createLocalSandbox } from "../local-sandbox.js";
+import { GIT_IDENTITY_ENVIRONMENT } from "./test-support/git-identity.js";
 import { attackSuiteSkipReason, runningAs } from "./test-support/suite.js";
 
 const skipReason = await attackSuiteSkipReason();
 
-const IDENTITY = {
-  GIT_AUTHOR_NAME: "m",
-  GIT_AUTHOR_EMAIL: "m@example.invalid",
-  GIT_COMMITTER_NAME: "m",
-  GIT_COMMITTER_EMAIL: "m@example.invalid",
-};
+const IDENTITY = GIT_IDENTITY_ENVIRONMENT;
 
 /** The user's git on the host; failures are ignored (running nothing is what counts). */
 function hostGit(cwd: string, ...args: string[]): string {
