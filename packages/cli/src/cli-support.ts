@@ -125,6 +125,7 @@ export const READ_OPTIONS = {
   "allow-read": { type: "string", multiple: true },
   "no-caches": { type: "boolean" },
   "allow-git-writes": { type: "boolean" },
+  "allow-write": { type: "string", multiple: true },
 } as const;
 
 /** The help lines of {@link READ_OPTIONS}, with the options' descriptions starting at `column`. */
@@ -147,6 +148,9 @@ export function readOptionsHelp(column: number): string {
     line("--allow-git-writes", "let sandboxed commands commit, branch, stash and rebase: git's"),
     `${" ".repeat(column)}objects, refs, index and logs writable; its config, hooks and links`,
     `${" ".repeat(column)}to other git directories stay protected`,
+    line("--allow-write DIR", "let sandboxed commands write DIR too, a folder outside the"),
+    `${" ".repeat(column)}workspace (a build output), under the workspace's rules; not a`,
+    `${" ".repeat(column)}home, its dot-entries or a system folder; repeatable`,
   ].join("\n");
 }
 
@@ -225,11 +229,13 @@ export interface ReadFlags {
   caches?: false;
   /** `true` with `--allow-git-writes`. */
   allowGitWrites?: true;
+  /** `--allow-write DIR`, absolute; absent without one. */
+  allowWrites?: string[];
 }
 
 /**
  * `--hide-read` and `--allow-read` as absolute paths (`--no-caches` as `caches: false`,
- * `--allow-git-writes` as `allowGitWrites: true`): relative to the current folder, with a
+ * `--allow-git-writes` as `allowGitWrites: true`, `--allow-write` as `allowWrites`): relative to the current folder, with a
  * leading `~` for the home of the user running pleach, as a shell would expand it. A glob
  * (`**\/.env`) is made absolute the same way; a preset (`--hide-read @secrets`) is passed on as it
  * is.
@@ -240,6 +246,7 @@ export function parseReadFlags(
     "allow-read"?: string[] | undefined;
     "no-caches"?: boolean | undefined;
     "allow-git-writes"?: boolean | undefined;
+    "allow-write"?: string[] | undefined;
   },
   io: Pick<CliIo, "cwd">,
 ): ReadFlags {
@@ -254,6 +261,9 @@ export function parseReadFlags(
     allowReads: (values["allow-read"] ?? []).map(resolve),
     ...(values["no-caches"] === true ? { caches: false as const } : {}),
     ...(values["allow-git-writes"] === true ? { allowGitWrites: true as const } : {}),
+    ...(values["allow-write"] === undefined
+      ? {}
+      : { allowWrites: values["allow-write"].map(resolve) }),
   };
 }
 

@@ -63,6 +63,13 @@ export interface LocalSandboxOptions {
    * @default { maxBytes: 4 GiB }
    */
   caches?: boolean | { maxBytes?: number };
+  /**
+   * Folders besides the workspace that commands in `workspace-write` may write, under the
+   * workspace's rules (`allowWrites` of {@link createCommandWrapper}); only without
+   * `commandWrapper`, which has its own.
+   * @default []
+   */
+  allowWrites?: readonly string[];
   /** How commands are confined; by default the host's OS sandbox, probed once. */
   commandWrapper?: CommandWrapper;
   /**

@@ -91,6 +91,7 @@ export async function createLocalSandbox({
   allowReads,
   allowGitWrites,
   caches,
+  allowWrites,
   commandWrapper: givenWrapper,
   session: sessionOption = false,
 }: LocalSandboxOptions): Promise<LocalSandbox> {
@@ -99,11 +100,12 @@ export async function createLocalSandbox({
     (hideReads !== undefined ||
       allowReads !== undefined ||
       allowGitWrites !== undefined ||
-      caches !== undefined)
+      caches !== undefined ||
+      allowWrites !== undefined)
   ) {
     throw new ToolError(
       "INVALID_INPUT",
-      "hideReads, allowReads, allowGitWrites and caches belong to the commandWrapper when one is given: pass them to createCommandWrapper",
+      "hideReads, allowReads, allowGitWrites, caches and allowWrites belong to the commandWrapper when one is given: pass them to createCommandWrapper",
     );
   }
   const networkAccess = parseNetworkOption(network);
@@ -114,6 +116,7 @@ export async function createLocalSandbox({
       ...(allowReads === undefined ? {} : { allowReads }),
       ...(allowGitWrites === undefined ? {} : { allowGitWrites }),
       ...(caches === undefined ? {} : { caches }),
+      ...(allowWrites === undefined ? {} : { allowWrites }),
     });
   if (!["read-only", "workspace-write", "danger-full-access"].includes(mode)) {
     throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);

@@ -16,9 +16,15 @@ export type StateFolder = { folder: string } | { problem: string };
 export function userStateFolder(name: string): StateFolder {
   const uid = process.getuid?.();
   if (uid === undefined) return { problem: "this platform has no user ids" };
+  const top = userStateRoot();
+  return privateFolderBelow(path.dirname(top), [path.basename(top), name], uid);
+}
+
+/** `${XDG_RUNTIME_DIR:-/tmp}/pleach-<uid>`: the folder that holds every {@link userStateFolder}. */
+export function userStateRoot(): string {
   const runtime = process.env.XDG_RUNTIME_DIR;
   const base = runtime !== undefined && path.isAbsolute(runtime) ? runtime : "/tmp";
-  return privateFolderBelow(base, [`pleach-${uid}`, name], uid);
+  return path.join(base, `pleach-${process.getuid?.() ?? "user"}`);
 }
 
 /**

@@ -30,7 +30,7 @@ export const CALL_OPTIONS = {
 
 /** How `pleach call` is used: the first line of its help and its line in `pleach help`. */
 export const CALL_USAGE =
-  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]\n    [--allow-domain HOST]... [--deny-domain HOST]... [--hide-read PATH]...\n    [--allow-read PATH]... [--no-caches] [--allow-git-writes]";
+  "pleach call <tool> ['<json>'] [--workspace DIR] [--mode MODE] [--network] [--text]\n    [--allow-domain HOST]... [--deny-domain HOST]... [--hide-read PATH]...\n    [--allow-read PATH]... [--no-caches] [--allow-git-writes] [--allow-write DIR]...";
 
 /** `pleach call --help`. */
 export const CALL_HELP = `Usage: ${CALL_USAGE}

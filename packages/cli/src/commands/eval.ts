@@ -50,7 +50,7 @@ export const EVAL_USAGE = `pleach eval <instances.jsonl> | --dataset mini [--dat
     [--model-name NAME] [--test-command CMD] [--concurrency N] [--max-steps N]
     [--mode MODE] [--network] [--allow-domain HOST]... [--deny-domain HOST]...
     [--image TEMPLATE [--sandbox-image NAME]] [--output FILE] [--html FILE] [--json]
-    [--hide-read PATH]... [--allow-read PATH]... [--no-caches] [--allow-git-writes]`;
+    [--hide-read PATH]... [--allow-read PATH]... [--no-caches] [--allow-git-writes] [--allow-write DIR]...`;
 
 /** `pleach eval --help`. */
 export const EVAL_HELP = `Usage: ${EVAL_USAGE}

@@ -55,7 +55,7 @@ export const MCP_USAGE = `pleach mcp [--workspace DIR] [--mode MODE] [--network]
     [--progress-interval SECONDS] [--max-result-chars N] [--structured-output]
     [--diagnostics syntax|types] [--http [HOST:]PORT] [--token-file FILE]
     [--allow-host NAME]... [--allow-domain HOST]... [--deny-domain HOST]... [--publish PORT]...
-    [--hide-read PATH]... [--allow-read PATH]... [--no-caches] [--allow-git-writes]`;
+    [--hide-read PATH]... [--allow-read PATH]... [--no-caches] [--allow-git-writes] [--allow-write DIR]...`;
 
 /** `pleach mcp --help`. */
 export const MCP_HELP = `Usage: ${MCP_USAGE}

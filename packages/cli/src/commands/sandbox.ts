@@ -45,7 +45,7 @@ export const SANDBOX_USAGE = `pleach sandbox serve --root DIR --token-file FILE 
     [--max-file-bytes N] [--max-output-bytes N]
     [--max-exec-timeout-ms N] [--idle-timeout-ms N] [--template-root DIR]
     [--git-protocols a,b] [--hide-read PATH]... [--allow-read PATH]...
-    [--protocol pleach|e2b] [--no-caches] [--allow-git-writes]`;
+    [--protocol pleach|e2b] [--no-caches] [--allow-git-writes] [--allow-write DIR]...`;
 
 /** `pleach sandbox --help`. */
 export const SANDBOX_HELP = `Usage: ${SANDBOX_USAGE}

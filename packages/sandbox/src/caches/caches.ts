@@ -72,6 +72,17 @@ export function cacheMountArguments(
   return args;
 }
 
+/** The user's cache folder: `${XDG_CACHE_HOME:-~/.cache}` (an absolute `XDG_CACHE_HOME` only). */
+export function userCacheFolder(
+  hostEnvironment: Readonly<Record<string, string | undefined>>,
+): string {
+  const given = hostEnvironment.XDG_CACHE_HOME;
+  const home = hostEnvironment.HOME;
+  return given !== undefined && path.isAbsolute(given)
+    ? given
+    : path.join(home !== undefined && path.isAbsolute(home) ? home : os.homedir(), ".cache");
+}
+
 /** Options of {@link workspaceCacheFolder}. */
 export interface WorkspaceCacheFolderOptions {
   /** Real path of the workspace root. */
@@ -95,12 +106,7 @@ export function workspaceCacheFolder({
 }: WorkspaceCacheFolderOptions): StateFolder {
   const uid = process.getuid?.();
   if (uid === undefined) return { problem: "this platform has no user ids" };
-  const given = hostEnvironment.XDG_CACHE_HOME;
-  const home = hostEnvironment.HOME;
-  const userCache =
-    given !== undefined && path.isAbsolute(given)
-      ? given
-      : path.join(home !== undefined && path.isAbsolute(home) ? home : os.homedir(), ".cache");
+  const userCache = userCacheFolder(hostEnvironment);
   let base: string;
   try {
     // Only the cache folder itself: a home that is missing is not made.

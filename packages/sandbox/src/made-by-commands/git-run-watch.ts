@@ -1,5 +1,6 @@
 import path from "node:path";
 import { MountPoints } from "../os/mount-points.js";
+import { isInside } from "../paths.js";
 import type { ProtectedPath } from "../policy/protection.js";
 import { moveAsideAppeared } from "./moved-aside.js";
 
@@ -21,13 +22,13 @@ export interface GitRunWatch {
 
 /**
  * Watch, while a command runs with git writes, the {@link READ_AT_ONCE} entries missing in the
- * `.git` folders of the workspace `root`: one that appears is moved aside at once and the command
+ * `.git` folders of the workspace and the other folders it writes (`roots`, the workspace first): one that appears is moved aside at once and the command
  * is stopped, since a host program running git meanwhile would use it, and the command could make
  * it again. Without such an entry (or where the folders cannot be watched), nothing is watched and
  * the look when the command ends still moves it aside.
  */
 export function watchGitRunEntries(
-  root: string,
+  roots: readonly string[],
   protectedPaths: readonly ProtectedPath[],
 ): GitRunWatch {
   const watched = protectedPaths.filter(
@@ -41,6 +42,7 @@ export function watchGitRunEntries(
   const controller = new AbortController();
   const points = new MountPoints(watched, (target, how) => {
     if (how !== "appeared") return;
+    const root = roots.find((each) => isInside(each, target)) ?? roots[0] ?? target;
     notes.push(
       ...moveAsideAppeared(
         root,

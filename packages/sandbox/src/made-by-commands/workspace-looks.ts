@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
 import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
+import { isInside } from "../paths.js";
 import { pathState } from "../policy/path-state.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
@@ -8,14 +9,18 @@ import { disarmRebaseTodos } from "./rebase-todo.js";
 
 /** The looks of a wrapper at its workspaces, before and after their commands. */
 export interface WorkspaceLooks {
-  /** The git directory entries of `root` and its protected paths that are missing now. */
+  /**
+   * The git directory entries of `root` and its protected paths that are missing now, and those
+   * of each folder besides it that commands may write (`allowWrites`, checked now).
+   */
   look(root: string): Promise<WorkspaceLook>;
   /**
    * Move aside what appeared at the protected paths `since` found missing, make inert the
    * repositories that appeared since its walk, and (with git writes) disarm the rebase todo
-   * lists: what a command, or a session's jobs, made. `protectedBefore`: what was mounted
-   * read-only meanwhile (nothing there was made by a command). Returns the notes and this look;
-   * without `look`, a look of the walk alone (no missing paths: for a command no session follows).
+   * lists: what a command, or a session's jobs, made, in the workspace `root` and in the writable
+   * folders `since` covers. `protectedBefore`: what was mounted read-only meanwhile (nothing there
+   * was made by a command). Returns the notes and this look (of the same folders); without `look`,
+   * a look of the walks alone (no missing paths: for a command no session follows).
    */
   madeSince(
     root: string,
@@ -24,49 +29,96 @@ export interface WorkspaceLooks {
   ): Promise<{ notes: string[]; look: WorkspaceLook }>;
 }
 
-/** The looks by the wrapper's own policy options (`root` is given to each call). */
-export function workspaceLooks(
-  policy: Omit<CurrentProtectionOptions, "root" | "cache" | "maxDirectories"> &
-    Required<Pick<CurrentProtectionOptions, "cache" | "maxDirectories">>,
-): WorkspaceLooks {
-  const look = async (root: string): Promise<WorkspaceLook> => {
-    const protection = await currentProtection({ ...policy, root });
+/** Options of {@link workspaceLooks}: the wrapper's policy options (`root` is given to each call). */
+export type WorkspaceLooksOptions = Omit<
+  CurrentProtectionOptions,
+  "root" | "cache" | "maxDirectories"
+> &
+  Required<Pick<CurrentProtectionOptions, "cache" | "maxDirectories">> & {
+    /** The real paths of the folders besides the workspace `root` that commands may write now. */
+    writableFolders(root: string): string[];
+  };
+
+/** The looks by the wrapper's own policy options. */
+export function workspaceLooks({
+  writableFolders,
+  ...policy
+}: WorkspaceLooksOptions): WorkspaceLooks {
+  /** The look at one folder commands write: the workspace, or one of its writable folders. */
+  const lookAt = async (top: string): Promise<WorkspaceLook> => {
+    const protection = await currentProtection({ ...policy, root: top });
     return {
       gitEntries: protection.gitEntries,
       missing: protection.paths.filter(({ state }) => state === "missing"),
     };
   };
+  const lookAll = async (root: string, folders: readonly string[]): Promise<WorkspaceLook> => {
+    const looks = [];
+    for (const top of [root, ...folders]) looks.push(await lookAt(top));
+    return joined(looks, folders);
+  };
+  /** What appeared in the one folder `top` since `since` (its part of a look). */
+  const madeIn = async (
+    top: string,
+    since: WorkspaceLook,
+    protectedBefore: readonly string[] | undefined,
+    wanted: boolean,
+  ): Promise<{ notes: string[]; look: WorkspaceLook }> => {
+    const inside = <T>(items: readonly T[], pathOf: (item: T) => string) =>
+      items.filter((item) => isInside(top, pathOf(item)));
+    const missing = inside(since.missing, ({ path: each }) => each);
+    const notes = moveAsideAppeared(top, missing);
+    const after = wanted
+      ? await lookAt(top)
+      : {
+          gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
+          missing: [],
+        };
+    if (policy.gitWrites === true) {
+      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, after)));
+    }
+    notes.push(
+      ...makeNewRepositoriesInert({
+        root: top,
+        before: inside(since.gitEntries, (each) => each),
+        after: after.gitEntries,
+        rootRepositoryMade: missing.some(({ path: each }) => each === `${top}/.git`),
+        ...(protectedBefore === undefined
+          ? {}
+          : { protectedBefore: inside(protectedBefore, (each) => each) }),
+      }),
+    );
+    // Looked at again only when something was moved or made inert: the missing paths changed.
+    return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top) };
+  };
   return {
-    look,
+    look: (root) => lookAll(root, writableFolders(root)),
     async madeSince(root, since, { protectedBefore, look: wanted = true } = {}) {
-      const notes = moveAsideAppeared(root, since.missing);
-      const after = wanted
-        ? await look(root)
-        : {
-            gitEntries: (await policy.cache.walker(root, policy.maxDirectories).scan()).gitEntries,
-            missing: [],
-          };
-      if (policy.gitWrites === true) {
-        notes.push(...disarmRebaseTodos(root, writableGitDirectories(root, after)));
+      const folders = since.folders ?? [];
+      const notes: string[] = [];
+      const looks: WorkspaceLook[] = [];
+      for (const top of [root, ...folders]) {
+        const found = await madeIn(top, since, protectedBefore, wanted);
+        notes.push(...found.notes);
+        looks.push(found.look);
       }
-      notes.push(
-        ...makeNewRepositoriesInert({
-          root,
-          before: since.gitEntries,
-          after: after.gitEntries,
-          rootRepositoryMade: since.missing.some(({ path: each }) => each === `${root}/.git`),
-          ...(protectedBefore === undefined ? {} : { protectedBefore }),
-        }),
-      );
-      // Looked at again only when something was moved or made inert: the missing paths changed.
-      return { notes, look: notes.length === 0 || !wanted ? after : await look(root) };
+      return { notes, look: joined(looks, folders) };
     },
   };
 }
 
-/** The `.git` folders of the workspace whose objects, refs and index commands may write. */
-function writableGitDirectories(root: string, look: WorkspaceLook): string[] {
-  return [path.join(root, ".git"), ...look.gitEntries].filter(
+/** One look of the workspace and its writable `folders`, from the look of each. */
+function joined(looks: readonly WorkspaceLook[], folders: readonly string[]): WorkspaceLook {
+  return {
+    gitEntries: looks.flatMap((each) => each.gitEntries),
+    missing: looks.flatMap((each) => each.missing),
+    ...(folders.length === 0 ? {} : { folders }),
+  };
+}
+
+/** The `.git` folders of the folder `top` whose objects, refs and index commands may write. */
+function writableGitDirectories(top: string, look: WorkspaceLook): string[] {
+  return [path.join(top, ".git"), ...look.gitEntries].filter(
     (entry) => path.basename(entry) === ".git" && pathState(entry) === "directory",
   );
 }

@@ -200,6 +200,10 @@ export function bubblewrapSandboxArguments({
     ),
   );
   args.push(writable ? "--bind" : "--ro-bind", root, root);
+  // The folders besides the workspace that commands may write: shown read-only by the view, and
+  // in workspace-write bound writable, their protected paths kept below like the workspace's.
+  const writableRoots = [root, ...(writable ? (hostFacts.writableFolders ?? []) : [])];
+  for (const folder of writableRoots.slice(1)) args.push("--bind", folder, folder);
 
   if (writable) {
     const symbolicLinks = hostFacts.protectedPaths.filter(({ state }) => state === "symbolic-link");
@@ -226,9 +230,10 @@ export function bubblewrapSandboxArguments({
     );
     const pinned = [...[...existing, ...hiddenInside].map(({ path: each }) => each), ...within];
     for (const protectedPath of pinned) {
+      const top = writableRoots.find((each) => isInside(each, protectedPath)) ?? root;
       let parent = path.dirname(protectedPath);
       const chain: string[] = [];
-      while (parent !== root && isInside(root, parent)) {
+      while (parent !== top && isInside(top, parent)) {
         chain.unshift(parent);
         parent = path.dirname(parent);
       }

@@ -36,6 +36,12 @@ export interface Confinement {
 export interface WorkspaceLook {
   gitEntries: readonly string[];
   missing: readonly ProtectedPath[];
+  /**
+   * Real paths of the folders besides the workspace it covers (`allowWrites`, as checked when it
+   * was taken): the next look looks at these, never at a folder resolved afresh.
+   * @default none
+   */
+  folders?: readonly string[];
 }
 
 /** What every invocation has: its launch (how to start it in a process of its own), its release, and what confines it. */
@@ -290,6 +296,18 @@ export interface CommandWrapperOptions {
    * @default { maxBytes: 4 GiB }
    */
   caches?: boolean | { maxBytes?: number };
+  /**
+   * Folders besides the workspace that commands in `workspace-write` may write (a build output, a
+   * scratch folder): absolute, or relative to the current folder, existing. Each is checked at
+   * every command (`writableFolders`) and refused with `INVALID_INPUT` when it overlaps the
+   * workspace, a system folder, a home or a home's dot-entries, a folder a host variable with a
+   * role names (`PATH`, ...), a hidden path or pleach's own caches and state. Inside each the
+   * workspace's rules hold: its repositories' git machinery and its host-run entries stay
+   * read-only, and what a command makes at a missing protected path or as a new repository is
+   * moved aside or made inert when it ends. In `read-only` mode they are shown read-only.
+   * @default []
+   */
+  allowWrites?: readonly string[];
   /**
    * The home folders whose credential stores are hidden.
    * @default the running user's home in the user database (`os.userInfo().homedir`) and `HOME`

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { ToolError } from "@pleach/core";
 import { workspaceCachesOf } from "../caches/workspace-caches.js";
 import { watchGitRunEntries } from "../made-by-commands/git-run-watch.js";
@@ -12,6 +13,7 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "../policy/protected-entries.js";
+import { writableFolders } from "../policy/writable-folders.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type {
@@ -48,20 +50,30 @@ export function createCommandWrapper({
   credentialHomes,
   allowGitWrites = false,
   caches,
+  allowWrites = [],
 }: CommandWrapperOptions = {}): CommandWrapper {
   const workspaceCaches = workspaceCachesOf(caches, hostEnvironment);
+  const readPolicy = {
+    hideReads,
+    allowReads,
+    ...(credentialHomes === undefined ? {} : { credentialHomes }),
+  };
   const looks = workspaceLooks({
     maxDirectories,
     protectedEntries,
     hostEnvironment,
     cache,
     gitWrites: allowGitWrites,
+    writableFolders: (root) =>
+      allowWrites.length === 0
+        ? []
+        : writableFolders({
+            given: allowWrites,
+            root: realpathSync.native(root),
+            hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
+            hostEnvironment,
+          }),
   });
-  const readPolicy = {
-    hideReads,
-    allowReads,
-    ...(credentialHomes === undefined ? {} : { credentialHomes }),
-  };
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
     warmSandbox && warmIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
@@ -174,12 +186,16 @@ export function createCommandWrapper({
       cache,
       readPolicy,
       gitWrites: allowGitWrites,
+      allowWrites,
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
+    const folders = hostFacts.writableFolders ?? [];
     const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
     // With git writes, what git on the host reads at once is watched while the command runs.
     const gitRunWatch =
-      protect && allowGitWrites ? watchGitRunEntries(root, hostFacts.protectedPaths) : undefined;
+      protect && allowGitWrites
+        ? watchGitRunEntries([hostFacts.root, ...folders], hostFacts.protectedPaths)
+        : undefined;
     const policy = {
       backend,
       mode,
@@ -254,11 +270,13 @@ export function createCommandWrapper({
         policy: sessionRules === undefined ? policy : { ...policy, network: false },
         hostFacts,
       });
-      const inWorkspace = new Set([root]);
-      for (const arg of sandboxArgs) if (isInside(root, arg)) inWorkspace.add(arg);
+      const tops = [root, ...folders];
+      const inWorkspace = new Set(tops);
+      for (const arg of sandboxArgs)
+        if (tops.some((top) => isInside(top, arg))) inWorkspace.add(arg);
       // A hidden folder the host user replaces must not stay readable in a sandbox kept up.
       for (const { path: hidden } of hostFacts.hiddenPaths) inWorkspace.add(hidden);
-      const identities = pathIdentities(root, inWorkspace);
+      const identities = pathIdentities(tops, inWorkspace);
       return {
         key: `${JSON.stringify([launch.file, sandboxArgs, launch.env, sessionRules ?? null])}\n${identities}`,
         spec: {
@@ -302,6 +320,7 @@ export function createCommandWrapper({
                 since ?? {
                   gitEntries: hostFacts.gitEntries,
                   missing: hostFacts.protectedPaths.filter(({ state }) => state === "missing"),
+                  ...(folders.length === 0 ? {} : { folders }),
                 },
                 {
                   ...(since === undefined

@@ -117,7 +117,7 @@ const ROWS: Row[] = [
     mode: "workspace-write",
     command: (outside) => `echo x > ${outside}/new`,
     note: (outside) =>
-      `sandbox: writing ${outside}/new was refused: in workspace-write mode only the workspace and a private /tmp are writable for commands (/tmp is emptied after each command). Write inside the workspace instead, or ask the user to make changes outside it.`,
+      `sandbox: writing ${outside}/new was refused: in workspace-write mode only the workspace and a private /tmp are writable for commands (/tmp is emptied after each command). Write inside the workspace instead; if the task must write a folder outside it (a build output), ask the user to start pleach with --allow-write DIR (allowWrites).`,
   },
   ...(["read-only", "workspace-write"] as const).map(
     (mode): Row => ({

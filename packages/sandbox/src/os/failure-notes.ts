@@ -236,7 +236,7 @@ function hiddenNote(shown: string, hidden: HiddenPath): string {
 }
 
 function outsideViewNote(shown: string, emptied: string): string {
-  return `sandbox: ${shown} is outside what commands see of the host: ${emptied} is empty for them (commands see the system's folders, the workspace and the toolchains on PATH; every home and other folder is empty). If the task needs it, ask the user to add it with --allow-read ${shown} (allowReads).`;
+  return `sandbox: ${shown} is outside what commands see of the host: ${emptied} is empty for them (commands see the system's folders, the workspace and the toolchains on PATH; every home and other folder is empty). If the task needs to read it, ask the user to add it with --allow-read ${shown} (allowReads); to write there, with --allow-write and its folder (allowWrites).`;
 }
 
 function emptiedWriteNote(shown: string, emptied: string): string {
@@ -277,7 +277,7 @@ function readOnlyNote(shown: string): string {
 function outsideNote(shown: string, mode: FailurePolicy["mode"]): string {
   const writable =
     mode === "workspace-write" ? "the workspace and a private /tmp are" : "a private /tmp is";
-  return `sandbox: writing ${shown} was refused: in ${mode} mode only ${writable} writable for commands (/tmp is emptied after each command). Write inside the workspace instead, or ask the user to make changes outside it.`;
+  return `sandbox: writing ${shown} was refused: in ${mode} mode only ${writable} writable for commands (/tmp is emptied after each command). Write inside the workspace instead; if the task must write a folder outside it (a build output), ask the user to start pleach with --allow-write DIR (allowWrites).`;
 }
 
 /** Where the network is turned on for commands, and what to do meanwhile. */

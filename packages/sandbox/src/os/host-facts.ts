@@ -21,6 +21,7 @@ import {
   workspaceProtection,
 } from "../policy/protection.js";
 import { type ReadView, readView } from "../policy/read-view.js";
+import { writableFolders } from "../policy/writable-folders.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { hostSockets } from "./host-sockets.js";
 
@@ -44,8 +45,18 @@ export interface BubblewrapFacts {
 export interface HostFacts {
   /** Real path of the workspace root. */
   root: string;
-  /** Paths to keep read-only, shallowest first: gitdirs, nested `.git`, protected entries. */
+  /**
+   * Paths to keep read-only, shallowest first within each writable folder (the workspace, then
+   * each of `writableFolders`): gitdirs, nested `.git`, protected entries.
+   */
   protectedPaths: ProtectedPath[];
+  /**
+   * Real paths of the folders besides the workspace that commands may write (`allowWrites`,
+   * checked by `writableFolders`): shown read-only in `read-only` mode, and in `workspace-write`
+   * bound writable, the workspace's rules holding inside each.
+   * @default none
+   */
+  writableFolders?: string[];
   /** Paths commands cannot read: credential stores, the shadow files, `hideReads` (see `hiddenReads`). */
   hiddenPaths: HiddenPath[];
   /**
@@ -76,8 +87,9 @@ export interface HostFacts {
    */
   walk: Pick<WorkspaceScan, "directories" | "truncated" | "listed" | "tracking">;
   /**
-   * The git directory entries the walk found (`WorkspaceScan.gitEntries`): what a command that
-   * makes a repository is compared with once it ends (`makeNewRepositoriesInert`).
+   * The git directory entries the walk found (`WorkspaceScan.gitEntries`), of the workspace and
+   * of each of `writableFolders`: what a command that makes a repository is compared with once it
+   * ends (`makeNewRepositoriesInert`).
    */
   gitEntries: string[];
   /** Present when the bubblewrap probe succeeded. */
@@ -204,6 +216,13 @@ export interface GatherHostFactsOptions {
    * @default a fresh cache: the whole workspace is walked
    */
   cache?: HostFactsCache;
+  /**
+   * Folders besides the workspace that commands in `workspace-write` may write (`allowWrites` of
+   * `createCommandWrapper`), checked at every call by `writableFolders`; with `protect`, each is
+   * walked and protected as the workspace is.
+   * @default []
+   */
+  allowWrites?: readonly string[];
 }
 
 /** Options of {@link currentProtection}. */
@@ -298,27 +317,44 @@ export async function gatherHostFacts({
   readPolicy = {},
   cache = createHostFactsCache(),
   gitWrites = false,
+  allowWrites = [],
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
+  const folders = writableFolders({
+    given: allowWrites,
+    root: rootReal,
+    hiddenPaths,
+    hostEnvironment,
+  });
   const view = readView({
     root: rootReal,
     homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),
     searchPath: hostEnvironment.PATH,
-    allowReads: readPolicy.allowReads ?? [],
+    allowReads: [...(readPolicy.allowReads ?? []), ...folders],
   });
+  // Each writable folder is walked (and protected) as the workspace is.
+  const walks: [string, WorkspaceScan][] = [[rootReal, walk]];
+  for (const folder of folders) {
+    const each = cache.walker(folder, maxDirectories);
+    walks.push([folder, protect ? await completeScan(each, maxDirectories) : await each.scan()]);
+  }
   return {
     root: rootReal,
     hiddenPaths,
     readView: view,
     protectedPaths: protect
-      ? protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites).paths
+      ? walks.flatMap(
+          ([top, each]) =>
+            protectionOf(top, each, protectedEntries, hostEnvironment, gitWrites).paths,
+        )
       : [],
+    writableFolders: folders,
     hostSockets: hostSockets({
       root: rootReal,
-      workspaceSockets: walk.sockets,
+      workspaceSockets: walks.flatMap(([, each]) => each.sockets),
       hiddenPaths,
       hostEnvironment,
     }),
@@ -326,7 +362,7 @@ export async function gatherHostFacts({
     varRunIsDirectory: pathState("/var/run") === "directory",
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
     temporaryDirectory: realpathOr(os.tmpdir()),
-    gitEntries: [...walk.gitEntries],
+    gitEntries: walks.flatMap(([, each]) => each.gitEntries),
     walk: {
       directories: walk.directories,
       truncated: walk.truncated,

@@ -51,7 +51,7 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
   ];
   const writableRoots = [
     ...temporaryRoots,
-    ...(policy.mode === "workspace-write" ? [root] : []),
+    ...(policy.mode === "workspace-write" ? [root, ...(hostFacts.writableFolders ?? [])] : []),
     ...(policy.caches === undefined ? [] : [policy.caches]),
   ];
   // The one protection policy (protectedPaths, missing ones included): Seatbelt matches paths, so
@@ -59,9 +59,11 @@ export function seatbeltProfile({ policy, hostFacts }: SeatbeltProfileOptions): 
   const protectedFilters = hostFacts.protectedPaths.map(
     ({ path: protectedPath }) => `(require-not (subpath ${quote(protectedPath)}))`,
   );
-  protectedFilters.push(
-    `(require-not (regex ${regexLiteral(`^${escapeRegex(root)}/(.*/)?\\.git(/|$)`)}))`,
-  );
+  for (const top of [root, ...(hostFacts.writableFolders ?? [])]) {
+    protectedFilters.push(
+      `(require-not (regex ${regexLiteral(`^${escapeRegex(top)}/(.*/)?\\.git(/|$)`)}))`,
+    );
+  }
   lines.push(
     "(allow file-write*",
     `  (require-all (require-any ${writableRoots.map((writable) => `(subpath ${quote(writable)})`).join(" ")})`,

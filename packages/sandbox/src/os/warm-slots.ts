@@ -81,10 +81,10 @@ export class WarmSlots {
 
 /**
  * Who each path is ({@link identityAt}), so that a warm sandbox is dropped once one was replaced
- * or removed: with the change time for every path but `root` (a protected path
- * changes only from the host, since the sandbox mounts over it, while the root changes with every
- * file a command adds at its top).
+ * or removed: with the change time for every path but `roots` (a protected path
+ * changes only from the host, since the sandbox mounts over it, while the workspace root and the
+ * other writable folders change with every file a command adds at their top).
  */
-export function pathIdentities(root: string, paths: Iterable<string>): string {
-  return [...paths].map((each) => `${each}:${identityAt(each, each !== root)}`).join("\n");
+export function pathIdentities(roots: readonly string[], paths: Iterable<string>): string {
+  return [...paths].map((each) => `${each}:${identityAt(each, !roots.includes(each))}`).join("\n");
 }

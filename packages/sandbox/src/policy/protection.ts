@@ -231,7 +231,7 @@ function fold(text: string): string {
 let passwdHomes: string[] | undefined;
 
 /** The home folders of /etc/passwd (resolved once per process), `HOME` and `os.homedir()`, as real paths. */
-function defaultHomeFolders(
+export function defaultHomeFolders(
   hostEnvironment: Readonly<Record<string, string | undefined>>,
 ): string[] {
   passwdHomes ??= databaseUsers().map(({ home }) => realpathOr(home));

@@ -29,6 +29,8 @@ const SYSTEM_FOLDERS: readonly string[] = [
   "/nix",
 ];
 const SANDBOX_OWN = ["/proc", "/sys", "/dev", "/tmp", "/run"];
+/** The system's folders and the sandbox's own: no folder commands may write overlaps one (`writableFolders`). */
+export const HOST_FOLDERS: readonly string[] = [...SYSTEM_FOLDERS, ...SANDBOX_OWN];
 /** The sandbox's own folders that are memory file systems, empty at its start. */
 const MEMORY_FOLDERS = ["/tmp", "/run"];
 /** The names of a `PATH` entry whose parent is the toolchain's root (`~/.cargo/bin`, `~/.pyenv/shims`, `node_modules/.bin`). */

@@ -144,7 +144,12 @@ export class LocalSession {
             // A foreground command's own is moved aside when it ends; a job could make it again
             // at any moment, and the host's programs use it meanwhile: the jobs are stopped.
             if (started === undefined || this.jobs.running === 0) return;
-            void started.stopForAppeared(target).then(() => this.#lookNow());
+            // A look that fails here (the workspace removed after close, say) is taken again
+            // from the same last look before the next command and at close.
+            void started
+              .stopForAppeared(target)
+              .then(() => this.#lookNow())
+              .catch(() => {});
           },
           kept: { path: KEPT_OUTPUT_FOLDER, sizeBytes: 2 * this.#maxKept },
           publish: this.#publish.length > 0,
