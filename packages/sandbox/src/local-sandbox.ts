@@ -31,6 +31,7 @@ import { sessionServerSupported } from "./os/session-server.js";
 import { fromErrno } from "./paths.js";
 import type { HiddenScope } from "./policy/hidden-reads.js";
 import type { WorkspaceProtection } from "./policy/protection.js";
+import { writableFolders } from "./policy/writable-folders.js";
 import { readLimitOf } from "./read-limit.js";
 import { runProcess } from "./run-process.js";
 import { LocalSession } from "./session/local-session.js";
@@ -129,6 +130,15 @@ export async function createLocalSandbox({
     throw fromErrno(error, root);
   }
   const workspace = workspaceRoot(rootGiven, rootReal);
+  // Folders that cannot be written are refused now, as they would be at every command.
+  if (allowWrites !== undefined && allowWrites.length > 0 && mode !== "danger-full-access") {
+    writableFolders({
+      given: allowWrites,
+      root: rootReal,
+      hiddenPaths: hiddenWith(commandWrapper, rootReal, mode, "host"),
+      hostEnvironment: process.env,
+    });
+  }
   // What host-side writers refuse: the one policy (the session's kept outputs are outside the
   // workspace, where no writer of the file tools reaches).
   const protection = async () => {

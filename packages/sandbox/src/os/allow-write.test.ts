@@ -187,19 +187,21 @@ describe.skipIf(skipReason !== undefined)(
           await client.close();
         }
       }
-      const hiding = await createLocalSandbox({
-        root,
-        hideReads: [path.join(holdingHidden, "secret")],
-        allowWrites: [holdingHidden],
+      // Given to createLocalSandbox, a folder that cannot be written is refused at once.
+      await expect(
+        createLocalSandbox({
+          root,
+          hideReads: [path.join(holdingHidden, "secret")],
+          allowWrites: [holdingHidden],
+        }),
+      ).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("hidden from commands"),
       });
-      try {
-        await expect(hiding.exec("true")).rejects.toMatchObject({
-          code: "INVALID_INPUT",
-          message: expect.stringContaining("hidden from commands"),
-        });
-      } finally {
-        await hiding.close();
-      }
+      await expect(createLocalSandbox({ root, allowWrites: ["/etc"] })).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining("it is /etc"),
+      });
     });
   },
 );

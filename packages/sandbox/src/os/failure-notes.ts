@@ -240,7 +240,7 @@ function outsideViewNote(shown: string, emptied: string): string {
 }
 
 function emptiedWriteNote(shown: string, emptied: string): string {
-  return `sandbox: writing ${shown} was refused: ${emptied} is an empty read-only folder for commands (every home and other folder outside the system's, the workspace and the toolchains on PATH). Point the tool's cache or settings at /tmp or the workspace (GOCACHE=/tmp/go-build, npm_config_cache=/tmp/npm, XDG_CACHE_HOME=/tmp/cache, ...).`;
+  return `sandbox: writing ${shown} was refused: ${emptied} is an empty read-only folder for commands (every home and other folder outside the system's, the workspace and the toolchains on PATH). Point the tool's cache or settings at /tmp or the workspace (GOCACHE=/tmp/go-build, npm_config_cache=/tmp/npm, XDG_CACHE_HOME=/tmp/cache, ...); if the task must write a folder there, ask the user to start pleach with --allow-write and that folder (allowWrites).`;
 }
 
 function protectedNote(shown: string, rule: string, gitWrites: boolean | undefined): string {

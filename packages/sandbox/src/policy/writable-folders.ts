@@ -45,7 +45,7 @@ export function writableFolders({
     const refused = (why: string, other?: string) =>
       new ToolError(
         "INVALID_INPUT",
-        `allowWrites ${each} cannot be made writable for commands: ${why}. Give a folder of its own for what the task writes (a build output, a scratch folder) outside the workspace, the homes' dot-entries and the system's folders.`,
+        `allowWrites (--allow-write) ${each} cannot be made writable for commands: ${why}. Give a folder of its own for what the task writes (a build output, a scratch folder) outside the workspace, the homes' dot-entries and the system's folders.`,
         { details: { path: folder, ...(other === undefined ? {} : { overlaps: other }) } },
       );
     const overlap = (other: string) => isInside(other, folder) || isInside(folder, other);
@@ -60,10 +60,9 @@ export function writableFolders({
     }
     for (const system of HOST_FOLDERS) {
       if (overlap(system)) {
-        throw refused(
-          `${isInside(system, folder) ? "it lies inside" : "it holds"} ${system}, a folder of the system or the sandbox's own`,
-          system,
-        );
+        const how =
+          folder === system ? "it is" : isInside(system, folder) ? "it lies inside" : "it holds";
+        throw refused(`${how} ${system}, a folder of the system or the sandbox's own`, system);
       }
     }
     for (const home of defaultHomeFolders(hostEnvironment)) {
@@ -111,14 +110,14 @@ function existingFolder(given: string): string {
   } catch (error) {
     throw new ToolError(
       "INVALID_INPUT",
-      `allowWrites ${given} cannot be made writable for commands: it cannot be resolved (${(error as NodeJS.ErrnoException).code}); make the folder first`,
+      `allowWrites (--allow-write) ${given} cannot be made writable for commands: it cannot be resolved (${(error as NodeJS.ErrnoException).code}); make the folder first`,
       { details: { path: given } },
     );
   }
   if (!statSync(real).isDirectory()) {
     throw new ToolError(
       "INVALID_INPUT",
-      `allowWrites ${given} cannot be made writable for commands: it is not a folder`,
+      `allowWrites (--allow-write) ${given} cannot be made writable for commands: it is not a folder`,
       { details: { path: real } },
     );
   }
