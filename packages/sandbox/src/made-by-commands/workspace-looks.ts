@@ -1,8 +1,11 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
 import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
 import { isInside } from "../paths.js";
+import { hiddenReads, type ReadPolicy } from "../policy/hidden-reads.js";
 import { pathState } from "../policy/path-state.js";
+import { writableFolders } from "../policy/writable-folders.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
 import { disarmRebaseTodos } from "./rebase-todo.js";
@@ -35,15 +38,28 @@ export type WorkspaceLooksOptions = Omit<
   "root" | "cache" | "maxDirectories"
 > &
   Required<Pick<CurrentProtectionOptions, "cache" | "maxDirectories">> & {
-    /** The real paths of the folders besides the workspace `root` that commands may write now. */
-    writableFolders(root: string): string[];
+    /** The folders besides the workspace commands may write (`allowWrites`), checked at each look. */
+    allowWrites: readonly string[];
+    /** The wrapper's read policy, whose hidden paths no writable folder may overlap. */
+    readPolicy: ReadPolicy;
   };
 
 /** The looks by the wrapper's own policy options. */
 export function workspaceLooks({
-  writableFolders,
+  allowWrites,
+  readPolicy,
   ...policy
 }: WorkspaceLooksOptions): WorkspaceLooks {
+  const hostEnvironment = policy.hostEnvironment ?? process.env;
+  const foldersOf = (root: string) =>
+    allowWrites.length === 0
+      ? []
+      : writableFolders({
+          given: allowWrites,
+          root,
+          hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
+          hostEnvironment,
+        });
   /** The look at one folder commands write: the workspace, or one of its writable folders. */
   const lookAt = async (top: string): Promise<WorkspaceLook> => {
     const protection = await currentProtection({ ...policy, root: top });
@@ -92,7 +108,7 @@ export function workspaceLooks({
     return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top) };
   };
   return {
-    look: (root) => lookAll(root, writableFolders(root)),
+    look: (root) => lookAll(root, foldersOf(realpathSync.native(root))),
     async madeSince(root, since, { protectedBefore, look: wanted = true } = {}) {
       const folders = since.folders ?? [];
       const notes: string[] = [];

@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { ToolError } from "@pleach/core";
 import { workspaceCachesOf } from "../caches/workspace-caches.js";
 import { watchGitRunEntries } from "../made-by-commands/git-run-watch.js";
@@ -13,7 +12,6 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "../policy/protected-entries.js";
-import { writableFolders } from "../policy/writable-folders.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type {
@@ -64,15 +62,8 @@ export function createCommandWrapper({
     hostEnvironment,
     cache,
     gitWrites: allowGitWrites,
-    writableFolders: (root) =>
-      allowWrites.length === 0
-        ? []
-        : writableFolders({
-            given: allowWrites,
-            root: realpathSync.native(root),
-            hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
-            hostEnvironment,
-          }),
+    allowWrites,
+    readPolicy,
   });
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
