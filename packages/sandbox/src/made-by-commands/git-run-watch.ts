@@ -11,7 +11,21 @@ import { moveAsideAppeared } from "./moved-aside.js";
  */
 const READ_AT_ONCE = new Set(["commondir", "config", "config.worktree", "hooks"]);
 
-/** A watch over a command's missing {@link READ_AT_ONCE} entries while it runs. */
+/**
+ * Whether git on the host would use `target` as soon as it appears: an entry of
+ * {@link READ_AT_ONCE} in a `.git` folder, or a `HEAD` beside a `.git` folder of `gitFolders`
+ * (protected with git writes, see `workspaceProtection`): with that `.git` broken (its HEAD, refs
+ * or objects, which git writes let a command change), git takes a folder holding a HEAD for a git
+ * directory itself, whose config (the command's) a host `git fetch` or `git log` there then runs.
+ */
+function readAtOnce(target: string, gitFolders: ReadonlySet<string>): boolean {
+  const name = path.basename(target);
+  const folder = path.dirname(target);
+  if (name === "HEAD") return gitFolders.has(path.join(folder, ".git"));
+  return READ_AT_ONCE.has(name) && path.basename(folder) === ".git";
+}
+
+/** A watch over a command's missing {@link READ_AT_ONCE} entries (and HEADs) while it runs. */
 export interface GitRunWatch {
   /** Aborted once the command made one: stop the command. */
   stop?: AbortSignal;
@@ -22,20 +36,24 @@ export interface GitRunWatch {
 
 /**
  * Watch, while a command runs with git writes, the {@link READ_AT_ONCE} entries missing in the
- * `.git` folders of the workspace and the other folders it writes (`roots`, the workspace first): one that appears is moved aside at once and the command
- * is stopped, since a host program running git meanwhile would use it, and the command could make
- * it again. Without such an entry (or where the folders cannot be watched), nothing is watched and
+ * `.git` folders of the workspace and the other folders it writes (`roots`, the workspace first),
+ * and the `HEAD` missing beside each: one that appears is moved aside at once and the command is
+ * stopped, since a host program running git meanwhile would use it, and the command could make it
+ * again. Without such an entry (or where the folders cannot be watched), nothing is watched and
  * the look when the command ends still moves it aside.
  */
 export function watchGitRunEntries(
   roots: readonly string[],
   protectedPaths: readonly ProtectedPath[],
 ): GitRunWatch {
+  // The `.git` folders git writes leave partly protected: those with protected entries.
+  const gitFolders = new Set(
+    protectedPaths
+      .map(({ path: each }) => path.dirname(each))
+      .filter((folder) => path.basename(folder) === ".git"),
+  );
   const watched = protectedPaths.filter(
-    ({ path: target, state }) =>
-      state === "missing" &&
-      READ_AT_ONCE.has(path.basename(target)) &&
-      path.basename(path.dirname(target)) === ".git",
+    ({ path: target, state }) => state === "missing" && readAtOnce(target, gitFolders),
   );
   const notes: string[] = [];
   if (watched.length === 0) return { notes, close() {} };
@@ -50,8 +68,11 @@ export function watchGitRunEntries(
       ),
     );
     if (controller.signal.aborted) return;
+    const made = path.relative(root, target);
     notes.push(
-      `the command was stopped: it made ${path.relative(root, target)}, which git on the host reads at once (its next git status would run what it names); git writes leave it protected.`,
+      path.basename(target) === "HEAD"
+        ? `the command was stopped: it made ${made}, by which git on the host takes ${path.relative(root, path.dirname(target)) || "the workspace"} for a git directory once the .git beside it is broken (a git fetch or git log there would run what its config names); git writes leave it protected.`
+        : `the command was stopped: it made ${made}, which git on the host reads at once (its next git status would run what it names); git writes leave it protected.`,
     );
     controller.abort(new Error(`the command made ${path.relative(root, target)}`));
   });

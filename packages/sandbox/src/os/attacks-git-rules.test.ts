@@ -12,6 +12,7 @@ describeAttacks(
   "git repositories by git's own rules through bubblewrap",
   skipReason,
   gitRuleAttacks,
+  { gitWritesToo: true },
 );
 
 describe.skipIf(skipReason !== undefined)(

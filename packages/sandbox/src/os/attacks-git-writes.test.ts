@@ -196,6 +196,78 @@ describe.skipIf(skipReason !== undefined)(
       });
     }
 
+    for (const allowGitWrites of [true, false]) {
+      it(`a command cannot make a work tree a git directory of its own while it runs, by breaking its .git (allowGitWrites: ${allowGitWrites})`, async () => {
+        // With git writes a command can break a .git (its HEAD); git then takes the work tree
+        // for a git directory once it holds a HEAD, objects/ and refs/, and runs its config: the
+        // command's. The user's git fetch (an editor's) there meanwhile would run its uploadpack.
+        const root = await workspace();
+        const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
+        const config = `[remote "origin"]\\n\\turl = /tmp\\n\\tuploadpack = "touch ${marker}; false"\\n`;
+        const client = await createLocalSandbox({ root, mode: "workspace-write", allowGitWrites });
+        try {
+          for (const tree of [".", "vendor/lib"]) {
+            let ended = false;
+            const running = client
+              .exec(
+                [
+                  `cd ${tree}`,
+                  "echo broken > .git/HEAD",
+                  "git init -q --bare /tmp/template",
+                  "cp -r /tmp/template/objects /tmp/template/refs .",
+                  `printf '${config}' > config`,
+                  "cp /tmp/template/HEAD HEAD",
+                  "sleep 4",
+                ].join("; "),
+                { env: IDENTITY, timeoutMs: 20_000 },
+              )
+              .then(
+                (result) => ({ result }),
+                (error: unknown) => ({ error }),
+              )
+              .finally(() => {
+                ended = true;
+              });
+            // The user's git in that work tree, over and over while the command runs.
+            const started = Date.now();
+            while (!ended && Date.now() - started < 6_000) {
+              try {
+                hostGit(path.join(root, tree), "fetch", "-q", "origin");
+              } catch {
+                // Refused or failing: what counts is that it ran nothing of the command's.
+              }
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+            const outcome = await running;
+            expect(
+              existsSync(marker),
+              `the user's git fetch in ${tree} ran the command's program`,
+            ).toBe(false);
+            if (allowGitWrites) {
+              // Stopped as soon as it made the HEAD, which is moved aside.
+              expect(outcome).toMatchObject({
+                error: { code: "PROTECTED_PATH", message: expect.stringContaining("HEAD") },
+              });
+            } else {
+              // The .git stays whole, so git never looks at the work tree itself.
+              expect(outcome).toMatchObject({ result: { exitCode: 0 } });
+            }
+            expect(existsSync(path.join(root, tree, "HEAD"))).toBe(false);
+          }
+        } finally {
+          await client.close();
+        }
+        for (const tree of [".", "vendor/lib"]) {
+          try {
+            hostGit(path.join(root, tree), "fetch", "-q", "origin");
+          } catch {
+            // As above.
+          }
+        }
+        expect(existsSync(marker)).toBe(false);
+      });
+    }
+
     it("comments out the exec lines a command leaves in a stopped rebase's todo list", async () => {
       const root = await workspace();
       const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");

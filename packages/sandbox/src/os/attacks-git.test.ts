@@ -3,4 +3,4 @@ import { attackSuiteSkipReason, describeAttacks } from "./test-support/suite.js"
 
 const skipReason = await attackSuiteSkipReason();
 
-describeAttacks("git attacks through bubblewrap", skipReason, gitAttacks);
+describeAttacks("git attacks through bubblewrap", skipReason, gitAttacks, { gitWritesToo: true });

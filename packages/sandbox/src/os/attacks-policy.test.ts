@@ -216,141 +216,147 @@ const probe = await createLocalSandbox({ root: process.cwd(), session: true });
 const sessions = probe.backend === "bubblewrap";
 await probe.close();
 
-describe.skipIf(!sessions)(
-  `a session sandbox kept up between calls (${sessions ? "bubblewrap" : "needs bubblewrap"})`,
-  () => {
-    let root: string;
-    let home: string;
-    let client: LocalSandbox;
-    beforeEach(async () => {
-      root = await useTempDir({ prefix: "pleach-memo-session-" });
-      // A home in the workspace: commands see it (a home elsewhere they see empty), so there its
-      // credential stores are hidden by the list, which each call must find as it is now.
-      home = path.join(root, "home");
-      await mkdir(home);
-      client = await createLocalSandbox({
-        root,
-        session: true,
-        commandWrapper: createCommandWrapper({ credentialHomes: [home] }),
+// The repository cases again with git writes: commands may then write in a .git, but for its hooks.
+for (const allowGitWrites of [false, true]) {
+  describe.skipIf(!sessions)(
+    `a session sandbox kept up between calls (${sessions ? "bubblewrap" : "needs bubblewrap"})${allowGitWrites ? ", with git writes" : ""}`,
+    () => {
+      let root: string;
+      let home: string;
+      let client: LocalSandbox;
+      beforeEach(async () => {
+        root = await useTempDir({ prefix: "pleach-memo-session-" });
+        // A home in the workspace: commands see it (a home elsewhere they see empty), so there its
+        // credential stores are hidden by the list, which each call must find as it is now.
+        home = path.join(root, "home");
+        await mkdir(home);
+        client = await createLocalSandbox({
+          root,
+          session: true,
+          commandWrapper: createCommandWrapper({ credentialHomes: [home], allowGitWrites }),
+        });
+        return () => client.close();
       });
-      return () => client.close();
-    });
-    /** Run `true` a few times, so that later calls read the walk by stamps. */
-    const idle = async () => {
-      for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
-    };
-    const reads = async (file: string) => (await client.exec(`cat ${file}`)).stdout;
+      /** Run `true` a few times, so that later calls read the walk by stamps. */
+      const idle = async () => {
+        for (let run = 0; run < 4; run += 1) expect((await client.exec("true")).exitCode).toBe(0);
+      };
+      const reads = async (file: string) => (await client.exec(`cat ${file}`)).stdout;
 
-    it("hides a credential store made, swapped by rename or reached by a re-pointed link since", async () => {
-      // The home is in the commands' view (in the workspace): only what is hidden is not read.
-      await writeFile(path.join(home, "notes"), "seen\n");
-      expect(await reads(path.join(home, "notes"))).toBe("seen\n");
-      await idle();
-      await mkdir(path.join(home, ".ssh"));
-      await writeFile(path.join(home, ".ssh", "id"), "made\n");
-      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
-      await idle();
-      // Swapped by rename for a folder holding another key.
-      await mkdir(path.join(home, "next"));
-      await writeFile(path.join(home, "next", "id"), "swapped\n");
-      await rename(path.join(home, ".ssh"), path.join(home, "old"));
-      await rename(path.join(home, "next"), path.join(home, ".ssh"));
-      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
-      await idle();
-      // A link, relative and through "..", re-pointed to a folder holding a key.
-      await rm(path.join(home, ".ssh"), { recursive: true });
-      await mkdir(path.join(home, "a", "deep"), { recursive: true });
-      await mkdir(path.join(home, "b"));
-      await writeFile(path.join(home, "b", "id"), "linked\n");
-      await symlink("a/deep/..", path.join(home, ".ssh"));
-      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
-      await idle();
-      await rm(path.join(home, ".ssh"));
-      await symlink("b/../b", path.join(home, ".ssh"));
-      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
-      expect(await reads(path.join(home, "b", "id"))).toBe("");
-    }, 60_000);
+      // The credential stores are the same with git writes or without.
+      if (!allowGitWrites) {
+        it("hides a credential store made, swapped by rename or reached by a re-pointed link since", async () => {
+          // The home is in the commands' view (in the workspace): only what is hidden is not read.
+          await writeFile(path.join(home, "notes"), "seen\n");
+          expect(await reads(path.join(home, "notes"))).toBe("seen\n");
+          await idle();
+          await mkdir(path.join(home, ".ssh"));
+          await writeFile(path.join(home, ".ssh", "id"), "made\n");
+          expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+          await idle();
+          // Swapped by rename for a folder holding another key.
+          await mkdir(path.join(home, "next"));
+          await writeFile(path.join(home, "next", "id"), "swapped\n");
+          await rename(path.join(home, ".ssh"), path.join(home, "old"));
+          await rename(path.join(home, "next"), path.join(home, ".ssh"));
+          expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+          await idle();
+          // A link, relative and through "..", re-pointed to a folder holding a key.
+          await rm(path.join(home, ".ssh"), { recursive: true });
+          await mkdir(path.join(home, "a", "deep"), { recursive: true });
+          await mkdir(path.join(home, "b"));
+          await writeFile(path.join(home, "b", "id"), "linked\n");
+          await symlink("a/deep/..", path.join(home, ".ssh"));
+          expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+          await idle();
+          await rm(path.join(home, ".ssh"));
+          await symlink("b/../b", path.join(home, ".ssh"));
+          expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+          expect(await reads(path.join(home, "b", "id"))).toBe("");
+        }, 60_000);
 
-    it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
-      // Through a folder with search but no read permission.
-      await mkdir(path.join(home, "locked", "keys"), { recursive: true });
-      await symlink("locked/keys", path.join(home, ".ssh"));
-      await chmod(path.join(home, "locked"), 0o311);
-      await idle();
-      await mkdir(path.join(home, "locked", "next"));
-      await writeFile(path.join(home, "locked", "next", "id"), "swapped\n");
-      await rename(path.join(home, "locked", "keys"), path.join(home, "locked", "old"));
-      await rename(path.join(home, "locked", "next"), path.join(home, "locked", "keys"));
-      expect(await reads(path.join(home, "locked", "keys", "id"))).toBe("");
-      expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
-      await chmod(path.join(home, "locked"), 0o755);
-      // A link loop, untied since.
-      await symlink(".aws2", path.join(home, ".aws"));
-      await symlink(".aws", path.join(home, ".aws2"));
-      await idle();
-      await rm(path.join(home, ".aws2"));
-      await mkdir(path.join(home, ".aws2"));
-      await writeFile(path.join(home, ".aws2", "credentials"), "untied\n");
-      expect(await reads(path.join(home, ".aws", "credentials"))).toBe("");
-      expect(await reads(path.join(home, ".aws2", "credentials"))).toBe("");
-      // A path component that was a file, a folder since.
-      await writeFile(path.join(home, ".config"), "a file\n");
-      await idle();
-      await rm(path.join(home, ".config"));
-      await mkdir(path.join(home, ".config", "gcloud"), { recursive: true });
-      await writeFile(path.join(home, ".config", "gcloud", "token"), "made\n");
-      expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
-    }, 60_000);
+        it("hides a store reached through a folder it may not list, a link loop or a file, changed since", async () => {
+          // Through a folder with search but no read permission.
+          await mkdir(path.join(home, "locked", "keys"), { recursive: true });
+          await symlink("locked/keys", path.join(home, ".ssh"));
+          await chmod(path.join(home, "locked"), 0o311);
+          await idle();
+          await mkdir(path.join(home, "locked", "next"));
+          await writeFile(path.join(home, "locked", "next", "id"), "swapped\n");
+          await rename(path.join(home, "locked", "keys"), path.join(home, "locked", "old"));
+          await rename(path.join(home, "locked", "next"), path.join(home, "locked", "keys"));
+          expect(await reads(path.join(home, "locked", "keys", "id"))).toBe("");
+          expect(await reads(path.join(home, ".ssh", "id"))).toBe("");
+          await chmod(path.join(home, "locked"), 0o755);
+          // A link loop, untied since.
+          await symlink(".aws2", path.join(home, ".aws"));
+          await symlink(".aws", path.join(home, ".aws2"));
+          await idle();
+          await rm(path.join(home, ".aws2"));
+          await mkdir(path.join(home, ".aws2"));
+          await writeFile(path.join(home, ".aws2", "credentials"), "untied\n");
+          expect(await reads(path.join(home, ".aws", "credentials"))).toBe("");
+          expect(await reads(path.join(home, ".aws2", "credentials"))).toBe("");
+          // A path component that was a file, a folder since.
+          await writeFile(path.join(home, ".config"), "a file\n");
+          await idle();
+          await rm(path.join(home, ".config"));
+          await mkdir(path.join(home, ".config", "gcloud"), { recursive: true });
+          await writeFile(path.join(home, ".config", "gcloud", "token"), "made\n");
+          expect(await reads(path.join(home, ".config", "gcloud", "token"))).toBe("");
+        }, 60_000);
+      }
 
-    it("refuses by name, not by ELOOP, after a link loop is made on the way to a hooks folder", async () => {
-      await idle();
-      // The repository is the host's (one a command made would be made inert when it ends), and
-      // so is the loop (what a command makes at the hooks folder's place is moved aside when it ends).
-      execFileSync("git", ["init", "-q", path.join(root, "sub")]);
-      await symlink("loop", path.join(root, "loop"));
-      execFileSync("git", [
-        "-C",
-        path.join(root, "sub"),
-        "config",
-        "core.hooksPath",
-        "../loop/hooks",
-      ]);
-      // The link is on the way to a path git uses: workspace-write commands are refused, saying
-      // which link to replace; the file tools write elsewhere.
-      await expect(client.exec("echo ran")).rejects.toMatchObject({
-        code: "PROTECTED_PATH",
-        message: expect.stringContaining("loop in the workspace is a symbolic link"),
-      });
-      await client.writeFile("notes.txt", "written");
-      await expect(client.writeFile("loop/hooks/x", "x")).rejects.toThrow();
-    }, 60_000);
+      it("refuses by name, not by ELOOP, after a link loop is made on the way to a hooks folder", async () => {
+        await idle();
+        // The repository is the host's (one a command made would be made inert when it ends), and
+        // so is the loop (what a command makes at the hooks folder's place is moved aside when it ends).
+        execFileSync("git", ["init", "-q", path.join(root, "sub")]);
+        await symlink("loop", path.join(root, "loop"));
+        execFileSync("git", [
+          "-C",
+          path.join(root, "sub"),
+          "config",
+          "core.hooksPath",
+          "../loop/hooks",
+        ]);
+        // The link is on the way to a path git uses: workspace-write commands are refused, saying
+        // which link to replace; the file tools write elsewhere.
+        await expect(client.exec("echo ran")).rejects.toMatchObject({
+          code: "PROTECTED_PATH",
+          message: expect.stringContaining("loop in the workspace is a symbolic link"),
+        });
+        await client.writeFile("notes.txt", "written");
+        await expect(client.writeFile("loop/hooks/x", "x")).rejects.toThrow();
+      }, 60_000);
 
-    it("protects a nested repository made since, on the host or by a command", async () => {
-      await idle();
-      expect(
-        (await client.exec("mkdir -p plain/.gi/hooks && echo x > plain/.gi/hooks/x")).exitCode,
-      ).toBe(0);
-      execFileSync("git", ["init", "-q", path.join(root, "host")]);
-      const write = (target: string) => client.exec(`echo x > ${target}`);
-      expect((await write("host/.git/hooks/pre-commit")).exitCode).not.toBe(0);
-      await idle();
-      expect((await client.exec("git init -q inner")).exitCode).toBe(0);
-      expect((await write("inner/.git/hooks/pre-commit")).exitCode).not.toBe(0);
-      await idle();
-      // A hooks folder named in the config since, through an included file.
-      await writeFile(path.join(root, "inner.cfg"), "[core]\n\thooksPath = ../hooks\n");
-      await mkdir(path.join(root, "hooks"));
-      execFileSync("git", [
-        "-C",
-        path.join(root, "inner"),
-        "config",
-        "include.path",
-        "../../inner.cfg",
-      ]);
-      expect((await write("hooks/pre-commit")).exitCode).not.toBe(0);
-    }, 60_000);
-  },
-);
+      it("protects a nested repository made since, on the host or by a command", async () => {
+        await idle();
+        expect(
+          (await client.exec("mkdir -p plain/.gi/hooks && echo x > plain/.gi/hooks/x")).exitCode,
+        ).toBe(0);
+        execFileSync("git", ["init", "-q", path.join(root, "host")]);
+        const write = (target: string) => client.exec(`echo x > ${target}`);
+        expect((await write("host/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+        await idle();
+        expect((await client.exec("git init -q inner")).exitCode).toBe(0);
+        expect((await write("inner/.git/hooks/pre-commit")).exitCode).not.toBe(0);
+        await idle();
+        // A hooks folder named in the config since, through an included file.
+        await writeFile(path.join(root, "inner.cfg"), "[core]\n\thooksPath = ../hooks\n");
+        await mkdir(path.join(root, "hooks"));
+        execFileSync("git", [
+          "-C",
+          path.join(root, "inner"),
+          "config",
+          "include.path",
+          "../../inner.cfg",
+        ]);
+        expect((await write("hooks/pre-commit")).exitCode).not.toBe(0);
+      }, 60_000);
+    },
+  );
+}
 
 describe.skipIf(!linux)("gatherHostFacts between calls (Linux)", () => {
   let cache: HostFactsCache;
@@ -362,17 +368,18 @@ describe.skipIf(!linux)("gatherHostFacts between calls (Linux)", () => {
     home = await realpath(await useTempDir({ prefix: "pleach-memo-home-" }));
     return () => cache.close();
   });
-  const gather = () =>
+  const gather = (gitWrites = false) =>
     gatherHostFacts({
       root,
       cache,
       hostEnvironment: { HOME: home },
       readPolicy: { credentialHomes: [home] },
+      gitWrites,
     });
   /** Gather past the first walk, so that the next call reads only by stamps. */
-  async function settled() {
-    await gather();
-    const facts = await gather();
+  async function settled(gitWrites = false) {
+    await gather(gitWrites);
+    const facts = await gather(gitWrites);
     expect(facts.walk.tracking).toBe("stamps");
     return facts;
   }
@@ -389,29 +396,38 @@ describe.skipIf(!linux)("gatherHostFacts between calls (Linux)", () => {
     );
   });
 
-  it("protects a hooks folder set in the repository's config meanwhile", async () => {
-    execFileSync("git", ["init", "-q", root]);
-    // Old enough that the config's stamp is trusted.
-    const config = path.join(root, ".git", "config");
-    utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
-    const before = await settled();
-    expect(before.protectedPaths.map((each) => each.path)).not.toContain(path.join(root, "hooks"));
-    execFileSync("git", ["-C", root, "config", "core.hooksPath", "hooks"]);
-    const after = await gather();
-    expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
-  });
+  // With git writes too: the .git folder is then writable but for what git runs, and its config
+  // is read as it is now all the same.
+  for (const gitWrites of [false, true]) {
+    const writes = gitWrites ? ", with git writes" : "";
+    it(`protects a hooks folder set in the repository's config meanwhile${writes}`, async () => {
+      execFileSync("git", ["init", "-q", root]);
+      // Old enough that the config's stamp is trusted.
+      const config = path.join(root, ".git", "config");
+      utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      const before = await settled(gitWrites);
+      expect(before.protectedPaths.map((each) => each.path)).not.toContain(
+        path.join(root, "hooks"),
+      );
+      execFileSync("git", ["-C", root, "config", "core.hooksPath", "hooks"]);
+      const after = await gather(gitWrites);
+      expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
+    });
 
-  it("protects a hooks folder named through a hard link of the config in another folder", async () => {
-    execFileSync("git", ["init", "-q", root]);
-    const config = path.join(root, ".git", "config");
-    utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    linkSync(config, path.join(home, "alias"));
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
-    const before = await settled();
-    expect(before.protectedPaths.map((each) => each.path)).not.toContain(path.join(root, "hooks"));
-    writeFileSync(path.join(home, "alias"), "[core]\n\thooksPath = hooks\n");
-    const after = await gather();
-    expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
-  });
+    it(`protects a hooks folder named through a hard link of the config in another folder${writes}`, async () => {
+      execFileSync("git", ["init", "-q", root]);
+      const config = path.join(root, ".git", "config");
+      utimesSync(config, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+      linkSync(config, path.join(home, "alias"));
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      const before = await settled(gitWrites);
+      expect(before.protectedPaths.map((each) => each.path)).not.toContain(
+        path.join(root, "hooks"),
+      );
+      writeFileSync(path.join(home, "alias"), "[core]\n\thooksPath = hooks\n");
+      const after = await gather(gitWrites);
+      expect(after.protectedPaths.map((each) => each.path)).toContain(path.join(root, "hooks"));
+    });
+  }
 });

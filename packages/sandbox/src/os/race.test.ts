@@ -592,31 +592,38 @@ const skipped = skipReason === undefined ? "" : ` (skipped: ${skipReason})`;
 describe.skipIf(skipReason !== undefined)(
   `path races against the file tools ${runningAs()}${skipped}`,
   () => {
-    it(
-      "local client: no byte from outside, /proc or the secret, no write outside or in .git",
-      async () => {
-        const root = await useTempDir({ prefix: "pleach-race-" });
-        const outside = await useTempDir({ prefix: "pleach-race-outside-", parent: "/var/tmp" });
-        const marker = `OUTSIDE-SECRET-${randomBytes(12).toString("hex")}`;
-        for (const [name, text] of Object.entries(secretFiles(marker))) {
-          await writeFile(path.join(outside, name), text);
-        }
-        const run = `ws${randomBytes(4).toString("hex")}`;
-        await plantWorkspace(root, run);
-        const client = await createLocalSandbox({ root, mode: "workspace-write" });
-        const report = await race({
-          label: "local client",
-          client,
-          root,
-          secretFolder: outside,
-          marker,
-          run,
-          secretVisibleToCommands: true,
-        });
-        expectRaceHeld(report);
-      },
-      TEST_TIMEOUT_MS,
-    );
+    // With git writes too: commands may then write in .git, the file tools still may not.
+    for (const allowGitWrites of [false, true]) {
+      it(
+        `local client: no byte from outside, /proc or the secret, no write outside or in .git${allowGitWrites ? ", with git writes" : ""}`,
+        async () => {
+          const root = await useTempDir({ prefix: "pleach-race-" });
+          const outside = await useTempDir({ prefix: "pleach-race-outside-", parent: "/var/tmp" });
+          const marker = `OUTSIDE-SECRET-${randomBytes(12).toString("hex")}`;
+          for (const [name, text] of Object.entries(secretFiles(marker))) {
+            await writeFile(path.join(outside, name), text);
+          }
+          const run = `ws${randomBytes(4).toString("hex")}`;
+          await plantWorkspace(root, run);
+          const client = await createLocalSandbox({
+            root,
+            mode: "workspace-write",
+            ...(allowGitWrites ? { allowGitWrites } : {}),
+          });
+          const report = await race({
+            label: "local client",
+            client,
+            root,
+            secretFolder: outside,
+            marker,
+            run,
+            secretVisibleToCommands: true,
+          });
+          expectRaceHeld(report);
+        },
+        TEST_TIMEOUT_MS,
+      );
+    }
 
     it(
       "sandbox server: sandbox A cannot reach sandbox B's workspace, /proc or its own .git",

@@ -29,43 +29,46 @@ function entries(folder: string): string[] {
 describe.skipIf(skipReason !== undefined)(
   `writes that make folders ${runningAs()}${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`,
   () => {
-    it("make no folder in .git while a command swaps a folder on the way with a link to it", async () => {
-      await workspace();
-      const before = entries(path.join(root, ".git"));
-      const client = await createLocalSandbox({
-        root,
-        commandWrapper: createCommandWrapper({ warmSandbox: false }),
-      });
-      // The command swaps x (a folder) and y (a link to .git) atomically, as fast as it can.
-      const flipper = client.exec(
-        [
-          "mkdir x && ln -s .git y && exec /usr/bin/python3 -c '",
-          "import ctypes, os",
-          "libc = ctypes.CDLL(None, use_errno=True)",
-          "n = 0",
-          'while not os.path.exists("STOP"):',
-          '    for _ in range(500): libc.renameat2(-100, b"x", -100, b"y", 2); n += 1',
-          "print(n)'",
-        ].join("\n"),
-        { timeoutMs: 60_000 },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const outcomes: Record<string, number> = {};
-      for (let index = 0; index < 600; index += 1) {
-        const code = await client.writeFile(`x/made-${index}/f.txt`, "x").then(
-          () => "ok",
-          (error: unknown) => (isToolError(error) ? error.code : String(error)),
+    // With git writes too: commands may then write in .git, the file tools still may not.
+    for (const allowGitWrites of [false, true]) {
+      it(`make no folder in .git while a command swaps a folder on the way with a link to it${allowGitWrites ? ", with git writes" : ""}`, async () => {
+        await workspace();
+        const before = entries(path.join(root, ".git"));
+        const client = await createLocalSandbox({
+          root,
+          commandWrapper: createCommandWrapper({ warmSandbox: false, allowGitWrites }),
+        });
+        // The command swaps x (a folder) and y (a link to .git) atomically, as fast as it can.
+        const flipper = client.exec(
+          [
+            "mkdir x && ln -s .git y && exec /usr/bin/python3 -c '",
+            "import ctypes, os",
+            "libc = ctypes.CDLL(None, use_errno=True)",
+            "n = 0",
+            'while not os.path.exists("STOP"):',
+            '    for _ in range(500): libc.renameat2(-100, b"x", -100, b"y", 2); n += 1',
+            "print(n)'",
+          ].join("\n"),
+          { timeoutMs: 60_000 },
         );
-        outcomes[code] = (outcomes[code] ?? 0) + 1;
-      }
-      await writeFile(path.join(root, "STOP"), "");
-      const flips = Number((await flipper).stdout.trim());
-      console.log(`flips ${flips}, writes ${JSON.stringify(outcomes)}`);
-      expect(flips).toBeGreaterThan(1_000);
-      expect(outcomes.PROTECTED_PATH).toBeGreaterThan(0);
-      expect(Object.keys(outcomes).filter((code) => code === "INTERNAL")).toEqual([]);
-      expect(entries(path.join(root, ".git"))).toEqual(before);
-    }, 120_000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const outcomes: Record<string, number> = {};
+        for (let index = 0; index < 600; index += 1) {
+          const code = await client.writeFile(`x/made-${index}/f.txt`, "x").then(
+            () => "ok",
+            (error: unknown) => (isToolError(error) ? error.code : String(error)),
+          );
+          outcomes[code] = (outcomes[code] ?? 0) + 1;
+        }
+        await writeFile(path.join(root, "STOP"), "");
+        const flips = Number((await flipper).stdout.trim());
+        console.log(`flips ${flips}, writes ${JSON.stringify(outcomes)}`);
+        expect(flips).toBeGreaterThan(1_000);
+        expect(outcomes.PROTECTED_PATH).toBeGreaterThan(0);
+        expect(Object.keys(outcomes).filter((code) => code === "INTERNAL")).toEqual([]);
+        expect(entries(path.join(root, ".git"))).toEqual(before);
+      }, 120_000);
+    }
   },
 );
 

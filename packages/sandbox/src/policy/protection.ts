@@ -89,7 +89,9 @@ export interface WorkspaceProtectionOptions {
   homeFolders?: readonly string[];
   /**
    * Commands may write git's objects, refs, index, `HEAD` and logs: in each `.git` folder only
-   * {@link GIT_RUN_ENTRIES} stay protected, rather than the whole folder. A `.git` file or link,
+   * {@link GIT_RUN_ENTRIES} stay protected, rather than the whole folder, and so does a `HEAD`
+   * beside it (by which git would take the work tree for a git directory once the `.git` is
+   * broken). A `.git` file or link,
    * the git directory it leads to and a folder git takes for a git directory by its layout stay
    * protected whole; so does the root when it is a git directory itself, but for its objects,
    * refs, index, `HEAD` and logs. The file tools refuse every path in a `.git` all the same.
@@ -148,10 +150,22 @@ export function workspaceProtection({
       );
     }
   };
+  // With git writes a command can break a `.git` folder (its HEAD, refs or objects), and git then
+  // takes the work tree beside it for a git directory itself once it holds a HEAD: the command's
+  // own config would be the repository's. So no HEAD may be made beside a writable `.git`.
+  const addWorkTreeHead = (gitFolder: string) => {
+    const head = path.join(path.dirname(gitFolder), "HEAD");
+    add(
+      head,
+      `${path.relative(root, head)} is protected: beside ${path.relative(root, gitFolder)}, which git writes let commands change, git would take ${path.relative(root, path.dirname(gitFolder)) || "the workspace"} for a git directory of its own by it`,
+    );
+  };
   for (const entry of protectedEntries) {
     const target = path.join(root, entry.name);
-    if (entry.name === ".git" && writableGit(target)) addGitRunEntries(target, GIT_RUN_ENTRIES);
-    else add(target, entryRule(entry, root, "at the top of the workspace"));
+    if (entry.name === ".git" && writableGit(target)) {
+      addGitRunEntries(target, GIT_RUN_ENTRIES);
+      addWorkTreeHead(target);
+    } else add(target, entryRule(entry, root, "at the top of the workspace"));
   }
   for (const home of homeFolders) {
     if (!isInside(root, home)) continue;
@@ -171,6 +185,7 @@ export function workspaceProtection({
       }
     } else if (writableGit(nested)) {
       addGitRunEntries(nested, GIT_RUN_ENTRIES);
+      addWorkTreeHead(nested);
     } else if (path.basename(nested) === ".git") {
       add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
     }

@@ -131,6 +131,8 @@ export function describeDockerAttacks(
         root,
         outside,
         hostTemporary,
+        // Its server's wrapper has default options: no git writes.
+        gitWrites: false,
         async session(mode = "workspace-write") {
           handOver();
           return sessionFor(mode, false);

@@ -8,6 +8,7 @@ import { forceRemove, hostState } from "@pleach/core/testing";
 import { createLocalSandbox, type LocalSandbox } from "../../local-sandbox.js";
 import { MADE_BY_COMMAND } from "../../made-by-commands/moved-aside.js";
 import { type NetworkOption, parseNetworkOption } from "../../network/domain-rules.js";
+import { GIT_RUN_ENTRIES } from "../../policy/protected-entries.js";
 import type { WarmRunOptions } from "../../run-options.js";
 import type { CommandInvocation, CommandWrapper, InvocationRequest } from "../command-wrapper.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
@@ -22,6 +23,12 @@ export interface AttackFixture {
   outside: string;
   /** A folder in the host's `/tmp` beside the workspace, hidden by the private `/tmp`. */
   hostTemporary: string;
+  /**
+   * Whether the sandbox lets commands write git's objects, refs, index, `HEAD` and logs
+   * (`allowGitWrites`): a case whose truth changes with it asks, and a wrapper or client a case
+   * makes itself takes the same option. Set already when the cases are declared (for their names).
+   */
+  gitWrites: boolean;
   /** The host's state at the workspace, the outside folders and `extraPaths`. */
   state(extraPaths?: readonly string[]): Promise<Record<string, string>>;
   /**
@@ -77,6 +84,8 @@ export interface AttackFixtureOptions {
    * @default false
    */
   jobs?: boolean;
+  /** Make every wrapper and client with `allowGitWrites`. @default false */
+  gitWrites?: boolean;
 }
 
 /** Warm sandboxes stay up across a whole test; each run's `close` stops them. */
@@ -190,6 +199,7 @@ export async function populateAttackFolders({
 export async function createAttackFixture({
   warm = false,
   jobs = false,
+  gitWrites = false,
 }: AttackFixtureOptions = {}): Promise<AttackFixture> {
   const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-attack-")));
   const hostTemporary = await realpath(await mkdtemp(path.join(os.tmpdir(), "pleach-host-")));
@@ -197,13 +207,17 @@ export async function createAttackFixture({
   await populateAttackFolders({ root, outside, hostTemporary });
 
   // One wrapper for the fixture's runs, as a client has: later runs revalidate cached host facts.
-  const wrapperOptions = warm ? { warmIdleMs: WARM_IDLE_MS } : {};
+  const wrapperOptions = {
+    ...(warm ? { warmIdleMs: WARM_IDLE_MS } : {}),
+    ...(gitWrites ? { allowGitWrites: true } : {}),
+  };
   const wrapper = createCommandWrapper(wrapperOptions);
   const clients: LocalSandbox[] = [];
   return {
     root,
     outside,
     hostTemporary,
+    gitWrites,
     state: (extraPaths = []) => hostState([root, outside, hostTemporary, ...extraPaths]),
     async run(
       command,
@@ -240,7 +254,10 @@ export async function createAttackFixture({
     },
     async client() {
       // A wrapper of its own: it looks at the host afresh, whatever the fixture's runs cached.
-      const client = await createLocalSandbox({ root, commandWrapper: createCommandWrapper() });
+      const client = await createLocalSandbox({
+        root,
+        commandWrapper: createCommandWrapper(gitWrites ? { allowGitWrites: true } : {}),
+      });
       clients.push(client);
       return client;
     },
@@ -268,6 +285,29 @@ export async function takeMovedAside(root: string): Promise<string[]> {
   await visit(root);
   for (const each of found) await forceRemove(path.join(root, each));
   return found.sort();
+}
+
+/**
+ * `state` (as {@link AttackFixture.state} gives it) without what commands may change when the
+ * fixture has git writes: inside a `.git` folder every entry but {@link GIT_RUN_ENTRIES}, which
+ * stay protected, as does the `.git` folder itself. Without git writes, the whole `state`.
+ */
+export function unwrittenByGit(
+  { gitWrites }: Pick<AttackFixture, "gitWrites">,
+  state: Readonly<Record<string, string>>,
+): Record<string, string> {
+  if (!gitWrites) return { ...state };
+  const kept: Record<string, string> = {};
+  for (const [entry, value] of Object.entries(state)) {
+    const segments = entry.split(path.sep);
+    const at = segments.indexOf(".git");
+    const inside = at < 0 ? "" : segments.slice(at + 1).join("/");
+    const written =
+      inside !== "" &&
+      !GIT_RUN_ENTRIES.some((name) => inside === name || inside.startsWith(`${name}/`));
+    if (!written) kept[entry] = value;
+  }
+  return kept;
 }
 
 /**

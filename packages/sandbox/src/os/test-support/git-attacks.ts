@@ -8,7 +8,7 @@ import { createLocalSandbox } from "../../local-sandbox.js";
 import { MADE_BY_COMMAND } from "../../made-by-commands/moved-aside.js";
 import { createCommandWrapper } from "../create-command-wrapper.js";
 import { createHostFactsCache } from "../host-facts.js";
-import { attempt, takeMovedAside, verdicts } from "./fixture.js";
+import { attempt, takeMovedAside, unwrittenByGit, verdicts } from "./fixture.js";
 import type { AttackCases } from "./suite.js";
 
 /**
@@ -42,7 +42,14 @@ export const gitAttacks: AttackCases = (fixture, it) => {
       ].join("\n"),
     );
     expect(verdicts(stdout)).toEqual(Array(5).fill("BLOCKED"));
-    expect(await fixture.state()).toEqual(before);
+    const after = await fixture.state();
+    // With git writes `rm -rf .git` removes what git writes (the index, objects, refs, logs); the
+    // folder and what git runs programs through stay as they were.
+    expect(unwrittenByGit(fixture, after)).toEqual(unwrittenByGit(fixture, before));
+    const index = path.join(fixture.root, ".git", "index");
+    expect(Object.keys(before)).toContain(index);
+    if (fixture.gitWrites) expect(Object.keys(after)).not.toContain(index);
+    else expect(after).toEqual(before);
   });
 
   it("cannot set git config keys that run code (core.fsmonitor, core.hooksPath, aliases)", async () => {
@@ -60,19 +67,36 @@ export const gitAttacks: AttackCases = (fixture, it) => {
     expect(await fixture.state()).toEqual(before);
   });
 
-  it("cannot commit or rewrite refs (the gitdir is read-only) yet can read history", async () => {
-    const before = await fixture.state();
-    const { stdout } = await fixture.run(
-      [
-        "git log --format=%s",
-        attempt("git -c user.name=x -c user.email=x@x commit -q --allow-empty -m evil"),
-        attempt("git update-ref refs/heads/main HEAD"),
-      ].join("\n"),
-    );
-    expect(stdout.split("\n")[0]).toBe("initial");
-    expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
-    expect(await fixture.state()).toEqual(before);
-  });
+  it(
+    fixture.gitWrites
+      ? "commits and rewrites refs with git writes, leaving what git runs programs through as it was"
+      : "cannot commit or rewrite refs (the gitdir is read-only) yet can read history",
+    async () => {
+      const before = await fixture.state();
+      const { stdout } = await fixture.run(
+        [
+          "git log --format=%s",
+          attempt("git -c user.name=x -c user.email=x@x commit -q --allow-empty -m evil"),
+          attempt("git update-ref refs/heads/main HEAD"),
+        ].join("\n"),
+      );
+      expect(stdout.split("\n")[0]).toBe("initial");
+      if (!fixture.gitWrites) {
+        expect(verdicts(stdout)).toEqual(["BLOCKED", "BLOCKED"]);
+        expect(await fixture.state()).toEqual(before);
+        return;
+      }
+      expect(verdicts(stdout)).toEqual(["ESCAPED", "ESCAPED"]);
+      // The user's git sees the commit and the ref; config and hooks are as they were.
+      const log = (ref: string) =>
+        execFileSync("git", ["log", "--format=%s", ref], { cwd: fixture.root, encoding: "utf8" });
+      expect(log("HEAD")).toBe("evil\ninitial\n");
+      expect(log("main")).toBe("evil\ninitial\n");
+      expect(unwrittenByGit(fixture, await fixture.state())).toEqual(
+        unwrittenByGit(fixture, before),
+      );
+    },
+  );
 
   it("cannot write a nested repository's .git, rename it, or rename its parent folders", async () => {
     const before = await fixture.state();
@@ -89,7 +113,8 @@ export const gitAttacks: AttackCases = (fixture, it) => {
       ].join("\n"),
     );
     expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-    expect(await fixture.state()).toEqual(before);
+    // With git writes, `rm -rf` removes what git writes in vendor/lib/.git, and only that.
+    expect(unwrittenByGit(fixture, await fixture.state())).toEqual(unwrittenByGit(fixture, before));
   });
 
   it("protects the gitdir a .git file points to, and the .git file itself", async () => {
@@ -139,6 +164,7 @@ export const gitAttacks: AttackCases = (fixture, it) => {
         hostFactsCache: createHostFactsCache(
           recentChangeMs === undefined ? {} : { recentChangeMs },
         ),
+        allowGitWrites: fixture.gitWrites,
       });
       const settle = () => new Promise((resolve) => setTimeout(resolve, 25));
       // The first call learns the tree; then a command makes a repository in a new folder (a
@@ -167,7 +193,10 @@ export const gitAttacks: AttackCases = (fixture, it) => {
         { wrapper },
       );
       expect(verdicts(stdout)).toEqual(Array(6).fill("BLOCKED"));
-      expect(await fixture.state()).toEqual(before);
+      // With git writes, `rm -rf` removes what git writes in src/by-host/.git, and only that.
+      expect(unwrittenByGit(fixture, await fixture.state())).toEqual(
+        unwrittenByGit(fixture, before),
+      );
     });
   }
 
@@ -201,7 +230,10 @@ export const gitAttacks: AttackCases = (fixture, it) => {
       expect(await fixture.state()).toEqual(before);
       const client = await createLocalSandbox({
         root: fixture.root,
-        commandWrapper: createCommandWrapper({ hostEnvironment }),
+        commandWrapper: createCommandWrapper({
+          hostEnvironment,
+          allowGitWrites: fixture.gitWrites,
+        }),
       });
       for (const target of [".githooks/pre-commit", ".user-hooks/pre-commit"]) {
         await expect(client.writeFile(target, "evil")).rejects.toMatchObject({
@@ -239,7 +271,7 @@ export const gitAttacks: AttackCases = (fixture, it) => {
   });
 
   it("cannot blind the scan with a folder it cannot list (chmod 000 above a nested repository)", async () => {
-    const wrapper = createCommandWrapper();
+    const wrapper = createCommandWrapper({ allowGitWrites: fixture.gitWrites });
     const vendor = path.join(fixture.root, "vendor");
     const before = await fixture.state();
     const hidden = await fixture.run("chmod 000 vendor && echo hidden", { wrapper });
@@ -258,11 +290,15 @@ export const gitAttacks: AttackCases = (fixture, it) => {
     );
     expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
     chmodSync(vendor, 0o755);
-    expect(await fixture.state()).toEqual(before);
+    // With git writes (as root, who lists vendor), `rm -rf` removes what git writes there.
+    expect(unwrittenByGit(fixture, await fixture.state())).toEqual(unwrittenByGit(fixture, before));
   });
 
   it("refuses a workspace past the folder limit rather than protecting it in part", async () => {
-    const wrapper = createCommandWrapper({ maxDirectories: 300 });
+    const wrapper = createCommandWrapper({
+      maxDirectories: 300,
+      allowGitWrites: fixture.gitWrites,
+    });
     const before = await fixture.state([]);
     // A command makes more folders than the scan covers, then a repository past them.
     const flood = await fixture.run("mkdir -p flood/d{1..400} && echo made", { wrapper });

@@ -153,6 +153,27 @@ export const gitRuleAttacks: AttackCases = (fixture, it) => {
     await symlink("../../.repo/shared/hooks", path.join(gitdir, "hooks"));
     const marker = path.join(fixture.outside, "ran");
     const before = await fixture.state();
+    const refusesTheFileRoute = async () => {
+      const client = await fixture.client();
+      await expect(client.writeFile(".repo/shared/config", "[core]\n")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+        message: expect.stringContaining("proj/.git/config"),
+      });
+    };
+    if (fixture.gitWrites) {
+      // With git writes proj/.git is not protected whole, so its links are at protected paths,
+      // where a command could replace them: workspace-write commands are refused, saying which.
+      await expect(fixture.run("true")).rejects.toMatchObject({
+        code: "PROTECTED_PATH",
+        message: expect.stringContaining("proj/.git/config, proj/.git/hooks"),
+      });
+      expect((await fixture.run("echo ok", { mode: "read-only" })).stdout).toBe("ok\n");
+      await refusesTheFileRoute();
+      expect(await fixture.state()).toEqual(before);
+      hostGit(project, "status");
+      expect(existsSync(marker)).toBe(false);
+      return;
+    }
     const { stdout } = await fixture.run(
       [
         attempt(`printf '[core]\\n\\tfsmonitor = "${payload(marker)}"\\n' >> .repo/shared/config`),
@@ -162,11 +183,7 @@ export const gitRuleAttacks: AttackCases = (fixture, it) => {
     );
     expect(verdicts(stdout)).toEqual(Array(3).fill("BLOCKED"));
     expect(await fixture.state()).toEqual(before);
-    const client = await fixture.client();
-    await expect(client.writeFile(".repo/shared/config", "[core]\n")).rejects.toMatchObject({
-      code: "PROTECTED_PATH",
-      message: expect.stringContaining("proj/.git/config"),
-    });
+    await refusesTheFileRoute();
     hostGit(project, "status");
     expect(existsSync(marker)).toBe(false);
   });

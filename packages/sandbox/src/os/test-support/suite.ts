@@ -32,8 +32,10 @@ export type AttackCases = (fixture: AttackFixture, it: AttackTest) => void;
 /**
  * Declare an attack suite twice: once with a sandbox of its own per command, once with every
  * command in a warm sandbox (after another command ran in it), unless `warmToo` is false; with
- * `jobsToo`, a third time with every command a background job of a session. Each case gets a fresh fixture;
- * where the suites cannot run, both are skipped with `skipReason` in their names.
+ * `jobsToo`, a third time with every command a background job of a session. With `gitWritesToo`,
+ * each of those again with the fixture's sandbox made with `allowGitWrites` (its name says ", with
+ * git writes", and `fixture.gitWrites` tells the cases). Each case gets a fresh fixture; where the
+ * suites cannot run, all are skipped with `skipReason` in their names.
  */
 export function describeAttacks(
   title: string,
@@ -42,33 +44,48 @@ export function describeAttacks(
   {
     warmToo = true,
     jobsToo = false,
+    gitWritesToo = false,
   }: {
     /** Declare the warm suite too; not for cases that never run warm (a domain list's). @default true */
     warmToo?: boolean;
     /** Declare a suite running each command as a background job of a session too. @default false */
     jobsToo?: boolean;
+    /**
+     * Declare every suite again with git writes (`allowGitWrites`): for cases about repositories,
+     * whose protection git writes change. @default false
+     */
+    gitWritesToo?: boolean;
   } = {},
 ): void {
-  const variants = [
+  const runs = [
     { warm: false, jobs: false },
     ...(warmToo ? [{ warm: true, jobs: false }] : []),
     ...(jobsToo ? [{ warm: false, jobs: true }] : []),
   ];
-  for (const { warm, jobs } of variants) {
+  const variants = [
+    ...runs.map((run) => ({ ...run, gitWrites: false })),
+    ...(gitWritesToo ? runs.map((run) => ({ ...run, gitWrites: true })) : []),
+  ];
+  for (const { warm, jobs, gitWrites } of variants) {
     const where = warm ? ", in a warm sandbox" : jobs ? ", as background jobs of a session" : "";
+    const writes = gitWrites ? ", with git writes" : "";
     const skipped = skipReason === undefined ? "" : ` (skipped: ${skipReason})`;
-    describe.skipIf(skipReason !== undefined)(`${title} ${runningAs()}${where}${skipped}`, () => {
-      // The cases hold this object; each case's fixture is copied into it.
-      const fixture = {} as AttackFixture;
-      beforeEach(async () => {
-        Object.assign(fixture, await createAttackFixture({ warm, jobs }));
-      });
-      afterEach(async () => {
-        await fixture.cleanup();
-      });
-      cases(fixture, (name, body, reason) =>
-        reason === undefined ? it(name, body) : it.skip(`${name} (skipped: ${reason})`, body),
-      );
-    });
+    describe.skipIf(skipReason !== undefined)(
+      `${title} ${runningAs()}${where}${writes}${skipped}`,
+      () => {
+        // The cases hold this object; each case's fixture is copied into it. Whether it has git
+        // writes is known as the cases are declared.
+        const fixture = { gitWrites } as AttackFixture;
+        beforeEach(async () => {
+          Object.assign(fixture, await createAttackFixture({ warm, jobs, gitWrites }));
+        });
+        afterEach(async () => {
+          await fixture.cleanup();
+        });
+        cases(fixture, (name, body, reason) =>
+          reason === undefined ? it(name, body) : it.skip(`${name} (skipped: ${reason})`, body),
+        );
+      },
+    );
   }
 }

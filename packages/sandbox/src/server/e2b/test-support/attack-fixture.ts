@@ -178,6 +178,8 @@ export function describeE2BAttacks(
         root,
         outside,
         hostTemporary,
+        // Its server's wrapper has default options: no git writes.
+        gitWrites: false,
         state: (extraPaths: readonly string[] = []) =>
           hostState([root, outside, hostTemporary, ...extraPaths]),
         async client() {
