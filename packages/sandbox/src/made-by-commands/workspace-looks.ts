@@ -45,8 +45,10 @@ export function workspaceLooks({
   ...policy
 }: WorkspaceLooksOptions): WorkspaceLooks {
   /** The look at one folder commands write: the workspace, or one of its writable folders. */
-  const lookAt = async (top: string): Promise<WorkspaceLook> => {
-    const protection = await currentProtection({ ...policy, root: top });
+  const lookAt = async (top: string, tops: readonly string[]): Promise<WorkspaceLook> => {
+    // The other folders' repositories may keep machinery in this one (a core.hooksPath here).
+    const otherRoots = tops.filter((each) => each !== top);
+    const protection = await currentProtection({ ...policy, root: top, otherRoots });
     return {
       gitEntries: protection.gitEntries,
       missing: protection.paths.filter(({ state }) => state === "missing"),
@@ -54,12 +56,14 @@ export function workspaceLooks({
   };
   const lookAll = async (root: string, folders: readonly string[]): Promise<WorkspaceLook> => {
     const looks = [];
-    for (const top of [root, ...folders]) looks.push(await lookAt(top));
+    const tops = [root, ...folders];
+    for (const top of tops) looks.push(await lookAt(top, tops));
     return joined(looks, folders);
   };
   /** What appeared in the one folder `top` since `since` (its part of a look). */
   const madeIn = async (
     top: string,
+    tops: readonly string[],
     since: WorkspaceLook,
     protectedBefore: readonly string[] | undefined,
     wanted: boolean,
@@ -69,7 +73,7 @@ export function workspaceLooks({
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
     const after = wanted
-      ? await lookAt(top)
+      ? await lookAt(top, tops)
       : {
           gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
           missing: [],
@@ -89,7 +93,7 @@ export function workspaceLooks({
       }),
     );
     // Looked at again only when something was moved or made inert: the missing paths changed.
-    return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top) };
+    return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top, tops) };
   };
   return {
     look: (root) => lookAll(root, writableFolders(root)),
@@ -97,8 +101,9 @@ export function workspaceLooks({
       const folders = since.folders ?? [];
       const notes: string[] = [];
       const looks: WorkspaceLook[] = [];
-      for (const top of [root, ...folders]) {
-        const found = await madeIn(top, since, protectedBefore, wanted);
+      const tops = [root, ...folders];
+      for (const top of tops) {
+        const found = await madeIn(top, tops, since, protectedBefore, wanted);
         notes.push(...found.notes);
         looks.push(found.look);
       }

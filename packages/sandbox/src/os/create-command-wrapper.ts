@@ -58,21 +58,23 @@ export function createCommandWrapper({
     allowReads,
     ...(credentialHomes === undefined ? {} : { credentialHomes }),
   };
+  /** The folders besides the workspace `root` that commands may write now (checked afresh). */
+  const foldersOf = (root: string) =>
+    allowWrites.length === 0
+      ? []
+      : writableFolders({
+          given: allowWrites,
+          root: realpathSync.native(root),
+          hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
+          hostEnvironment,
+        });
   const looks = workspaceLooks({
     maxDirectories,
     protectedEntries,
     hostEnvironment,
     cache,
     gitWrites: allowGitWrites,
-    writableFolders: (root) =>
-      allowWrites.length === 0
-        ? []
-        : writableFolders({
-            given: allowWrites,
-            root: realpathSync.native(root),
-            hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
-            hostEnvironment,
-          }),
+    writableFolders: foldersOf,
   });
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
@@ -89,6 +91,8 @@ export function createCommandWrapper({
         hostEnvironment,
         cache,
         gitWrites: allowGitWrites,
+        // The writable folders' repositories may keep machinery in the workspace.
+        otherRoots: foldersOf(root),
       }),
     hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
     madeSince: (root, since) => looks.madeSince(root, since),

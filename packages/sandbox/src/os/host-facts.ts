@@ -1,5 +1,6 @@
 import { realpathSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import {
@@ -229,7 +230,14 @@ export interface GatherHostFactsOptions {
 export type CurrentProtectionOptions = Pick<
   GatherHostFactsOptions,
   "root" | "maxDirectories" | "protectedEntries" | "hostEnvironment" | "cache" | "gitWrites"
->;
+> & {
+  /**
+   * Real paths of the other folders commands write (the workspace, `allowWrites`): their
+   * repositories' machinery inside `root` is protected too (`otherGitEntries`).
+   * @default none
+   */
+  otherRoots?: readonly string[];
+};
 
 /**
  * What is protected in the workspace `root` now ({@link workspaceProtection}), from the same walk
@@ -243,10 +251,21 @@ export async function currentProtection({
   hostEnvironment = process.env,
   cache = createHostFactsCache(),
   gitWrites = false,
+  otherRoots = [],
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
-  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites);
+  const others: string[] = [];
+  for (const other of otherRoots) {
+    const scan = await completeScan(cache.walker(other, maxDirectories), maxDirectories);
+    others.push(...gitEntriesOf(other, scan));
+  }
+  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites, others);
+}
+
+/** The git directory entries of the folder `top` after `walk`: its `.git`, and the walk's. */
+function gitEntriesOf(top: string, walk: WorkspaceScan): string[] {
+  return [path.join(top, ".git"), ...walk.gitEntries];
 }
 
 /** What is protected in the workspace `root` after `walk` (the one computation of both callers). */
@@ -256,6 +275,7 @@ function protectionOf(
   protectedEntries: readonly string[],
   hostEnvironment: Readonly<Record<string, string | undefined>>,
   gitWrites: boolean,
+  otherGitEntries: readonly string[],
 ): WorkspaceProtection {
   return workspaceProtection({
     root,
@@ -264,6 +284,7 @@ function protectionOf(
     protectedEntries: entriesNamed(protectedEntries),
     hostEnvironment,
     gitWrites,
+    otherGitEntries,
   });
 }
 
@@ -348,7 +369,14 @@ export async function gatherHostFacts({
     protectedPaths: protect
       ? walks.flatMap(
           ([top, each]) =>
-            protectionOf(top, each, protectedEntries, hostEnvironment, gitWrites).paths,
+            protectionOf(
+              top,
+              each,
+              protectedEntries,
+              hostEnvironment,
+              gitWrites,
+              walks.flatMap(([other, scan]) => (other === top ? [] : gitEntriesOf(other, scan))),
+            ).paths,
         )
       : [],
     writableFolders: folders,
