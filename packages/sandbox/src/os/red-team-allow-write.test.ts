@@ -496,24 +496,35 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
-    it("makes inert a repository a command made in DIR and then locked (mode 000)", async () => {
-      const root = await useTempDir("pleach-redaw-root-");
-      const extra = await extraFolder();
-      const marker = await markerPath();
-      const client = await createLocalSandbox({ root, allowWrites: [extra] });
-      try {
-        await attempt(
-          client,
-          `git init -q ${extra}/locked/r && git -C ${extra}/locked/r config core.fsmonitor 'touch ${marker}; false' && chmod 000 ${extra}/locked`,
-        );
-        await chmod(path.join(extra, "locked"), 0o755).catch(() => {});
-        hostGit(path.join(extra, "locked", "r"), "status");
-        expect(existsSync(marker)).toBe(false);
-      } finally {
-        await chmod(path.join(extra, "locked"), 0o755).catch(() => {});
-        await client.close();
-      }
-    });
+    // FINDING 7 (open, unprivileged only, the workspace has it too): a command that makes a
+    // repository and then takes the read bits off a folder above it (chmod 000) blinds the walk
+    // that follows it (`folder-walk.ts` lists it as unreadable; `makeNewRepositoriesInert` never
+    // sees the repository): the folder is protected whole from the next command on, but the
+    // repository is live; once the user restores the folder's mode (by hand, as the rule's text
+    // asks), host git there runs its core.fsmonitor. Root lists the folder anyway: held as root.
+    const unprivileged = process.getuid?.() !== 0;
+    (unprivileged ? it.fails : it).each(["DIR", "workspace"])(
+      "makes inert a repository a command made in the %s and then locked (mode 000)",
+      async (where) => {
+        const root = await useTempDir("pleach-redaw-root-");
+        const extra = await extraFolder();
+        const top = where === "DIR" ? extra : root;
+        const marker = await markerPath();
+        const client = await createLocalSandbox({ root, allowWrites: [extra] });
+        try {
+          await attempt(
+            client,
+            `git init -q ${top}/locked/r && git -C ${top}/locked/r config core.fsmonitor 'touch ${marker}; false' && chmod 000 ${top}/locked`,
+          );
+          await chmod(path.join(top, "locked"), 0o755).catch(() => {});
+          hostGit(path.join(top, "locked", "r"), "status");
+          expect(existsSync(marker)).toBe(false);
+        } finally {
+          await chmod(path.join(top, "locked"), 0o755).catch(() => {});
+          await client.close();
+        }
+      },
+    );
 
     it("keeps the folders above a missing protected path in DIR pinned (git writes)", async () => {
       const root = await useTempDir("pleach-redaw-root-");
@@ -574,6 +585,30 @@ describe.skipIf(skipReason !== undefined)(
         }
       },
     );
+
+    it("disarms the exec lines of a rebase a command with git writes stopped in a repository in DIR", async () => {
+      const root = await useTempDir("pleach-redaw-root-");
+      const extra = await extraFolder();
+      const repo = await repositoryAt(path.join(extra, "repo"));
+      const marker = await markerPath();
+      const client = await createLocalSandbox({ root, allowWrites: [extra], allowGitWrites: true });
+      try {
+        const result = await client.exec(
+          [
+            `cd ${repo}`,
+            "echo 2 >> a && git commit -qam two",
+            `GIT_SEQUENCE_EDITOR="sed -i '1s/^pick/edit/'" git rebase -q -i --exec 'touch ${marker}' HEAD~1`,
+            "test -d .git/rebase-merge && echo STOPPED",
+          ].join(" && "),
+          { env: GIT_IDENTITY_ENVIRONMENT },
+        );
+        expect(result.stdout).toContain("STOPPED");
+      } finally {
+        await client.close();
+      }
+      hostGit(repo, "rebase", "--continue");
+      expect(existsSync(marker)).toBe(false);
+    });
 
     // ------------------------------------------------------------ sessions, warm sandboxes
 
