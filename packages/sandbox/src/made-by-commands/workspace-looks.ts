@@ -72,28 +72,28 @@ export function workspaceLooks({
       items.filter((item) => isInside(top, pathOf(item)));
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
-    const after = wanted
-      ? await lookAt(top, tops)
-      : {
-          gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
-          missing: [],
-        };
+    // The repositories are made inert from the folder's own walk before any look that may fail
+    // (one past the folder limit, here or in another folder, throws TOO_LARGE): what it found
+    // is made inert all the same.
+    const walked = {
+      gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
+      missing: [],
+    };
     if (policy.gitWrites === true) {
-      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, after)));
+      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
     }
     notes.push(
       ...makeNewRepositoriesInert({
         root: top,
         before: inside(since.gitEntries, (each) => each),
-        after: after.gitEntries,
+        after: walked.gitEntries,
         rootRepositoryMade: missing.some(({ path: each }) => each === `${top}/.git`),
         ...(protectedBefore === undefined
           ? {}
           : { protectedBefore: inside(protectedBefore, (each) => each) }),
       }),
     );
-    // Looked at again only when something was moved or made inert: the missing paths changed.
-    return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top, tops) };
+    return { notes, look: wanted ? await lookAt(top, tops) : walked };
   };
   return {
     look: (root) => lookAll(root, writableFolders(root)),
@@ -102,11 +102,18 @@ export function workspaceLooks({
       const notes: string[] = [];
       const looks: WorkspaceLook[] = [];
       const tops = [root, ...folders];
+      // Every folder is looked at, whatever failed in another (its repositories made inert).
+      let failure: unknown;
       for (const top of tops) {
-        const found = await madeIn(top, tops, since, protectedBefore, wanted);
-        notes.push(...found.notes);
-        looks.push(found.look);
+        try {
+          const found = await madeIn(top, tops, since, protectedBefore, wanted);
+          notes.push(...found.notes);
+          looks.push(found.look);
+        } catch (error) {
+          failure ??= error;
+        }
       }
+      if (failure !== undefined) throw failure;
       return { notes, look: joined(looks, folders) };
     },
   };

@@ -363,6 +363,44 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
+    // FINDING 4b': the file tools, which write the workspace from the host, refused the same.
+    it("the file tools refuse the hooks a DIR repository's core.hooksPath names in the workspace", async () => {
+      const root = await useTempDir("pleach-redaw-root-");
+      const extra = await extraFolder();
+      const repo = await repositoryAt(path.join(extra, "repo"));
+      await mkdir(path.join(root, "hooks"));
+      hostGit(repo, "config", "core.hooksPath", path.join(root, "hooks"));
+      const client = await createLocalSandbox({ root, allowWrites: [extra] });
+      try {
+        await expect(client.writeFile("hooks/pre-commit", "#!/bin/sh\n")).rejects.toMatchObject({
+          code: "PROTECTED_PATH",
+        });
+        expect(existsSync(path.join(root, "hooks", "pre-commit"))).toBe(false);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("moves aside what a session's job makes at a protected name in DIR while no call follows", async () => {
+      const root = await useTempDir("pleach-redaw-root-");
+      const extra = await extraFolder();
+      const client = await createLocalSandbox({ root, session: true, allowWrites: [extra] });
+      try {
+        await client.exec("true");
+        expect(
+          await client.jobs?.start(`sleep 0.3; echo planted > ${extra}/.envrc; sleep 30`),
+        ).toBeDefined();
+        const deadline = Date.now() + 10_000;
+        while (!existsSync(path.join(extra, ".envrc.made-by-command")) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(lstatSync(path.join(extra, ".envrc"), { throwIfNoEntry: false })).toBeUndefined();
+        expect(existsSync(path.join(extra, ".envrc.made-by-command"))).toBe(true);
+      } finally {
+        await client.close();
+      }
+    });
+
     // FINDING 4c: a file a workspace repository's config includes (include.path) that lies in DIR.
     it("keeps a config file a workspace repository includes from DIR read-only", async () => {
       const root = await repositoryAt(await useTempDir("pleach-redaw-root-"));
@@ -579,6 +617,40 @@ describe.skipIf(skipReason !== undefined)(
             `mkdir -p ${top}/zz && git init -q ${top}/zz/r && git -C ${top}/zz/r config core.fsmonitor 'touch ${marker}; false' && for i in $(seq 1 80); do mkdir ${top}/a$i; done`,
           );
           hostGit(path.join(top, "zz", "r"), "status");
+          expect(existsSync(marker)).toBe(false);
+        } finally {
+          await client.close();
+        }
+      },
+    );
+
+    // FINDING 8: a session's look after a command takes the folders one by one (`madeSince` in
+    // workspace-looks.ts), and its walk of a folder past the folder limit throws TOO_LARGE
+    // (`completeScan`) before that folder's repositories are made inert, and before the next
+    // folder is looked at at all: a command that floods the workspace keeps the repository it made
+    // in DIR live (host git runs its core.fsmonitor). Fixed: each folder's repositories are made
+    // inert from its own walk before its look, and every folder is looked at whatever failed in
+    // another. (The look of one folder walks the others too, for their repositories' machinery in
+    // it: the reverse case keeps that from bringing the hole back.)
+    it.each(["DIR", "workspace"])(
+      "makes inert a repository a session's command made while it flooded the other folder than the %s",
+      async (where) => {
+        const root = await useTempDir("pleach-redaw-root-");
+        const extra = await extraFolder();
+        const [top, flooded] = where === "DIR" ? [extra, root] : [root, extra];
+        const marker = await markerPath();
+        const client = await createLocalSandbox({
+          root,
+          session: true,
+          commandWrapper: createCommandWrapper({ allowWrites: [extra], maxDirectories: 40 }),
+        });
+        try {
+          await client.exec("true");
+          await attempt(
+            client,
+            `git init -q ${top}/r && git -C ${top}/r config core.fsmonitor 'touch ${marker}; false' && for i in $(seq 1 80); do mkdir ${flooded}/a$i; done`,
+          );
+          hostGit(path.join(top, "r"), "status");
           expect(existsSync(marker)).toBe(false);
         } finally {
           await client.close();
