@@ -421,6 +421,49 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
+    it("keeps the files and hooks the user's git config names in DIR read-only", async () => {
+      const root = await repositoryAt(await useTempDir("pleach-redaw-root-"));
+      const home = await extraFolder();
+      const dotfiles = await extraFolder();
+      const marker = await markerPath();
+      await writeFile(path.join(dotfiles, "extra.gitconfig"), "[color]\n\tui = auto\n");
+      await mkdir(path.join(dotfiles, "hooks"));
+      await writeFile(
+        path.join(home, ".gitconfig"),
+        `[include]\n\tpath = ${dotfiles}/extra.gitconfig\n[core]\n\thooksPath = ${dotfiles}/hooks\n`,
+      );
+      const hostEnvironment = { ...process.env, HOME: home };
+      const client = await createLocalSandbox({
+        root,
+        commandWrapper: createCommandWrapper({ allowWrites: [dotfiles], hostEnvironment }),
+      });
+      try {
+        await attempt(
+          client,
+          `printf '[core]\\n\\tfsmonitor = touch ${marker}; false\\n' >> ${dotfiles}/extra.gitconfig; printf '${hookText(marker)}' > ${dotfiles}/hooks/pre-commit; chmod +x ${dotfiles}/hooks/pre-commit`,
+        );
+        for (const args of [["status"], ["commit", "-q", "--allow-empty", "-m", "b"]]) {
+          try {
+            execFileSync("git", args, {
+              cwd: root,
+              env: {
+                PATH: process.env.PATH ?? "/usr/bin:/bin",
+                HOME: home,
+                ...GIT_IDENTITY_ENVIRONMENT,
+              },
+              stdio: "ignore",
+              timeout: 20_000,
+            });
+          } catch {
+            // Running nothing of the command's is what counts.
+          }
+        }
+        expect(existsSync(marker)).toBe(false);
+      } finally {
+        await client.close();
+      }
+    });
+
     it("keeps a workspace repository's separate git directory in DIR read-only", async () => {
       const root = await useTempDir("pleach-redaw-root-");
       const extra = await extraFolder();
@@ -684,25 +727,31 @@ describe.skipIf(skipReason !== undefined)(
 
     // ------------------------------------------------------------ sessions, warm sandboxes
 
-    it("protects a repository the host made in DIR between a session's calls from the next call on", async () => {
-      const root = await useTempDir("pleach-redaw-root-");
-      const extra = await extraFolder();
-      const marker = await markerPath();
-      const client = await createLocalSandbox({ root, session: true, allowWrites: [extra] });
-      try {
-        await client.exec("true");
-        const repo = await repositoryAt(path.join(extra, "late"));
-        await attempt(
-          client,
-          `printf '${hookText(marker)}' > ${repo}/.git/hooks/pre-commit; chmod +x ${repo}/.git/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = touch ${marker}; false\\n' >> ${repo}/.git/config`,
-        );
-        hostGit(repo, "status");
-        hostGit(repo, "commit", "-q", "--allow-empty", "-m", "b");
-        expect(existsSync(marker)).toBe(false);
-      } finally {
-        await client.close();
-      }
-    });
+    it.each([
+      ["a session's", true],
+      ["warm", false],
+    ] as const)(
+      "protects a repository the host made in DIR between %s calls from the next call on",
+      async (_how, session) => {
+        const root = await useTempDir("pleach-redaw-root-");
+        const extra = await extraFolder();
+        const marker = await markerPath();
+        const client = await createLocalSandbox({ root, session, allowWrites: [extra] });
+        try {
+          await client.exec("true");
+          const repo = await repositoryAt(path.join(extra, "late"));
+          await attempt(
+            client,
+            `printf '${hookText(marker)}' > ${repo}/.git/hooks/pre-commit; chmod +x ${repo}/.git/hooks/pre-commit; printf '[core]\\n\\tfsmonitor = touch ${marker}; false\\n' >> ${repo}/.git/config`,
+          );
+          hostGit(repo, "status");
+          hostGit(repo, "commit", "-q", "--allow-empty", "-m", "b");
+          expect(existsSync(marker)).toBe(false);
+        } finally {
+          await client.close();
+        }
+      },
+    );
 
     it("a session's job cannot re-point a linked DIR or plant a repository in DIR for the host", async () => {
       const root = await useTempDir("pleach-redaw-root-");
