@@ -543,7 +543,8 @@ describe.skipIf(skipReason !== undefined)(
     // --------------------------------------------------- host-side code acting outside DIR
 
     it("moves aside a link or FIFO a command makes at a protected name in DIR, never what it leads to", async () => {
-      const root = await useTempDir("pleach-redaw-root-");
+      const root = await repositoryAt(await useTempDir("pleach-redaw-root-"));
+      const rootConfig = readFileSync(path.join(root, ".git", "config"), "utf8");
       const extra = await extraFolder();
       const outside = await extraFolder();
       await writeFile(path.join(outside, "target"), "mine\n");
@@ -559,10 +560,12 @@ describe.skipIf(skipReason !== undefined)(
             `mkdir ${extra}/x && ln -s ${victimRepo}/.git ${extra}/x/.git`,
             `mkdir ${extra}/y && printf 'gitdir: ${victimRepo}/.git\\n' > ${extra}/y/.git`,
             `ln -s ${outside} ${extra}/.idea`,
+            `mkfifo ${extra}/.git`,
+            `mkdir ${extra}/z && ln -s ${root}/.git ${extra}/z/.git`,
           ].join("; "),
         );
         expect(result).toHaveProperty("exitCode");
-        for (const name of [".envrc", ".vscode", "x/.git", "y/.git", ".idea"]) {
+        for (const name of [".envrc", ".vscode", "x/.git", "y/.git", ".idea", ".git", "z/.git"]) {
           expect(
             lstatSync(path.join(extra, name), { throwIfNoEntry: false }),
             name,
@@ -572,6 +575,8 @@ describe.skipIf(skipReason !== undefined)(
         expect(existsSync(path.join(outside, "target.made-by-command"))).toBe(false);
         expect(readFileSync(path.join(victimRepo, ".git", "config"), "utf8")).toBe(victimConfig);
         expect(existsSync(path.join(victimRepo, ".git", "hooks"))).toBe(true);
+        expect(readFileSync(path.join(root, ".git", "config"), "utf8")).toBe(rootConfig);
+        expect(existsSync(path.join(root, ".git", "hooks"))).toBe(true);
       } finally {
         await client.close();
       }
