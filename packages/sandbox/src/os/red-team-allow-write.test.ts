@@ -295,6 +295,32 @@ describe.skipIf(skipReason !== undefined)(
       },
     );
 
+    it("keeps the folders above those hooks in DIR pinned: a rename and a new folder in its place", async () => {
+      const root = await repositoryAt(await useTempDir("pleach-redaw-root-"));
+      const extra = await extraFolder();
+      const marker = await markerPath();
+      await mkdir(path.join(extra, "a", "b", "hooks"), { recursive: true });
+      hostGit(root, "config", "core.hooksPath", path.join(extra, "a", "b", "hooks"));
+      const client = await createLocalSandbox({ root, allowWrites: [extra] });
+      try {
+        await attempt(
+          client,
+          [
+            `mv ${extra}/a ${extra}/a2 || mv ${extra}/a/b ${extra}/a/b2 || mv ${extra}/a/b/hooks ${extra}/a/b/h2`,
+            `mkdir -p ${extra}/a/b/hooks`,
+            `printf '${hookText(marker)}' > ${extra}/a/b/hooks/pre-commit; chmod +x ${extra}/a/b/hooks/pre-commit`,
+          ].join("; "),
+        );
+        hostGit(root, "commit", "-q", "--allow-empty", "-m", "b");
+        expect(existsSync(marker)).toBe(false);
+        for (const moved of ["a2", "a/b2", "a/b/h2"]) {
+          expect(existsSync(path.join(extra, moved)), moved).toBe(false);
+        }
+      } finally {
+        await client.close();
+      }
+    });
+
     // FINDING 4d: the hooks folder missing in DIR: the command makes it (moved aside when it ends).
     it("moves aside the hooks folder a workspace repository's core.hooksPath names in DIR, made by a command", async () => {
       const root = await repositoryAt(await useTempDir("pleach-redaw-root-"));
