@@ -1,11 +1,8 @@
-import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
 import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
 import { isInside } from "../paths.js";
-import { hiddenReads, type ReadPolicy } from "../policy/hidden-reads.js";
 import { pathState } from "../policy/path-state.js";
-import { writableFolders } from "../policy/writable-folders.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
 import { disarmRebaseTodos } from "./rebase-todo.js";
@@ -38,31 +35,20 @@ export type WorkspaceLooksOptions = Omit<
   "root" | "cache" | "maxDirectories"
 > &
   Required<Pick<CurrentProtectionOptions, "cache" | "maxDirectories">> & {
-    /** The folders besides the workspace commands may write (`allowWrites`), checked at each look. */
-    allowWrites: readonly string[];
-    /** The wrapper's read policy, whose hidden paths no writable folder may overlap. */
-    readPolicy: ReadPolicy;
+    /** The real paths of the folders besides the workspace `root` that commands may write now. */
+    writableFolders(root: string): string[];
   };
 
 /** The looks by the wrapper's own policy options. */
 export function workspaceLooks({
-  allowWrites,
-  readPolicy,
+  writableFolders,
   ...policy
 }: WorkspaceLooksOptions): WorkspaceLooks {
-  const hostEnvironment = policy.hostEnvironment ?? process.env;
-  const foldersOf = (root: string) =>
-    allowWrites.length === 0
-      ? []
-      : writableFolders({
-          given: allowWrites,
-          root,
-          hiddenPaths: hiddenReads({ root, hostEnvironment, ...readPolicy }),
-          hostEnvironment,
-        });
   /** The look at one folder commands write: the workspace, or one of its writable folders. */
-  const lookAt = async (top: string): Promise<WorkspaceLook> => {
-    const protection = await currentProtection({ ...policy, root: top });
+  const lookAt = async (top: string, tops: readonly string[]): Promise<WorkspaceLook> => {
+    // The other folders' repositories may keep machinery in this one (a core.hooksPath here).
+    const otherRoots = tops.filter((each) => each !== top);
+    const protection = await currentProtection({ ...policy, root: top, otherRoots });
     return {
       gitEntries: protection.gitEntries,
       missing: protection.paths.filter(({ state }) => state === "missing"),
@@ -70,12 +56,14 @@ export function workspaceLooks({
   };
   const lookAll = async (root: string, folders: readonly string[]): Promise<WorkspaceLook> => {
     const looks = [];
-    for (const top of [root, ...folders]) looks.push(await lookAt(top));
+    const tops = [root, ...folders];
+    for (const top of tops) looks.push(await lookAt(top, tops));
     return joined(looks, folders);
   };
   /** What appeared in the one folder `top` since `since` (its part of a look). */
   const madeIn = async (
     top: string,
+    tops: readonly string[],
     since: WorkspaceLook,
     protectedBefore: readonly string[] | undefined,
     wanted: boolean,
@@ -84,40 +72,48 @@ export function workspaceLooks({
       items.filter((item) => isInside(top, pathOf(item)));
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
-    const after = wanted
-      ? await lookAt(top)
-      : {
-          gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
-          missing: [],
-        };
+    // The repositories are made inert from the folder's own walk before any look that may fail
+    // (one past the folder limit, here or in another folder, throws TOO_LARGE): what it found
+    // is made inert all the same.
+    const walked = {
+      gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
+      missing: [],
+    };
     if (policy.gitWrites === true) {
-      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, after)));
+      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
     }
     notes.push(
       ...makeNewRepositoriesInert({
         root: top,
         before: inside(since.gitEntries, (each) => each),
-        after: after.gitEntries,
+        after: walked.gitEntries,
         rootRepositoryMade: missing.some(({ path: each }) => each === `${top}/.git`),
         ...(protectedBefore === undefined
           ? {}
           : { protectedBefore: inside(protectedBefore, (each) => each) }),
       }),
     );
-    // Looked at again only when something was moved or made inert: the missing paths changed.
-    return { notes, look: notes.length === 0 || !wanted ? after : await lookAt(top) };
+    return { notes, look: wanted ? await lookAt(top, tops) : walked };
   };
   return {
-    look: (root) => lookAll(root, foldersOf(realpathSync.native(root))),
+    look: (root) => lookAll(root, writableFolders(root)),
     async madeSince(root, since, { protectedBefore, look: wanted = true } = {}) {
       const folders = since.folders ?? [];
       const notes: string[] = [];
       const looks: WorkspaceLook[] = [];
-      for (const top of [root, ...folders]) {
-        const found = await madeIn(top, since, protectedBefore, wanted);
-        notes.push(...found.notes);
-        looks.push(found.look);
+      const tops = [root, ...folders];
+      // Every folder is looked at, whatever failed in another (its repositories made inert).
+      let failure: unknown;
+      for (const top of tops) {
+        try {
+          const found = await madeIn(top, tops, since, protectedBefore, wanted);
+          notes.push(...found.notes);
+          looks.push(found.look);
+        } catch (error) {
+          failure ??= error;
+        }
       }
+      if (failure !== undefined) throw failure;
       return { notes, look: joined(looks, folders) };
     },
   };

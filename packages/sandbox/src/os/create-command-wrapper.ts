@@ -12,6 +12,7 @@ import {
   PROTECTED_WORKSPACE_ENTRIES,
   requestedEnvironment,
 } from "../policy/protected-entries.js";
+import { writableFoldersOf } from "../policy/writable-folders.js";
 import { bubblewrapSandboxArguments } from "./bubblewrap.js";
 import { SHELL, shellCommand } from "./command-text.js";
 import type {
@@ -23,7 +24,7 @@ import type {
   SessionInvocation,
 } from "./command-wrapper.js";
 import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
-import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
+import { type BackendProbe, noSandbox, probeSandboxBackend } from "./probe.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
@@ -56,14 +57,15 @@ export function createCommandWrapper({
     allowReads,
     ...(credentialHomes === undefined ? {} : { credentialHomes }),
   };
+  /** The folders besides the workspace `root` that commands may write now (checked afresh). */
+  const foldersOf = writableFoldersOf({ allowWrites, hostEnvironment, readPolicy });
   const looks = workspaceLooks({
     maxDirectories,
     protectedEntries,
     hostEnvironment,
     cache,
     gitWrites: allowGitWrites,
-    allowWrites,
-    readPolicy,
+    writableFolders: foldersOf,
   });
   const chosen = backend === "auto" ? platformBackend() : backend;
   let warmEnabled =
@@ -80,6 +82,8 @@ export function createCommandWrapper({
         hostEnvironment,
         cache,
         gitWrites: allowGitWrites,
+        // The writable folders' repositories may keep machinery in the workspace.
+        otherRoots: foldersOf(root),
       }),
     hiddenReads: (root, scope) => hiddenReads({ root, hostEnvironment, scope, ...readPolicy }),
     madeSince: (root, since) => looks.madeSince(root, since),
@@ -177,7 +181,7 @@ export function createCommandWrapper({
       cache,
       readPolicy,
       gitWrites: allowGitWrites,
-      allowWrites,
+      writableFolders: (hidden) => foldersOf(root, hidden),
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
     });
     const folders = hostFacts.writableFolders ?? [];
@@ -370,19 +374,6 @@ function platformBackend(): "bubblewrap" | "seatbelt" | "none" {
   if (process.platform === "linux") return "bubblewrap";
   if (process.platform === "darwin") return "seatbelt";
   return "none";
-}
-
-function noSandbox(
-  mode: string,
-  backend: "bubblewrap" | "seatbelt" | "none",
-  reason: string,
-): ToolError {
-  return new ToolError(
-    "NO_SANDBOX",
-    `commands cannot run in ${mode} mode: ${reason}. ${installHint(backend)} ` +
-      "Or use mode danger-full-access to run them unconfined, deliberately.",
-    { details: { backend, reason } },
-  );
 }
 
 function definedOnly(

@@ -1,5 +1,6 @@
 import { realpathSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import {
@@ -10,10 +11,9 @@ import {
 } from "../policy/hidden-reads.js";
 import { pathState, realpathOr } from "../policy/path-state.js";
 import {
+  entriesNamed,
   inheritedEnvironment,
-  PROTECTED_ENTRIES,
   PROTECTED_WORKSPACE_ENTRIES,
-  type ProtectedEntry,
 } from "../policy/protected-entries.js";
 import {
   type ProtectedPath,
@@ -21,7 +21,6 @@ import {
   workspaceProtection,
 } from "../policy/protection.js";
 import { type ReadView, readView } from "../policy/read-view.js";
-import { writableFolders } from "../policy/writable-folders.js";
 import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
 import { hostSockets } from "./host-sockets.js";
 
@@ -217,19 +216,25 @@ export interface GatherHostFactsOptions {
    */
   cache?: HostFactsCache;
   /**
-   * Folders besides the workspace that commands in `workspace-write` may write (`allowWrites` of
-   * `createCommandWrapper`), checked at every call by `writableFolders`; with `protect`, each is
-   * walked and protected as the workspace is.
-   * @default []
+   * The real paths of the folders besides the workspace that commands may write, checked against
+   * this call's hidden paths (`writableFoldersOf`); with `protect` each is walked and protected
+   * as the workspace is. @default none
    */
-  allowWrites?: readonly string[];
+  writableFolders?: (hiddenPaths: readonly HiddenPath[]) => string[];
 }
 
 /** Options of {@link currentProtection}. */
 export type CurrentProtectionOptions = Pick<
   GatherHostFactsOptions,
   "root" | "maxDirectories" | "protectedEntries" | "hostEnvironment" | "cache" | "gitWrites"
->;
+> & {
+  /**
+   * Real paths of the other folders commands write (the workspace, `allowWrites`): their
+   * repositories' machinery inside `root` is protected too (`otherGitEntries`).
+   * @default none
+   */
+  otherRoots?: readonly string[];
+};
 
 /**
  * What is protected in the workspace `root` now ({@link workspaceProtection}), from the same walk
@@ -243,10 +248,21 @@ export async function currentProtection({
   hostEnvironment = process.env,
   cache = createHostFactsCache(),
   gitWrites = false,
+  otherRoots = [],
 }: CurrentProtectionOptions): Promise<WorkspaceProtection> {
   const rootReal = realpathSync.native(root);
   const walk = await completeScan(cache.walker(rootReal, maxDirectories), maxDirectories);
-  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites);
+  const others: string[] = [];
+  for (const other of otherRoots) {
+    const scan = await completeScan(cache.walker(other, maxDirectories), maxDirectories);
+    others.push(...gitEntriesOf(other, scan));
+  }
+  return protectionOf(rootReal, walk, protectedEntries, hostEnvironment, gitWrites, others);
+}
+
+/** The git directory entries of the folder `top` after `walk`: its `.git`, and the walk's. */
+function gitEntriesOf(top: string, walk: WorkspaceScan): string[] {
+  return [path.join(top, ".git"), ...walk.gitEntries];
 }
 
 /** What is protected in the workspace `root` after `walk` (the one computation of both callers). */
@@ -256,6 +272,7 @@ function protectionOf(
   protectedEntries: readonly string[],
   hostEnvironment: Readonly<Record<string, string | undefined>>,
   gitWrites: boolean,
+  otherGitEntries: readonly string[],
 ): WorkspaceProtection {
   return workspaceProtection({
     root,
@@ -264,6 +281,7 @@ function protectionOf(
     protectedEntries: entriesNamed(protectedEntries),
     hostEnvironment,
     gitWrites,
+    otherGitEntries,
   });
 }
 
@@ -317,18 +335,13 @@ export async function gatherHostFacts({
   readPolicy = {},
   cache = createHostFactsCache(),
   gitWrites = false,
-  allowWrites = [],
+  writableFolders,
 }: GatherHostFactsOptions): Promise<HostFacts> {
   const rootReal = realpathSync.native(root);
   const walker = cache.walker(rootReal, maxDirectories);
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
-  const folders = writableFolders({
-    given: allowWrites,
-    root: rootReal,
-    hiddenPaths,
-    hostEnvironment,
-  });
+  const folders = writableFolders?.(hiddenPaths) ?? [];
   const view = readView({
     root: rootReal,
     homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),
@@ -348,7 +361,14 @@ export async function gatherHostFacts({
     protectedPaths: protect
       ? walks.flatMap(
           ([top, each]) =>
-            protectionOf(top, each, protectedEntries, hostEnvironment, gitWrites).paths,
+            protectionOf(
+              top,
+              each,
+              protectedEntries,
+              hostEnvironment,
+              gitWrites,
+              walks.flatMap(([other, scan]) => (other === top ? [] : gitEntriesOf(other, scan))),
+            ).paths,
         )
       : [],
     writableFolders: folders,
@@ -376,15 +396,4 @@ export async function gatherHostFacts({
 function runPathsToKeep(): string[] {
   const resolver = realpathOr("/etc/resolv.conf");
   return isInside("/run", resolver) ? [resolver] : [];
-}
-
-/** The protected entries for names: their reasons from {@link PROTECTED_ENTRIES}, or a generic one. */
-function entriesNamed(names: readonly string[]): ProtectedEntry[] {
-  return names.map(
-    (name) =>
-      PROTECTED_ENTRIES.find((entry) => entry.name === name) ?? {
-        name,
-        why: "it is on this sandbox's protected list",
-      },
-  );
 }

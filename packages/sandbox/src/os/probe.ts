@@ -3,7 +3,7 @@ import { realpathSync } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { ToolError } from "@pleach/core";
+import { ToolError } from "@pleach/core";
 import { BUBBLEWRAP_PATH } from "./bubblewrap.js";
 import { type BubblewrapFacts, createHostFactsCache, gatherHostFacts } from "./host-facts.js";
 import { feedInputs, inputPipes } from "./launcher-inputs.js";
@@ -44,7 +44,7 @@ export function probeSandboxBackend({
 }
 
 /** How to get a working OS sandbox, for the message of a `NO_SANDBOX` refusal. */
-export function installHint(backend: "bubblewrap" | "seatbelt" | "none"): string {
+function installHint(backend: "bubblewrap" | "seatbelt" | "none"): string {
   if (backend === "bubblewrap") {
     return (
       "Install bubblewrap as root (apt-get install bubblewrap, dnf install bubblewrap, " +
@@ -196,4 +196,18 @@ function run({
       });
     });
   });
+}
+
+/** The refusal of a confined `mode` where the OS sandbox `backend` cannot run, and why. */
+export function noSandbox(
+  mode: string,
+  backend: "bubblewrap" | "seatbelt" | "none",
+  reason: string,
+): ToolError {
+  return new ToolError(
+    "NO_SANDBOX",
+    `commands cannot run in ${mode} mode: ${reason}. ${installHint(backend)} ` +
+      "Or use mode danger-full-access to run them unconfined, deliberately.",
+    { details: { backend, reason } },
+  );
 }

@@ -384,3 +384,14 @@ export function requestedEnvironment(
   }
   return environment;
 }
+
+/** The protected entries for names: their reasons from {@link PROTECTED_ENTRIES}, or a generic one. */
+export function entriesNamed(names: readonly string[]): ProtectedEntry[] {
+  return names.map(
+    (name) =>
+      PROTECTED_ENTRIES.find((entry) => entry.name === name) ?? {
+        name,
+        why: "it is on this sandbox's protected list",
+      },
+  );
+}

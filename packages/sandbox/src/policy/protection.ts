@@ -98,6 +98,14 @@ export interface WorkspaceProtectionOptions {
    * @default false
    */
   gitWrites?: boolean;
+  /**
+   * The git directory entries of the other folders commands write besides this one (the
+   * workspace and each of `allowWrites`: their `.git`, and each walk's entries): the machinery of
+   * their repositories that lies inside `root` (a `core.hooksPath`, an `include.path`, a gitdir
+   * here) is protected here too.
+   * @default none
+   */
+  otherGitEntries?: readonly string[];
 }
 
 const GIT_METADATA_RULE = "it is part of a git repository's metadata (.git)";
@@ -127,6 +135,7 @@ export function workspaceProtection({
   hostEnvironment = process.env,
   homeFolders = defaultHomeFolders(hostEnvironment),
   gitWrites = false,
+  otherGitEntries = [],
 }: WorkspaceProtectionOptions): WorkspaceProtection {
   const rules = new Map<string, string>();
   // Looked up by the folded path: where names are case-insensitive, `.GIT` is `.git`.
@@ -196,7 +205,7 @@ export function workspaceProtection({
       `${path.relative(root, folder)} cannot be read (no permission), so the repositories it may hold cannot be found; it stays read-only until its permissions are restored by hand`,
     );
   }
-  for (const gitEntry of [path.join(root, ".git"), ...nestedGitEntries]) {
+  for (const gitEntry of [path.join(root, ".git"), ...nestedGitEntries, ...otherGitEntries]) {
     for (const { path: extra, rule } of gitMachinery({ gitEntry, root, hostEnvironment })) {
       add(extra, rule);
     }

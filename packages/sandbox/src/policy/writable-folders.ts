@@ -1,14 +1,24 @@
-import { realpathSync, statSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
 import { userCacheFolder } from "../caches/caches.js";
 import { isInside } from "../paths.js";
 import { userStateRoot } from "../user-state-folder.js";
-import type { HiddenPath } from "./hidden-reads.js";
+import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
 import { ROLE_VARIABLES } from "./protected-entries.js";
 import { defaultHomeFolders } from "./protection.js";
 import { HOST_FOLDERS } from "./read-view.js";
+
+/**
+ * Folders of the system the read view does not list (it empties them: `HOST_FOLDERS` are those it
+ * shows and the sandbox's own), which no folder commands write may overlap either: the kernel and
+ * the boot loader's configuration (run as root at the next boot), the EFI partition, snaps.
+ */
+const BOOT_FOLDERS: readonly string[] = ["/boot", "/efi", "/snap"];
+
+/** The most entries of the homes' dot-folders looked at for links (see `homeLinkInto`). */
+const MAX_HOME_ENTRIES = 20_000;
 
 /** Options of {@link writableFolders}. */
 export interface WritableFoldersOptions {
@@ -27,10 +37,12 @@ export interface WritableFoldersOptions {
  * write (`allowWrites`), each checked at every use: an existing folder that overlaps none of what
  * the host runs or keeps apart. Refused with `INVALID_INPUT`, naming the rule: a folder that holds
  * or lies inside the workspace (commands write the workspace anyway), a system folder or the
- * sandbox's own (`/usr`, `/etc`, `/var`, `/tmp`, ...), a home or a folder holding one, the
- * dot-entries at the top of a home (what the host's programs read), a folder a host variable with
- * a role names or one holding it (`PATH`, `XDG_CONFIG_HOME`, ... see `ROLE_VARIABLES`), a hidden
- * path or one holding it, and pleach's own caches and state. Inside each folder the workspace's
+ * sandbox's own (`/usr`, `/etc`, `/var`, `/tmp`, ..., `/boot`), a home or a folder holding one,
+ * the dot-entries at the top of a home (what the host's programs read) and what one of them (or an
+ * entry of a dot-folder there) links into, a folder a host variable with a role names or one
+ * holding it (`PATH`, `XDG_CONFIG_HOME`, ... see `ROLE_VARIABLES`), a hidden path or one holding
+ * it, pleach's own caches and state, and a path given through a folder commands write (a link
+ * there they could re-point). Inside each folder the workspace's
  * rules hold as they do in the workspace (`workspaceProtection` with it as the root).
  */
 export function writableFolders({
@@ -42,12 +54,7 @@ export function writableFolders({
   const folders: string[] = [];
   for (const each of given) {
     const folder = existingFolder(each);
-    const refused = (why: string, other?: string) =>
-      new ToolError(
-        "INVALID_INPUT",
-        `allowWrites (--allow-write) ${each} cannot be made writable for commands: ${why}. Give a folder of its own for what the task writes (a build output, a scratch folder) outside the workspace, the homes' dot-entries and the system's folders.`,
-        { details: { path: folder, ...(other === undefined ? {} : { overlaps: other }) } },
-      );
+    const refused = (why: string, other?: string) => refusal(each, folder, why, other);
     const overlap = (other: string) => isInside(other, folder) || isInside(folder, other);
     if (folder === "/") throw refused("it is the whole host");
     if (overlap(root)) {
@@ -58,14 +65,15 @@ export function writableFolders({
         root,
       );
     }
-    for (const system of HOST_FOLDERS) {
+    for (const system of [...HOST_FOLDERS, ...BOOT_FOLDERS]) {
       if (overlap(system)) {
         const how =
           folder === system ? "it is" : isInside(system, folder) ? "it lies inside" : "it holds";
         throw refused(`${how} ${system}, a folder of the system or the sandbox's own`, system);
       }
     }
-    for (const home of defaultHomeFolders(hostEnvironment)) {
+    const homes = defaultHomeFolders(hostEnvironment);
+    for (const home of homes) {
       if (isInside(folder, home)) {
         throw refused(folder === home ? "it is a home folder" : `it holds the home ${home}`, home);
       }
@@ -76,6 +84,13 @@ export function writableFolders({
           home,
         );
       }
+    }
+    const linked = homeLinkInto(homes, overlap);
+    if (linked !== undefined) {
+      throw refused(
+        `${linked.entry}, a dot-entry of a home (the configuration of programs the host runs), is a link into it (${linked.real})`,
+        linked.real,
+      );
     }
     for (const [variable, { why, list }] of Object.entries(ROLE_VARIABLES)) {
       const value = hostEnvironment[variable];
@@ -99,7 +114,111 @@ export function writableFolders({
       throw refused(`it overlaps ${other}, also given: give one of them`, other);
     folders.push(folder);
   }
+  // A path given through a link where commands write (`./build` -> /srv/out in the workspace, or
+  // a link on the way a link leads) is a link a command can re-point: the next command's folder
+  // would be the command's choice.
+  given.forEach((each, index) => {
+    const folder = folders[index] ?? each;
+    for (const link of linksResolved(path.resolve(each))) {
+      const top = [root, ...folders].find((writable) => isInside(writable, path.dirname(link)));
+      if (top !== undefined) {
+        throw refusal(
+          each,
+          folder,
+          `it is reached through the link ${link}, which lies in ${top}, where commands may re-point a link; give the folder's real path ${folder}`,
+          top,
+        );
+      }
+    }
+  });
   return folders;
+}
+
+/** The most links followed resolving one folder (as the kernel's limit). */
+const MAX_LINKS = 40;
+
+/**
+ * The symbolic links that resolving the absolute `spelled` goes through, as they lie in real
+ * folders, one at a time as the kernel follows them (a link's target may hold links too).
+ */
+function linksResolved(spelled: string): string[] {
+  const links: string[] = [];
+  let pending = spelled.split(path.sep).filter((segment) => segment !== "");
+  let current: string = path.sep;
+  while (pending.length > 0 && links.length <= MAX_LINKS) {
+    const [name = "", ...rest] = pending;
+    pending = rest;
+    if (name === ".") continue;
+    if (name === "..") {
+      current = path.dirname(current);
+      continue;
+    }
+    const next = path.join(current, name);
+    let target: string | undefined;
+    try {
+      target = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+    } catch {
+      break;
+    }
+    if (target === undefined) {
+      current = next;
+      continue;
+    }
+    links.push(next);
+    pending = [...target.split(path.sep).filter((segment) => segment !== ""), ...pending];
+    if (path.isAbsolute(target)) current = path.sep;
+  }
+  return links;
+}
+
+/** The refusal of the folder `given` (real path `folder`) for the rule `why`. */
+function refusal(given: string, folder: string, why: string, other?: string): ToolError {
+  return new ToolError(
+    "INVALID_INPUT",
+    `allowWrites (--allow-write) ${given} cannot be made writable for commands: ${why}. Give a folder of its own for what the task writes (a build output, a scratch folder) outside the workspace, the homes' dot-entries and the system's folders.`,
+    { details: { path: folder, ...(other === undefined ? {} : { overlaps: other }) } },
+  );
+}
+
+/**
+ * The first dot-entry at the top of one of `homes`, or directly inside a dot-folder there
+ * (`~/.bashrc`, `~/.config/nvim`), that is a symbolic link whose real path `overlaps` the folder
+ * (a dotfiles checkout linked from the home, as stow, chezmoi or yadm make it). Looks at
+ * {@link MAX_HOME_ENTRIES} entries at most.
+ */
+function homeLinkInto(
+  homes: readonly string[],
+  overlaps: (other: string) => boolean,
+): { entry: string; real: string } | undefined {
+  let budget = MAX_HOME_ENTRIES;
+  const listed = (folder: string): Dirent[] => {
+    if (budget <= 0) return [];
+    try {
+      const entries = readdirSync(folder, { withFileTypes: true }).slice(0, budget);
+      budget -= entries.length;
+      return entries;
+    } catch {
+      return [];
+    }
+  };
+  for (const home of homes) {
+    for (const top of listed(home)) {
+      if (!top.name.startsWith(".")) continue;
+      const entry = path.join(home, top.name);
+      const candidates = top.isSymbolicLink()
+        ? [entry]
+        : top.isDirectory()
+          ? listed(entry)
+              .filter((inner) => inner.isSymbolicLink())
+              .map((inner) => path.join(entry, inner.name))
+          : [];
+      for (const candidate of candidates) {
+        const real = realpathOr(candidate);
+        if (real !== candidate && overlaps(real)) return { entry: candidate, real };
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The real path of the folder `given` names, or `INVALID_INPUT` saying why there is none. */
@@ -128,4 +247,33 @@ function existingFolder(given: string): string {
 function pleachFolders(hostEnvironment: Readonly<Record<string, string | undefined>>): string[] {
   const cache = userCacheFolder(hostEnvironment);
   return [path.join(realpathOr(cache), "pleach"), realpathOr(userStateRoot())];
+}
+
+/** Options of {@link writableFoldersOf}: a wrapper's. */
+export interface WritableFoldersOfOptions {
+  /** `allowWrites` as given. */
+  allowWrites: readonly string[];
+  hostEnvironment: Readonly<Record<string, string | undefined>>;
+  /** The wrapper's read policy, whose hidden paths no writable folder may overlap. */
+  readPolicy: ReadPolicy;
+}
+
+/**
+ * The checked writable folders of a wrapper for the workspace `root`, with this call's hidden
+ * paths when the caller has them (`gatherHostFacts`) or found afresh.
+ */
+export function writableFoldersOf({
+  allowWrites,
+  hostEnvironment,
+  readPolicy,
+}: WritableFoldersOfOptions) {
+  return (root: string, hiddenPaths?: readonly HiddenPath[]): string[] =>
+    allowWrites.length === 0
+      ? []
+      : writableFolders({
+          given: allowWrites,
+          root: realpathSync.native(root),
+          hiddenPaths: hiddenPaths ?? hiddenReads({ root, hostEnvironment, ...readPolicy }),
+          hostEnvironment,
+        });
 }
