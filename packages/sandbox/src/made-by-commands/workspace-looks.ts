@@ -5,6 +5,7 @@ import { isInside } from "../paths.js";
 import { pathState } from "../policy/path-state.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
+import { gitEntriesPastTheLimit } from "./past-the-limit.js";
 import { disarmRebaseTodos } from "./rebase-todo.js";
 
 /** The looks of a wrapper at its workspaces, before and after their commands. */
@@ -75,10 +76,16 @@ export function workspaceLooks({
     // The repositories are made inert from the folder's own walk before any look that may fail
     // (one past the folder limit, here or in another folder, throws TOO_LARGE): what it found
     // is made inert all the same.
-    const walked = {
-      gitEntries: (await policy.cache.walker(top, policy.maxDirectories).scan()).gitEntries,
-      missing: [],
-    };
+    const scan = await policy.cache.walker(top, policy.maxDirectories).scan();
+    // A command that made more folders than the walk's limit may have made a repository past
+    // it: the rest is searched too.
+    const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
+    if (past === undefined) {
+      notes.push(
+        `pleach could not look for every repository this command made: ${top} holds more than ${policy.maxDirectories.toLocaleString("en-US")} folders, and the search past them did not end in time; do not run git there or open it in an editor before the folders it made are removed`,
+      );
+    }
+    const walked = { gitEntries: past ?? scan.gitEntries, missing: [] };
     if (policy.gitWrites === true) {
       notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
     }
