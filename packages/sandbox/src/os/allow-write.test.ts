@@ -128,6 +128,28 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
+    it("keeps a hidden path inside the folder hidden, over the folder's bind", async () => {
+      const root = await useTempDir("pleach-allow-write-root-");
+      const extra = await extraFolder();
+      await writeFile(path.join(extra, ".env"), "TOKEN=1\n");
+      const client = await createLocalSandbox({
+        root,
+        hideReads: [path.join(extra, "**", ".env")],
+        allowWrites: [extra],
+      });
+      try {
+        const read = await client.exec(`cat ${extra}/.env`);
+        expect(read.exitCode).not.toBe(0);
+        expect(read.stdout).not.toContain("TOKEN");
+        expect((await client.exec(`echo ok > ${extra}/out.txt`)).exitCode).toBe(0);
+        // One a command makes there is hidden from the next command on.
+        await client.exec(`mkdir ${extra}/app && echo TOKEN=2 > ${extra}/app/.env`);
+        expect((await client.exec(`cat ${extra}/app/.env`)).stdout).not.toContain("TOKEN");
+      } finally {
+        await client.close();
+      }
+    });
+
     it("moves aside what a session's job makes there before the next call", async () => {
       const root = await useTempDir("pleach-allow-write-root-");
       const extra = await extraFolder();
@@ -187,12 +209,14 @@ describe.skipIf(skipReason !== undefined)(
           await client.close();
         }
       }
-      // Given to createLocalSandbox, a folder that cannot be written is refused at once.
+      // Given to createLocalSandbox, a folder that cannot be written is refused at once: one
+      // inside a hidden path, say.
+      await mkdir(path.join(holdingHidden, "secret", "sub"));
       await expect(
         createLocalSandbox({
           root,
           hideReads: [path.join(holdingHidden, "secret")],
-          allowWrites: [holdingHidden],
+          allowWrites: [path.join(holdingHidden, "secret", "sub")],
         }),
       ).rejects.toMatchObject({
         code: "INVALID_INPUT",

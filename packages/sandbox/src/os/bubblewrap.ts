@@ -192,7 +192,11 @@ export function bubblewrapSandboxArguments({
         (!HIDDEN_TREES.some((tree) => isInside(tree, hidden)) &&
           visibleInView(view, root, hidden))),
   );
-  const hiddenInside = mounted.filter(({ path: hidden }) => isInside(root, hidden));
+  // The folders commands write: hidden paths inside them are mounted after their binds.
+  const writableRoots = [root, ...(writable ? (hostFacts.writableFolders ?? []) : [])];
+  const hiddenInside = mounted.filter(({ path: hidden }) =>
+    writableRoots.some((top) => isInside(top, hidden)),
+  );
   args.push(
     ...hideArguments(
       mounted.filter((each) => !hiddenInside.includes(each)),
@@ -202,7 +206,6 @@ export function bubblewrapSandboxArguments({
   args.push(writable ? "--bind" : "--ro-bind", root, root);
   // The folders besides the workspace that commands may write: shown read-only by the view, and
   // in workspace-write bound writable, their protected paths kept below like the workspace's.
-  const writableRoots = [root, ...(writable ? (hostFacts.writableFolders ?? []) : [])];
   for (const folder of writableRoots.slice(1)) args.push("--bind", folder, folder);
 
   if (writable) {

@@ -24,6 +24,7 @@ describe("writableFolders", () => {
     await mkdir(dotted, { recursive: true });
     const onPath = await folder();
     const hidden = await folder();
+    await mkdir(path.join(hidden, "store"));
     const twice = await folder();
     await mkdir(path.join(twice, "inner"));
     const cache = await folder();
@@ -39,7 +40,7 @@ describe("writableFolders", () => {
       [[homeHolder], "holds the home", { HOME: path.join(homeHolder, "u") }],
       [[dotted], "dot-entry at the top of a home"],
       [[onPath], "what the host's PATH names", { PATH: `/usr/bin:${onPath}/bin` }],
-      [[hidden], "hidden by the test"],
+      [[path.join(hidden, "store")], "hidden by the test"],
       [[cache], "pleach's own caches", { XDG_CACHE_HOME: path.join(cache, "c") }],
       [[twice, path.join(twice, "inner")], "also given"],
       [[path.join(root, "missing")], "cannot be resolved"],
@@ -51,9 +52,7 @@ describe("writableFolders", () => {
         writableFolders({
           given,
           root,
-          hiddenPaths: [
-            { path: path.join(hidden, "store"), state: "missing", rule: "hidden by the test" },
-          ],
+          hiddenPaths: [{ path: hidden, state: "folder", rule: "hidden by the test" }],
           hostEnvironment: { ...process.env, ...environment },
         }),
       ).toThrow(

@@ -40,8 +40,8 @@ export interface WritableFoldersOptions {
  * sandbox's own (`/usr`, `/etc`, `/var`, `/tmp`, ..., `/boot`), a home or a folder holding one,
  * the dot-entries at the top of a home (what the host's programs read) and what one of them (or an
  * entry of a dot-folder there) links into, a folder a host variable with a role names or one
- * holding it (`PATH`, `XDG_CONFIG_HOME`, ... see `ROLE_VARIABLES`), a hidden path or one holding
- * it, pleach's own caches and state, and a path given through a folder commands write (a link
+ * holding it (`PATH`, `XDG_CONFIG_HOME`, ... see `ROLE_VARIABLES`), a folder inside a hidden path
+ * (a hidden path inside it stays hidden there), pleach's own caches and state, and a path given through a folder commands write (a link
  * there they could re-point). Inside each folder the workspace's
  * rules hold as they do in the workspace (`workspaceProtection` with it as the root).
  */
@@ -102,9 +102,11 @@ export function writableFolders({
           throw refused(`it overlaps ${real}, what the host's ${variable} names: ${why}`, real);
       }
     }
+    // A hidden path inside the folder stays hidden there (mounted over its bind), as in the
+    // workspace; one that holds it is refused.
     for (const hidden of hiddenPaths) {
-      if (overlap(hidden.path))
-        throw refused(`it overlaps ${hidden.path}: ${hidden.rule}`, hidden.path);
+      if (isInside(hidden.path, folder))
+        throw refused(`it lies inside ${hidden.path}: ${hidden.rule}`, hidden.path);
     }
     for (const own of pleachFolders(hostEnvironment)) {
       if (overlap(own)) throw refused(`it overlaps ${own}, pleach's own caches or state`, own);
