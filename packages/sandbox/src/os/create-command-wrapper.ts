@@ -22,7 +22,12 @@ import type {
   InvocationRequest,
   SessionInvocation,
 } from "./command-wrapper.js";
-import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
+import {
+  currentProtection,
+  gatherHostFacts,
+  type HostFacts,
+  sharedHostFactsCache,
+} from "./host-facts.js";
 import { type BackendProbe, installHint, probeSandboxBackend } from "./probe.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { SessionSandbox } from "./session-sandbox.js";
@@ -66,6 +71,7 @@ export function createCommandWrapper({
   let warmEnabled =
     warmSandbox && warmIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
   const warmSlots = new WarmSlots(warmIdleMs);
+  let probed: BackendProbe | undefined;
 
   return {
     backend: chosen,
@@ -110,7 +116,12 @@ export function createCommandWrapper({
         throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
       }
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
-      const probe = await probeSandboxBackend({ backend: chosen });
+      // A process's first call probes the backend by running a sandbox: meanwhile the host is
+      // looked at (the workspace's first walk), which a failed probe leaves unused.
+      const looking = probed === undefined ? hostFactsOf(root, mode) : undefined;
+      looking?.catch(() => {});
+      probed ??= await probeSandboxBackend({ backend: chosen });
+      const probe = probed;
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
       const request = {
         command,
@@ -122,6 +133,7 @@ export function createCommandWrapper({
         probe,
         session,
         ...(since === undefined ? {} : { since }),
+        ...(looking === undefined ? {} : { looking }),
       };
       // The whole network under bubblewrap goes through the proxy too, allowing every name: in
       // the host's network namespace a command would reach the host's abstract Unix sockets (X11,
@@ -155,6 +167,7 @@ export function createCommandWrapper({
     since,
     proxy,
     rules,
+    looking,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
@@ -163,19 +176,14 @@ export function createCommandWrapper({
     /** With a domain policy: the command's own proxy, and its rules. */
     proxy?: CommandProxy;
     rules?: DomainRules;
+    /** The look at the host taken while the backend was probed. */
+    looking?: Promise<HostFacts>;
   }): Promise<CommandInvocation> {
     const protect = mode === "workspace-write";
-    const hostFacts = await gatherHostFacts({
-      root,
-      protect,
-      maxDirectories,
-      protectedEntries,
-      hostEnvironment,
-      cache,
-      readPolicy,
-      gitWrites: allowGitWrites,
+    const hostFacts = {
+      ...(await (looking ?? hostFactsOf(root, mode))),
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
-    });
+    };
     const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
     // With git writes, what git on the host reads at once is watched while the command runs.
     const gitRunWatch =
@@ -221,12 +229,20 @@ export function createCommandWrapper({
       backend === "bubblewrap" &&
       (session || (warmEnabled && rules === undefined)) &&
       sessionServerSupported();
-    const plan = reusable ? sessionPlan() : undefined;
+    // A session's command always runs in a sandbox of its spec; a warm one only in a burst.
+    let planned: ReturnType<typeof sessionPlan> | undefined;
+    const planOf = () => {
+      planned ??= sessionPlan();
+      return planned;
+    };
+    if (reusable && session) planOf();
     let release = async () => {};
     let warm: SessionSandbox | undefined;
-    if (plan !== undefined && !session) {
-      const turn = warmSlots.take(`${root}\0${mode}\0${network}`, plan.key, () =>
-        startWarm(plan.spec, hostFacts.varRunIsDirectory),
+    if (reusable && !session) {
+      const turn = warmSlots.take(
+        `${root}\0${mode}\0${network}`,
+        () => planOf().key,
+        () => startWarm(planOf().spec, hostFacts.varRunIsDirectory),
       );
       warm = turn.sandbox;
       release = async () => {
@@ -243,8 +259,8 @@ export function createCommandWrapper({
       release: finish(release, confinement),
       ...(gitRunWatch?.stop === undefined ? {} : { stop: gitRunWatch.stop }),
     };
-    return plan !== undefined && (session || warm !== undefined)
-      ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
+    return planned !== undefined && (session || warm !== undefined)
+      ? { kind: "session", ...base, ...planned, ...(warm === undefined ? {} : { warm }) }
       : { kind: "one-off", ...base };
 
     /** What a session sandbox for the command is built from, and the key it must match. */
@@ -330,6 +346,20 @@ export function createCommandWrapper({
         return finished;
       };
     }
+  }
+
+  /** What the policy of a command in `mode` is computed from (the probe's findings aside). */
+  function hostFactsOf(root: string, mode: SandboxPolicy["mode"]): Promise<HostFacts> {
+    return gatherHostFacts({
+      root,
+      protect: mode === "workspace-write",
+      maxDirectories,
+      protectedEntries,
+      hostEnvironment,
+      cache,
+      readPolicy,
+      gitWrites: allowGitWrites,
+    });
   }
 
   /** A warm sandbox for a burst of commands of one spec (see `warmSandbox`). */
