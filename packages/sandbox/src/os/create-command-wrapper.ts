@@ -23,12 +23,17 @@ import type {
   InvocationRequest,
   SessionInvocation,
 } from "./command-wrapper.js";
-import { currentProtection, gatherHostFacts, sharedHostFactsCache } from "./host-facts.js";
+import {
+  currentProtection,
+  gatherHostFacts,
+  type HostFacts,
+  sharedHostFactsCache,
+} from "./host-facts.js";
 import { type BackendProbe, noSandbox, probeSandboxBackend } from "./probe.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
-import { SessionSandbox } from "./session-sandbox.js";
+import type { SessionSandbox } from "./session-sandbox.js";
 import { sessionServerSupported } from "./session-server.js";
-import { pathIdentities, WarmSlots } from "./warm-slots.js";
+import { pathIdentities, startWarmSandbox, WarmSlots } from "./warm-slots.js";
 import { wrapCommand } from "./wrap-command.js";
 
 /**
@@ -71,6 +76,7 @@ export function createCommandWrapper({
   let warmEnabled =
     warmSandbox && warmIdleMs > 0 && chosen === "bubblewrap" && sessionServerSupported();
   const warmSlots = new WarmSlots(warmIdleMs);
+  let probed: BackendProbe | undefined;
 
   return {
     backend: chosen,
@@ -117,7 +123,12 @@ export function createCommandWrapper({
         throw new ToolError("INVALID_INPUT", `unknown sandbox mode ${JSON.stringify(mode)}`);
       }
       if (chosen === "none") throw noSandbox(mode, "none", "no OS sandbox backend is configured");
-      const probe = await probeSandboxBackend({ backend: chosen });
+      // A process's first call probes the backend by running a sandbox: meanwhile the host is
+      // looked at (the workspace's first walk), which a failed probe leaves unused.
+      const looking = probed === undefined ? hostFactsOf(root, mode) : undefined;
+      looking?.catch(() => {});
+      probed ??= await probeSandboxBackend({ backend: chosen });
+      const probe = probed;
       if (!probe.available) throw noSandbox(mode, chosen, probe.reason);
       const request = {
         command,
@@ -129,6 +140,7 @@ export function createCommandWrapper({
         probe,
         session,
         ...(since === undefined ? {} : { since }),
+        ...(looking === undefined ? {} : { looking }),
       };
       // The whole network under bubblewrap goes through the proxy too, allowing every name: in
       // the host's network namespace a command would reach the host's abstract Unix sockets (X11,
@@ -162,6 +174,7 @@ export function createCommandWrapper({
     since,
     proxy,
     rules,
+    looking,
   }: Omit<InvocationRequest, "network" | "mode"> & {
     mode: SandboxPolicy["mode"];
     network: SandboxPolicy["network"];
@@ -170,20 +183,14 @@ export function createCommandWrapper({
     /** With a domain policy: the command's own proxy, and its rules. */
     proxy?: CommandProxy;
     rules?: DomainRules;
+    /** The look at the host taken while the backend was probed. */
+    looking?: Promise<HostFacts>;
   }): Promise<CommandInvocation> {
     const protect = mode === "workspace-write";
-    const hostFacts = await gatherHostFacts({
-      root,
-      protect,
-      maxDirectories,
-      protectedEntries,
-      hostEnvironment,
-      cache,
-      readPolicy,
-      gitWrites: allowGitWrites,
-      writableFolders: (hidden) => foldersOf(root, hidden),
+    const hostFacts = {
+      ...(await (looking ?? hostFactsOf(root, mode))),
       ...(probe.backend === "bubblewrap" ? { bubblewrap: probe.bubblewrap } : {}),
-    });
+    };
     const folders = hostFacts.writableFolders ?? [];
     const cacheTurn = workspaceCaches?.take(root, hostFacts.hiddenPaths);
     // With git writes, what git on the host reads at once is watched while the command runs.
@@ -232,12 +239,24 @@ export function createCommandWrapper({
       backend === "bubblewrap" &&
       (session || (warmEnabled && rules === undefined)) &&
       sessionServerSupported();
-    const plan = reusable ? sessionPlan() : undefined;
+    // A session's command always runs in a sandbox of its spec; a warm one only in a burst.
+    let planned: ReturnType<typeof sessionPlan> | undefined;
+    const planOf = () => {
+      planned ??= sessionPlan();
+      return planned;
+    };
+    if (reusable && session) planOf();
     let release = async () => {};
     let warm: SessionSandbox | undefined;
-    if (plan !== undefined && !session) {
-      const turn = warmSlots.take(`${root}\0${mode}\0${network}`, plan.key, () =>
-        startWarm(plan.spec, hostFacts.varRunIsDirectory),
+    if (reusable && !session) {
+      const turn = warmSlots.take(
+        `${root}\0${mode}\0${network}`,
+        () => planOf().key,
+        () =>
+          startWarmSandbox(planOf().spec, hostFacts.varRunIsDirectory, warmIdleMs, () => {
+            // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
+            warmEnabled = false;
+          }),
       );
       warm = turn.sandbox;
       release = async () => {
@@ -254,8 +273,8 @@ export function createCommandWrapper({
       release: finish(release, confinement),
       ...(gitRunWatch?.stop === undefined ? {} : { stop: gitRunWatch.stop }),
     };
-    return plan !== undefined && (session || warm !== undefined)
-      ? { kind: "session", ...base, ...plan, ...(warm === undefined ? {} : { warm }) }
+    return planned !== undefined && (session || warm !== undefined)
+      ? { kind: "session", ...base, ...planned, ...(warm === undefined ? {} : { warm }) }
       : { kind: "one-off", ...base };
 
     /** What a session sandbox for the command is built from, and the key it must match. */
@@ -346,27 +365,19 @@ export function createCommandWrapper({
     }
   }
 
-  /** A warm sandbox for a burst of commands of one spec (see `warmSandbox`). */
-  function startWarm(spec: SessionInvocation["spec"], varRunIsDirectory: boolean): SessionSandbox {
-    const started = new SessionSandbox(
-      {
-        ...spec,
-        cleanFolders: [
-          "/tmp",
-          "/run",
-          "/dev",
-          "/dev/shm",
-          ...(varRunIsDirectory ? ["/var/run"] : []),
-        ],
-        idleMs: warmIdleMs,
-      },
-      () => {},
-    );
-    void started.ready.then((ok) => {
-      // A host where the server cannot start (no usable Perl, say) runs one-off sandboxes.
-      if (!ok) warmEnabled = false;
+  /** What the policy of a command in `mode` is computed from (the probe's findings aside). */
+  function hostFactsOf(root: string, mode: SandboxPolicy["mode"]): Promise<HostFacts> {
+    return gatherHostFacts({
+      root,
+      protect: mode === "workspace-write",
+      maxDirectories,
+      protectedEntries,
+      hostEnvironment,
+      cache,
+      readPolicy,
+      gitWrites: allowGitWrites,
+      writableFolders: (hidden) => foldersOf(root, hidden),
     });
-    return started;
   }
 }
 

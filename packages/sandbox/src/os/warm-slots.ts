@@ -1,9 +1,10 @@
 import { identityAt } from "./mount-points.js";
-import type { SessionSandbox } from "./session-sandbox.js";
+import { SessionSandbox, type SessionSandboxSpec } from "./session-sandbox.js";
 
 /** The warm sandbox of one workspace, mode and network, and when its last command ended. */
 interface WarmSlot {
-  key: string;
+  /** The key of its sandbox; `undefined` before one was asked for. */
+  key: string | undefined;
   sandbox: SessionSandbox | undefined;
   running: number;
   lastEnded: number;
@@ -33,8 +34,12 @@ export class WarmSlots {
     this.#idleMs = idleMs;
   }
 
-  /** The warm sandbox for a command of slot `slotId` whose sandbox must match `key`. */
-  take(slotId: string, key: string, start: () => SessionSandbox): WarmTurn {
+  /**
+   * The warm sandbox for a command of slot `slotId` whose sandbox must match the key `keyOf`
+   * gives, asked only when the slot holds a sandbox or a burst starts one: a command alone
+   * (the first, or one after an idle time) needs no key.
+   */
+  take(slotId: string, keyOf: () => string, start: () => SessionSandbox): WarmTurn {
     const now = performance.now();
     for (const [id, slot] of this.#slots) {
       if (slot.sandbox === undefined && slot.running === 0 && now - slot.lastEnded > this.#idleMs) {
@@ -42,18 +47,26 @@ export class WarmSlots {
       }
     }
     let slot = this.#slots.get(slotId);
-    if (slot !== undefined && slot.key !== key) {
-      // The policy or a protected path changed: this sandbox no longer matches.
-      slot.sandbox?.retire();
-      slot.sandbox = undefined;
-      slot.key = key;
+    const burst = slot !== undefined && (slot.running > 0 || now - slot.lastEnded <= this.#idleMs);
+    if (slot !== undefined && (slot.sandbox !== undefined || burst)) {
+      const key = keyOf();
+      if (slot.key !== key) {
+        // The policy or a protected path changed: this sandbox no longer matches.
+        slot.sandbox?.retire();
+        slot.sandbox = undefined;
+        slot.key = key;
+      }
     }
     if (slot === undefined) {
-      slot = { key, sandbox: undefined, running: 0, lastEnded: Number.NEGATIVE_INFINITY };
+      slot = {
+        key: undefined,
+        sandbox: undefined,
+        running: 0,
+        lastEnded: Number.NEGATIVE_INFINITY,
+      };
       this.#slots.set(slotId, slot);
     }
     if (slot.sandbox !== undefined && !slot.sandbox.alive) slot.sandbox = undefined;
-    const burst = slot.running > 0 || now - slot.lastEnded <= this.#idleMs;
     const started = slot.sandbox === undefined && burst ? start() : undefined;
     if (started !== undefined) slot.sandbox = started;
     const current = slot;
@@ -87,4 +100,29 @@ export class WarmSlots {
  */
 export function pathIdentities(roots: readonly string[], paths: Iterable<string>): string {
   return [...paths].map((each) => `${each}:${identityAt(each, !roots.includes(each))}`).join("\n");
+}
+
+/**
+ * A warm sandbox for a burst of commands of one spec (see `warmSandbox`), emptying its private
+ * folders between commands and stopping after `idleMs` unused; `failed` is told when its server
+ * cannot start.
+ */
+export function startWarmSandbox(
+  spec: Omit<SessionSandboxSpec, "cleanFolders" | "idleMs">,
+  varRunIsDirectory: boolean,
+  idleMs: number,
+  failed: () => void,
+): SessionSandbox {
+  const cleanFolders = [
+    "/tmp",
+    "/run",
+    "/dev",
+    "/dev/shm",
+    ...(varRunIsDirectory ? ["/var/run"] : []),
+  ];
+  const started = new SessionSandbox({ ...spec, cleanFolders, idleMs }, () => {});
+  void started.ready.then((ok) => {
+    if (!ok) failed();
+  });
+  return started;
 }
