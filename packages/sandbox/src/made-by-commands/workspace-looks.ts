@@ -73,19 +73,31 @@ export function workspaceLooks({
       items.filter((item) => isInside(top, pathOf(item)));
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
-    // The repositories are made inert from the folder's own walk before any look that may fail
-    // (one past the folder limit, here or in another folder, throws TOO_LARGE): what it found
-    // is made inert all the same.
-    const scan = await policy.cache.walker(top, policy.maxDirectories).scan();
-    // A command that made more folders than the walk's limit may have made a repository past
-    // it: the rest is searched too.
-    const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
-    if (past === undefined) {
-      notes.push(
-        `pleach could not look for every repository this command made: ${top} holds more than ${policy.maxDirectories.toLocaleString("en-US")} folders, and the search past them did not end in time; do not run git there or open it in an editor before the folders it made are removed`,
-      );
+    // A session's look walks the folder; where it fails (one past the folder limit throws
+    // TOO_LARGE) the repositories are made inert from the walk alone all the same.
+    let looked: WorkspaceLook | undefined;
+    let failure: unknown;
+    if (wanted) {
+      try {
+        looked = await lookAt(top, tops);
+      } catch (error) {
+        failure = error;
+      }
     }
-    const walked = { gitEntries: past ?? scan.gitEntries, missing: [] };
+    let gitEntries = looked?.gitEntries;
+    if (gitEntries === undefined) {
+      const scan = await policy.cache.walker(top, policy.maxDirectories).scan();
+      // A command that made more folders than the walk's limit may have made a repository past
+      // it: the rest is searched too.
+      const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
+      if (past === undefined) {
+        notes.push(
+          `pleach could not look for every repository this command made: ${top} holds more than ${policy.maxDirectories.toLocaleString("en-US")} folders, and the search past them did not end in time; do not run git there or open it in an editor before the folders it made are removed`,
+        );
+      }
+      gitEntries = past ?? scan.gitEntries;
+    }
+    const walked = { gitEntries, missing: [] };
     if (policy.gitWrites === true) {
       notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
     }
@@ -93,14 +105,17 @@ export function workspaceLooks({
       ...makeNewRepositoriesInert({
         root: top,
         before: inside(since.gitEntries, (each) => each),
-        after: walked.gitEntries,
+        after: gitEntries,
         rootRepositoryMade: missing.some(({ path: each }) => each === `${top}/.git`),
         ...(protectedBefore === undefined
           ? {}
           : { protectedBefore: inside(protectedBefore, (each) => each) }),
       }),
     );
-    return { notes, look: wanted ? await lookAt(top, tops) : walked };
+    if (failure !== undefined) throw failure;
+    if (looked === undefined) return { notes, look: walked };
+    // Looked at again only when something was moved or made inert: the missing paths changed.
+    return { notes, look: notes.length === 0 ? looked : await lookAt(top, tops) };
   };
   return {
     look: (root) => lookAll(root, writableFolders(root)),
