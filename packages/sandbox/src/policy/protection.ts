@@ -336,26 +336,42 @@ function hostRolePaths({ root, hostEnvironment, homeFolders }: HostRolePathsOpti
       });
     }
   }
+  for (const { variable, why, folder } of roleFolders(hostEnvironment)) {
+    if (!isInside(root, folder)) continue;
+    if (folder !== root) {
+      found.push({
+        path: folder,
+        rule: `${relative(root, folder)} is protected: it is what the host's ${variable} names, and ${why}`,
+      });
+      continue;
+    }
+    for (const name of entriesOf(root)) {
+      found.push({
+        path: path.join(root, name),
+        rule: `${name} is protected: the workspace is what the host's ${variable} names, and ${why}`,
+      });
+    }
+  }
+  return found;
+}
+
+/** A folder (or file) a host variable with a role names (`ROLE_VARIABLES`), by its real path. */
+export interface RoleFolder {
+  variable: string;
+  why: string;
+  folder: string;
+}
+
+/** Every absolute path the host's {@link ROLE_VARIABLES} name, as real paths (a missing one's parent resolved). */
+export function roleFolders(
+  hostEnvironment: Readonly<Record<string, string | undefined>>,
+): RoleFolder[] {
+  const found: RoleFolder[] = [];
   for (const [variable, { why, list }] of Object.entries(ROLE_VARIABLES)) {
     const value = hostEnvironment[variable];
     if (value === undefined || value === "") continue;
     for (const named of list ? value.split(":") : [value]) {
-      if (!named.startsWith("/")) continue;
-      const folder = realOf(path.resolve(named));
-      if (!isInside(root, folder)) continue;
-      if (folder !== root) {
-        found.push({
-          path: folder,
-          rule: `${relative(root, folder)} is protected: it is what the host's ${variable} names, and ${why}`,
-        });
-        continue;
-      }
-      for (const name of entriesOf(root)) {
-        found.push({
-          path: path.join(root, name),
-          rule: `${name} is protected: the workspace is what the host's ${variable} names, and ${why}`,
-        });
-      }
+      if (named.startsWith("/")) found.push({ variable, why, folder: realOf(path.resolve(named)) });
     }
   }
   return found;

@@ -6,8 +6,7 @@ import { isInside } from "../paths.js";
 import { userStateRoot } from "../user-state-folder.js";
 import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
-import { ROLE_VARIABLES } from "./protected-entries.js";
-import { defaultHomeFolders } from "./protection.js";
+import { defaultHomeFolders, roleFolders } from "./protection.js";
 import { HOST_FOLDERS } from "./read-view.js";
 
 /**
@@ -92,15 +91,9 @@ export function writableFolders({
         linked.real,
       );
     }
-    for (const [variable, { why, list }] of Object.entries(ROLE_VARIABLES)) {
-      const value = hostEnvironment[variable];
-      if (value === undefined || value === "") continue;
-      for (const named of list ? value.split(":") : [value]) {
-        if (!named.startsWith("/")) continue;
-        const real = realpathOr(path.resolve(named));
-        if (overlap(real))
-          throw refused(`it overlaps ${real}, what the host's ${variable} names: ${why}`, real);
-      }
+    for (const { variable, why, folder: real } of roleFolders(hostEnvironment)) {
+      if (overlap(real))
+        throw refused(`it overlaps ${real}, what the host's ${variable} names: ${why}`, real);
     }
     // A hidden path inside the folder stays hidden there (mounted over its bind), as in the
     // workspace; one that holds it is refused.
