@@ -1,5 +1,6 @@
 import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { ToolError } from "@pleach/core";
 import {
   emptyListing,
   type FolderListing,
@@ -310,4 +311,32 @@ function childPath(folder: string, name: string): string {
 function sameFolder(before: FolderListing, now: FolderListing): boolean {
   // A listing that vouched for nothing (gone, out of reach) is replaced whatever comes.
   return before.device === now.device && before.inode === now.inode && before.device !== -1;
+}
+
+/**
+ * The walk of a workspace whose protection depends on it: refused when it was cut at the folder
+ * limit, since a repository past the cut could not be protected (a command can make folders
+ * faster than any limit grows).
+ */
+export async function completeScan(
+  walker: WorkspaceWalker,
+  maxDirectories: number,
+): Promise<WorkspaceScan> {
+  const walk = await walker.scan();
+  const [tooDeep] = walk.outOfReach;
+  if (tooDeep !== undefined) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `a folder of the workspace lies deeper than a path can name (${tooDeep.slice(0, 120)}...), so the repositories below it cannot be found and protected; writes and workspace-write commands are refused here. Remove that folder tree (in read-only mode nothing is refused).`,
+      { details: { folder: tooDeep } },
+    );
+  }
+  if (walk.truncated) {
+    throw new ToolError(
+      "TOO_LARGE",
+      `the workspace has more than ${maxDirectories.toLocaleString("en-US")} folders, so nested repositories cannot all be found and protected; writes and workspace-write commands are refused here. Remove generated folders, choose a smaller workspace, use read-only mode, or raise maxDirectories.`,
+      { details: { maxDirectories } },
+    );
+  }
+  return walk;
 }

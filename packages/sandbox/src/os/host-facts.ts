@@ -1,7 +1,6 @@
 import { realpathSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ToolError } from "@pleach/core";
 import { isInside } from "../paths.js";
 import {
   defaultCredentialHomes,
@@ -21,7 +20,12 @@ import {
   workspaceProtection,
 } from "../policy/protection.js";
 import { type ReadView, readView } from "../policy/read-view.js";
-import { createWorkspaceWalker, type WorkspaceScan, type WorkspaceWalker } from "./folder-walk.js";
+import {
+  completeScan,
+  createWorkspaceWalker,
+  type WorkspaceScan,
+  type WorkspaceWalker,
+} from "./folder-walk.js";
 import { hostSockets } from "./host-sockets.js";
 
 /** What the bubblewrap probe found about `/usr/bin/bwrap`. */
@@ -286,34 +290,6 @@ function protectionOf(
 }
 
 /**
- * The walk of a workspace whose protection depends on it: refused when it was cut at the folder
- * limit, since a repository past the cut could not be protected (a command can make folders
- * faster than any limit grows).
- */
-async function completeScan(
-  walker: WorkspaceWalker,
-  maxDirectories: number,
-): Promise<WorkspaceScan> {
-  const walk = await walker.scan();
-  const [tooDeep] = walk.outOfReach;
-  if (tooDeep !== undefined) {
-    throw new ToolError(
-      "TOO_LARGE",
-      `a folder of the workspace lies deeper than a path can name (${tooDeep.slice(0, 120)}...), so the repositories below it cannot be found and protected; writes and workspace-write commands are refused here. Remove that folder tree (in read-only mode nothing is refused).`,
-      { details: { folder: tooDeep } },
-    );
-  }
-  if (walk.truncated) {
-    throw new ToolError(
-      "TOO_LARGE",
-      `the workspace has more than ${maxDirectories.toLocaleString("en-US")} folders, so nested repositories cannot all be found and protected; writes and workspace-write commands are refused here. Remove generated folders, choose a smaller workspace, use read-only mode, or raise maxDirectories.`,
-      { details: { maxDirectories } },
-    );
-  }
-  return walk;
-}
-
-/**
  * Look at the host: the workspace's real path, its gitdir (also through a `.git` file), every
  * nested `.git` in the tree, the hooks folder and included files its git config names, the
  * protected entries present or missing, and the sockets to mask.
@@ -342,6 +318,14 @@ export async function gatherHostFacts({
   const walk = protect ? await completeScan(walker, maxDirectories) : await walker.scan();
   const hiddenPaths = hiddenReads({ root: rootReal, hostEnvironment, ...readPolicy });
   const folders = writableFolders?.(hiddenPaths) ?? [];
+  // The presets (`@secrets`) hide in the writable folders what they hide in the workspace.
+  const presets = (readPolicy.hideReads ?? []).filter((each) => each.startsWith("@"));
+  for (const top of presets.length === 0 ? [] : folders) {
+    const scope = "workspace";
+    hiddenPaths.push(
+      ...hiddenReads({ root: top, hostEnvironment, ...readPolicy, hideReads: presets, scope }),
+    );
+  }
   const view = readView({
     root: rootReal,
     homes: readPolicy.credentialHomes ?? defaultCredentialHomes(hostEnvironment),

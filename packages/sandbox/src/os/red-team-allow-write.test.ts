@@ -845,10 +845,10 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
-    // FINDING 6 (open): the secrets preset hides the .env files below the workspace only
+    // FINDING 6 (fixed): the secrets preset hid the .env files below the workspace only
     // (hide-globs.ts, `path.join(root, preset.glob)`); those of a folder given with allowWrites,
-    // shown to commands whole, stay readable.
-    it.fails("hides the .env files of DIR from commands with --hide-read @secrets", async () => {
+    // shown to commands whole, stayed readable. The presets now cover each writable folder.
+    it("hides the .env files of DIR from commands with --hide-read @secrets", async () => {
       const root = await useTempDir("pleach-redaw-root-");
       const extra = await extraFolder();
       await writeFile(path.join(extra, ".env"), "TOKEN=hunter2\n");
