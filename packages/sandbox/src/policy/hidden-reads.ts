@@ -6,7 +6,8 @@ import { isInside } from "../paths.js";
 import { hideReadPaths } from "./hide-globs.js";
 import { lstatOr, realpathOr, statOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
-import { databaseUsers, outermostOnly } from "./protection.js";
+import { outermostOnly } from "./protection.js";
+import { databaseUsers } from "./read-view.js";
 
 // What commands may not read: the read side of the one protection policy (`protection.ts` is the
 // write side), from the one list of credential stores in `protected-entries.ts`.

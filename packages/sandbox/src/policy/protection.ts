@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
-import os from "node:os";
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import { gitMachinery } from "../git/git-machinery.js";
 import { isInside, isInsideAny } from "../paths.js";
@@ -13,6 +12,7 @@ import {
   type ProtectedEntry,
   ROLE_VARIABLES,
 } from "./protected-entries.js";
+import { defaultHomeFolders } from "./read-view.js";
 
 export type { ProtectedPathState } from "./path-state.js";
 
@@ -252,20 +252,6 @@ function fold(text: string): string {
   return process.platform === "darwin" || process.platform === "win32" ? text.toLowerCase() : text;
 }
 
-let passwdHomes: string[] | undefined;
-
-/** The home folders of /etc/passwd (resolved once per process), `HOME` and `os.homedir()`, as real paths. */
-export function defaultHomeFolders(
-  hostEnvironment: Readonly<Record<string, string | undefined>>,
-): string[] {
-  passwdHomes ??= databaseUsers().map(({ home }) => realpathOr(home));
-  const homes = new Set(passwdHomes);
-  for (const home of [hostEnvironment.HOME, os.homedir()]) {
-    if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
-  }
-  return [...homes];
-}
-
 /** The deepest folder on the way from `root` to `target` that exists, when it is not the root. */
 function existingFolderAbove(root: string, target: string): string | undefined {
   for (
@@ -395,37 +381,4 @@ function realOf(target: string): string {
 
 function relative(root: string, target: string): string {
   return path.relative(root, target) || ".";
-}
-
-/** A user of the user database: its uid and its home folder, as written there. */
-export interface DatabaseUser {
-  uid: number;
-  home: string;
-}
-
-const usersRead = new Map<string, readonly DatabaseUser[]>();
-
-/**
- * The users of `file` (`/etc/passwd` form: `name:password:uid:gid:comment:home:shell`) whose home
- * is an absolute path other than `/`, read once per process. Empty when there is no such file
- * (macOS keeps its users elsewhere).
- */
-export function databaseUsers(file = "/etc/passwd"): readonly DatabaseUser[] {
-  let users = usersRead.get(file);
-  if (users === undefined) {
-    let text = "";
-    try {
-      text = readFileSync(file, "utf8");
-    } catch {
-      // No user database: the callers' other sources (HOME, os.homedir()) still count.
-    }
-    users = text.split("\n").flatMap((line) => {
-      const [, , uid, , , home] = line.split(":");
-      return home?.startsWith("/") === true && home !== "/" && /^[0-9]+$/.test(uid ?? "")
-        ? [{ uid: Number(uid), home }]
-        : [];
-    });
-    usersRead.set(file, users);
-  }
-  return users;
 }

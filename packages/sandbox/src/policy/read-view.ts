@@ -1,4 +1,5 @@
-import { type Dirent, readdirSync } from "node:fs";
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { isInside } from "../paths.js";
 import { lstatOr, realpathOr, statOr } from "./path-state.js";
@@ -166,4 +167,51 @@ function outermost(paths: ShownPath[]): ShownPath[] {
   return paths.filter(
     (each) => !paths.some((other) => other !== each && isInside(other.path, each.path)),
   );
+}
+
+let passwdHomes: string[] | undefined;
+
+/** The home folders of /etc/passwd (resolved once per process), `HOME` and `os.homedir()`, as real paths. */
+export function defaultHomeFolders(
+  hostEnvironment: Readonly<Record<string, string | undefined>>,
+): string[] {
+  passwdHomes ??= databaseUsers().map(({ home }) => realpathOr(home));
+  const homes = new Set(passwdHomes);
+  for (const home of [hostEnvironment.HOME, os.homedir()]) {
+    if (home?.startsWith("/") && home !== "/") homes.add(realpathOr(home));
+  }
+  return [...homes];
+}
+
+/** A user of the user database: its uid and its home folder, as written there. */
+export interface DatabaseUser {
+  uid: number;
+  home: string;
+}
+
+const usersRead = new Map<string, readonly DatabaseUser[]>();
+
+/**
+ * The users of `file` (`/etc/passwd` form: `name:password:uid:gid:comment:home:shell`) whose home
+ * is an absolute path other than `/`, read once per process. Empty when there is no such file
+ * (macOS keeps its users elsewhere).
+ */
+export function databaseUsers(file = "/etc/passwd"): readonly DatabaseUser[] {
+  let users = usersRead.get(file);
+  if (users === undefined) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // No user database: the callers' other sources (HOME, os.homedir()) still count.
+    }
+    users = text.split("\n").flatMap((line) => {
+      const [, , uid, , , home] = line.split(":");
+      return home?.startsWith("/") === true && home !== "/" && /^[0-9]+$/.test(uid ?? "")
+        ? [{ uid: Number(uid), home }]
+        : [];
+    });
+    usersRead.set(file, users);
+  }
+  return users;
 }

@@ -6,8 +6,8 @@ import { isInside } from "../paths.js";
 import { userStateRoot } from "../user-state-folder.js";
 import { type HiddenPath, hiddenReads, type ReadPolicy } from "./hidden-reads.js";
 import { realpathOr } from "./path-state.js";
-import { defaultHomeFolders, roleFolders } from "./protection.js";
-import { HOST_FOLDERS } from "./read-view.js";
+import { roleFolders } from "./protection.js";
+import { defaultHomeFolders, HOST_FOLDERS } from "./read-view.js";
 
 /**
  * Folders of the system the read view does not list (it empties them: `HOST_FOLDERS` are those it
