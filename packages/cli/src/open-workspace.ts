@@ -6,7 +6,8 @@ import {
   type LocalSandboxOptions,
   type NetworkOption,
 } from "@pleach/sandbox";
-import { type CliIo, type ReadFlags, UsageError } from "./cli-support.js";
+import { type CliIo, UsageError } from "./cli-support.js";
+import type { ReadFlags } from "./read-flags.js";
 
 /** Open the workspace the options name as a local sandbox. */
 export async function openWorkspace({

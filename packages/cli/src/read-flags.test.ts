@@ -4,7 +4,7 @@ import path from "node:path";
 import { cleanUpAfter, useTempDir } from "@pleach/core/testing";
 import { probeSandboxBackend } from "@pleach/sandbox";
 import { describe, expect, it } from "vitest";
-import { parseReadFlags } from "./cli-support.js";
+import { parseReadFlags } from "./read-flags.js";
 import { runCli } from "./test-support/run-cli.js";
 
 const probe = await probeSandboxBackend({ backend: "bubblewrap" });

@@ -10,15 +10,14 @@ import {
   parseCommandLineOrHelp,
   parseMode,
   parseNetworkFlags,
-  parseReadFlags,
   parseToolName,
-  readOptionsHelp,
   type ToolCommandInput,
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
 import { openWorkspace } from "../open-workspace.js";
 import { startProgress } from "../progress.js";
+import { parseReadFlags, readOptionsHelp } from "../read-flags.js";
 import { onTermination } from "../termination.js";
 
 /** The options `pleach call` takes. */

@@ -10,9 +10,6 @@ import {
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
-  parseReadFlags,
-  READ_OPTIONS,
-  readOptionsHelp,
   UsageError,
 } from "../cli-support.js";
 import { evaluateAll } from "../eval/evaluate.js";
@@ -23,6 +20,7 @@ import { isPseudoModel, type PseudoModelName, pseudoModel } from "../eval/pseudo
 import { formatEvalTable } from "../eval/report.js";
 import { swebenchRunReport } from "../eval/swebench-report.js";
 import { unknownImagePlaceholders, type WorkspaceOptions } from "../eval/workspaces.js";
+import { parseReadFlags, READ_OPTIONS, readOptionsHelp } from "../read-flags.js";
 import { modelFromSpec, parseCount } from "./run.js";
 
 /** The options `pleach eval` takes. */

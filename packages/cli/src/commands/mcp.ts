@@ -19,11 +19,8 @@ import {
   parseMode,
   parseNetworkFlags,
   parsePublishFlags,
-  parseReadFlags,
   parseToolName,
-  type ReadFlags,
   readBearerToken,
-  readOptionsHelp,
   UsageError,
   VERSION,
   WORKSPACE_OPTIONS,
@@ -32,6 +29,7 @@ import { startMcpHttpServer } from "../http-server.js";
 import { createPleachMcpServerFactory, type PleachMcpServerFactory } from "../mcp-server.js";
 import { PleachStdioWire } from "../mcp-stdio-wire.js";
 import { openWorkspace } from "../open-workspace.js";
+import { parseReadFlags, type ReadFlags, readOptionsHelp } from "../read-flags.js";
 import { onTermination, type Termination } from "../termination.js";
 import { bundledTypeServers } from "../type-servers.js";
 

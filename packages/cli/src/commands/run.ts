@@ -13,12 +13,11 @@ import {
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
-  parseReadFlags,
-  readOptionsHelp,
   UsageError,
   WORKSPACE_OPTIONS,
 } from "../cli-support.js";
 import { openWorkspace } from "../open-workspace.js";
+import { parseReadFlags, readOptionsHelp } from "../read-flags.js";
 import { onTermination } from "../termination.js";
 import { printAgentRun } from "./demo.js";
 import { undoLastStep } from "./undo-last.js";

@@ -10,12 +10,10 @@ import {
   parseCommandLine,
   parseMode,
   parseNetworkFlags,
-  parseReadFlags,
-  READ_OPTIONS,
   readBearerToken,
-  readOptionsHelp,
   UsageError,
 } from "../cli-support.js";
+import { parseReadFlags, READ_OPTIONS, readOptionsHelp } from "../read-flags.js";
 
 /** The options `pleach sandbox serve` takes. */
 export const SANDBOX_OPTIONS = {

@@ -1,7 +1,8 @@
 import { checkpointStep } from "@pleach/coding-agent/runtime";
 import type { SandboxMode } from "@pleach/core";
-import type { CliIo, ReadFlags } from "../cli-support.js";
+import type { CliIo } from "../cli-support.js";
 import { openWorkspace } from "../open-workspace.js";
+import type { ReadFlags } from "../read-flags.js";
 
 /**
  * `pleach run --undo-last`: bring the workspace back to the checkpoint taken before the last step

@@ -9,7 +9,7 @@ import {
   createLocalSandboxProvider,
   type NetworkOption,
 } from "@pleach/sandbox";
-import type { ReadFlags } from "../cli-support.js";
+import type { ReadFlags } from "../read-flags.js";
 import { git } from "./git.js";
 import type { EvalInstance } from "./instances.js";
 import { repositorySource } from "./repository-source.js";
