@@ -57,3 +57,22 @@ export function fromErrno(error: unknown, requested: string): ToolError {
       return new ToolError("INTERNAL", `${message} (${requested})`, { cause: error });
   }
 }
+
+/** Drop paths inside another listed folder (a mount over it covers them) and sort shallow first. */
+export function outermostOnly<Entry extends { path: string }>(paths: readonly Entry[]): Entry[] {
+  const sorted = paths
+    .map((entry) => ({ entry, depth: entry.path.split(path.sep).length }))
+    .sort(
+      (left, right) =>
+        left.depth - right.depth ||
+        (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
+    );
+  const kept = new Set<string>();
+  const outermost: Entry[] = [];
+  for (const { entry } of sorted) {
+    if (isInsideAny(kept, entry.path)) continue;
+    kept.add(entry.path);
+    outermost.push(entry);
+  }
+  return outermost;
+}

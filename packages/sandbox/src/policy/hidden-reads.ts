@@ -2,11 +2,10 @@ import { type Dirent, readdirSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ToolError } from "@pleach/core";
-import { isInside } from "../paths.js";
+import { isInside, outermostOnly } from "../paths.js";
 import { hideReadPaths } from "./hide-globs.js";
 import { lstatOr, realpathOr, statOr } from "./path-state.js";
 import { CREDENTIAL_STORES, type ProtectedEntry } from "./protected-entries.js";
-import { outermostOnly } from "./protection.js";
 import { databaseUsers } from "./read-view.js";
 
 // What commands may not read: the read side of the one protection policy (`protection.ts` is the

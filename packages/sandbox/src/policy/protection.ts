@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { gitMachinery } from "../git/git-machinery.js";
-import { isInside, isInsideAny } from "../paths.js";
+import { isInside, outermostOnly } from "../paths.js";
 import { lstatOr, type ProtectedPathState, pathState, realpathOr, stateOf } from "./path-state.js";
 import {
   GIT_DIRECTORY_ENTRIES,
@@ -148,9 +148,22 @@ export function workspaceProtection({
   };
   const entryRule = (entry: ProtectedEntry, base: string, where: string) =>
     `${path.relative(root, path.join(base, entry.name))} ${where} is protected: ${entry.why}`;
-  // With git writes, a `.git` folder keeps only what git runs programs through protected.
+  // With git writes, a `.git` folder keeps only what git runs programs through protected; one
+  // where that is a link (the layouts of repo and git-new-workdir) stays protected whole, since a
+  // command could replace a link at a protected path.
+  const linkedRunEntry = (entry: string) =>
+    GIT_RUN_ENTRIES.find((name) => stateOf(lstatOr(path.join(entry, name))) === "symbolic-link");
+  const isGitFolder = (entry: string) =>
+    path.basename(entry) === ".git" && stateOf(lstatOr(entry)) === "directory";
   const writableGit = (entry: string) =>
-    gitWrites && path.basename(entry) === ".git" && stateOf(lstatOr(entry)) === "directory";
+    gitWrites && isGitFolder(entry) && linkedRunEntry(entry) === undefined;
+  /** Why a `.git` folder git writes would open stays protected whole, or `undefined`. */
+  const wholeWithGitWrites = (entry: string) => {
+    const linked = gitWrites && isGitFolder(entry) ? linkedRunEntry(entry) : undefined;
+    return linked === undefined
+      ? undefined
+      : `${path.relative(root, entry)} stays protected whole with git writes: its ${linked} is a link, which a command could replace`;
+  };
   const addGitRunEntries = (gitDirectory: string, names: readonly string[]) => {
     for (const name of names) {
       add(
@@ -174,7 +187,12 @@ export function workspaceProtection({
     if (entry.name === ".git" && writableGit(target)) {
       addGitRunEntries(target, GIT_RUN_ENTRIES);
       addWorkTreeHead(target);
-    } else add(target, entryRule(entry, root, "at the top of the workspace"));
+    } else {
+      add(
+        target,
+        wholeWithGitWrites(target) ?? entryRule(entry, root, "at the top of the workspace"),
+      );
+    }
   }
   for (const home of homeFolders) {
     if (!isInside(root, home)) continue;
@@ -196,7 +214,11 @@ export function workspaceProtection({
       addGitRunEntries(nested, GIT_RUN_ENTRIES);
       addWorkTreeHead(nested);
     } else if (path.basename(nested) === ".git") {
-      add(nested, `${path.relative(root, nested)} is a nested repository's metadata`);
+      add(
+        nested,
+        wholeWithGitWrites(nested) ??
+          `${path.relative(root, nested)} is a nested repository's metadata`,
+      );
     }
   }
   for (const folder of unreadableFolders) {
@@ -262,25 +284,6 @@ function existingFolderAbove(root: string, target: string): string | undefined {
     if (stateOf(lstatOr(current)) === "directory") return current;
   }
   return undefined;
-}
-
-/** Drop paths inside another listed folder (a mount over it covers them) and sort shallow first. */
-export function outermostOnly<Entry extends { path: string }>(paths: readonly Entry[]): Entry[] {
-  const sorted = paths
-    .map((entry) => ({ entry, depth: entry.path.split(path.sep).length }))
-    .sort(
-      (left, right) =>
-        left.depth - right.depth ||
-        (left.entry.path < right.entry.path ? -1 : left.entry.path > right.entry.path ? 1 : 0),
-    );
-  const kept = new Set<string>();
-  const outermost: Entry[] = [];
-  for (const { entry } of sorted) {
-    if (isInsideAny(kept, entry.path)) continue;
-    kept.add(entry.path);
-    outermost.push(entry);
-  }
-  return outermost;
 }
 
 /** A path protected for its role, with the rule a refusal names. */
