@@ -25,19 +25,14 @@ export interface FolderEntry {
  * unread): a folder that only looks like one is protected too, never the other way round.
  */
 export function holdsGitDirectoryLayout(entries: Iterable<FolderEntry>): boolean {
-  // Asked of every folder a workspace walk reads: flags rather than a set of its names.
-  let head = false;
-  let commondir = false;
-  let objects = false;
-  let refs = false;
+  const names = new Set<string>();
   for (const entry of entries) {
-    const { name } = entry;
-    if (name === "HEAD") head ||= !entry.isDirectory();
-    else if (name === "commondir") commondir = true;
-    else if (name === "objects") objects = true;
-    else if (name === "refs") refs = true;
+    if (entry.name === "HEAD" && entry.isDirectory()) continue;
+    names.add(entry.name);
   }
-  return head && (commondir || (objects && refs));
+  return (
+    names.has("HEAD") && (names.has("commondir") || (names.has("objects") && names.has("refs")))
+  );
 }
 
 /** How deep `include.path` chains are followed, as git's own limit. */

@@ -26,7 +26,7 @@ export interface FolderListing {
    */
   recheck: boolean;
   /** Names of the subfolders (not `.git`, not symbolic links). */
-  subfolders: readonly string[];
+  subfolders: string[];
   /** Whether the folder has an entry named `.git`, of any type. */
   hasGitEntry: boolean;
   /**
@@ -35,7 +35,7 @@ export interface FolderListing {
    */
   gitDirectory?: boolean;
   /** Names of the Unix sockets in it. */
-  sockets: readonly string[];
+  sockets: string[];
   /** Whether it could not be listed (no permission): what it holds is unknown. */
   unreadable: boolean;
   /** Whether its path is too long to name (ENAMETOOLONG): the scan cannot see it at all. */
@@ -109,31 +109,22 @@ export class FolderReader {
       entries = [];
       unreadable = true;
     }
-    // Most folders of a big tree hold no socket, and many no subfolder: they share one empty list.
-    let subfolders: string[] | undefined;
-    let sockets: string[] | undefined;
-    let hasGitEntry = false;
-    for (const entry of entries) {
-      if (entry.name === ".git") hasGitEntry = true;
-      else if (entry.isDirectory()) {
-        subfolders ??= [];
-        subfolders.push(entry.name);
-      } else if (entry.isSocket()) {
-        sockets ??= [];
-        sockets.push(entry.name);
-      }
-    }
     const listing: FolderListing = {
       device: info.dev,
       inode: info.ino,
       changedMs: info.ctimeMs,
       modifiedMs: info.mtimeMs,
       recheck: info.ctimeMs >= now - this.recentChangeMs || !this.trusts(info.dev, folder),
-      subfolders: subfolders ?? NONE,
-      hasGitEntry,
-      sockets: sockets ?? NONE,
+      subfolders: [],
+      hasGitEntry: false,
+      sockets: [],
       unreadable,
     };
+    for (const entry of entries) {
+      if (entry.name === ".git") listing.hasGitEntry = true;
+      else if (entry.isDirectory()) listing.subfolders.push(entry.name);
+      else if (entry.isSocket()) listing.sockets.push(entry.name);
+    }
     if (holdsGitDirectoryLayout(entries)) listing.gitDirectory = true;
     return listing;
   }
@@ -169,9 +160,6 @@ function sameStamp(listing: FolderListing, info: Stats): boolean {
   );
 }
 
-/** The empty list of names that listings share. */
-const NONE: readonly string[] = Object.freeze([]);
-
 /** A listing that vouches for nothing: read again on every scan. */
 export function emptyListing(): FolderListing {
   return {
@@ -180,9 +168,9 @@ export function emptyListing(): FolderListing {
     changedMs: -1,
     modifiedMs: -1,
     recheck: true,
-    subfolders: NONE,
+    subfolders: [],
     hasGitEntry: false,
-    sockets: NONE,
+    sockets: [],
     unreadable: false,
   };
 }

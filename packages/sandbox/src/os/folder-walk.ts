@@ -134,16 +134,13 @@ function summarize(
   const sockets: string[] = [];
   const unreadable: string[] = [];
   const outOfReachFolders: string[] = [];
-  // Once or twice a call over every folder of the tree: no entry pairs nor iterators made.
-  folders.forEach((listing, folder) => {
-    if (listing.hasGitEntry && folder !== root) gitEntries.push(childPath(folder, ".git"));
+  for (const [folder, listing] of folders) {
+    if (listing.hasGitEntry && folder !== root) gitEntries.push(path.join(folder, ".git"));
     if (listing.gitDirectory === true) gitEntries.push(folder);
     if (listing.unreadable) unreadable.push(folder);
-    if (listing.outOfReach === true) outOfReachFolders.push(folder);
-    if (listing.sockets.length > 0) {
-      for (const name of listing.sockets) sockets.push(childPath(folder, name));
-    }
-  });
+    if (listing.outOfReach) outOfReachFolders.push(folder);
+    for (const name of listing.sockets) sockets.push(path.join(folder, name));
+  }
   return {
     gitEntries: gitEntries.sort(),
     sockets: sockets.sort(),
@@ -196,7 +193,7 @@ class FolderTree {
         // A folder that vanished meanwhile still counts against the limit, as an empty one.
         const listing = this.read(folder) ?? emptyListing();
         this.folders.set(folder, listing);
-        for (const name of listing.subfolders) next.push(childPath(folder, name));
+        for (const name of listing.subfolders) next.push(path.join(folder, name));
       }
       if (this.truncated) break;
       level = next;
@@ -241,11 +238,11 @@ class FolderTree {
       const now = new Set(listing.subfolders);
       if (!replaced) {
         for (const name of before.subfolders) {
-          if (!now.has(name)) this.forgetTree(childPath(folder, name));
+          if (!now.has(name)) this.forgetTree(path.join(folder, name));
         }
       }
       for (const name of listing.subfolders) {
-        const subfolder = childPath(folder, name);
+        const subfolder = path.join(folder, name);
         if (!known.has(subfolder)) added.push(subfolder);
       }
     }
@@ -271,7 +268,7 @@ class FolderTree {
         const listing = this.read(folder) ?? emptyListing();
         listed += 1;
         known.set(folder, listing);
-        for (const name of listing.subfolders) next.push(childPath(folder, name));
+        for (const name of listing.subfolders) next.push(path.join(folder, name));
       }
       level = next;
     }
@@ -288,23 +285,14 @@ class FolderTree {
 
   /** Forget everything known beneath `folder`, through the known listings. */
   private forgetBelow(folder: string, listing: FolderListing): void {
-    const gone = listing.subfolders.map((name) => childPath(folder, name));
+    const gone = listing.subfolders.map((name) => path.join(folder, name));
     for (let next = gone.pop(); next !== undefined; next = gone.pop()) {
       const below = this.folders.get(next);
       if (below === undefined) continue;
       this.folders.delete(next);
-      for (const name of below.subfolders) gone.push(childPath(next, name));
+      for (const name of below.subfolders) gone.push(path.join(next, name));
     }
   }
-}
-
-/**
- * The path of the entry `name` (as a listing gives it: no slash, neither `.` nor `..`) of the
- * folder `folder` (a normalized absolute path): what `path.join` gives, without its normalizing,
- * which costs more than the system call of a big tree's folder.
- */
-function childPath(folder: string, name: string): string {
-  return folder === "/" ? `/${name}` : `${folder}/${name}`;
 }
 
 /** Whether both listings are of the same folder (not another one that took its path). */

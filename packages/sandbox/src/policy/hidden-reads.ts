@@ -294,14 +294,6 @@ function entryExists(target: string): boolean {
   }
 }
 
-/**
- * The path of the entry `name` of `folder` (normalized absolute paths; a listed name has no
- * slash): what `path.join` gives, without the normalizing that costs as much as the system call.
- */
-function entryOf(folder: string, name: string): string {
-  return folder === "/" ? `/${name}` : `${folder}/${name}`;
-}
-
 /** A system folder searched for secret files, and how many folder levels deep. */
 interface SecretSearch {
   folder: string;
@@ -348,10 +340,9 @@ function systemSecrets(
     }
     for (const entry of entries) {
       if (--budget < 0) return;
-      if (entry.isSymbolicLink()) continue;
-      const entryPath = entryOf(folder, entry.name);
-      const realEntry = real === folder ? entryPath : entryOf(real, entry.name);
-      if (NOT_SEARCHED.has(entryPath)) continue;
+      const entryPath = path.join(folder, entry.name);
+      const realEntry = path.join(real, entry.name);
+      if (NOT_SEARCHED.has(entryPath) || entry.isSymbolicLink()) continue;
       if (scope === "workspace" && !isInside(realEntry, root) && !isInside(root, realEntry)) {
         continue;
       }
@@ -380,8 +371,7 @@ function systemSecrets(
       }
     }
   };
-  for (const { folder: given, depth } of systemFolders) {
-    const folder = path.resolve(given);
+  for (const { folder, depth } of systemFolders) {
     const real = scope === "host" ? folder : realpathOr(folder);
     if (scope === "host" || isInside(real, root) || isInside(root, real))
       search(folder, real, depth);
