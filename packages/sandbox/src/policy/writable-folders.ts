@@ -222,19 +222,10 @@ function existingFolder(given: string): string {
   try {
     real = realpathSync.native(path.resolve(given));
   } catch (error) {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `allowWrites (--allow-write) ${given} cannot be made writable for commands: it cannot be resolved (${(error as NodeJS.ErrnoException).code}); make the folder first`,
-      { details: { path: given } },
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    throw refusal(given, given, `it cannot be resolved (${code}); make the folder first`);
   }
-  if (!statSync(real).isDirectory()) {
-    throw new ToolError(
-      "INVALID_INPUT",
-      `allowWrites (--allow-write) ${given} cannot be made writable for commands: it is not a folder`,
-      { details: { path: real } },
-    );
-  }
+  if (!statSync(real).isDirectory()) throw refusal(given, real, "it is not a folder");
   return real;
 }
 
