@@ -197,16 +197,17 @@ describe.skipIf(skipReason !== undefined)(
     }
 
     for (const allowGitWrites of [true, false]) {
-      it(`a command cannot make a work tree a git directory of its own while it runs, by breaking its .git (allowGitWrites: ${allowGitWrites})`, async () => {
+      it(`a command cannot make a work tree a git directory of its own by breaking its .git (allowGitWrites: ${allowGitWrites})`, async () => {
         // With git writes a command can break a .git (its HEAD); git then takes the work tree
         // for a git directory once it holds a HEAD, objects/ and refs/, and runs its config: the
-        // command's. The user's git fetch (an editor's) there meanwhile would run its uploadpack.
+        // command's. The user's git fetch (an editor's) there would run its uploadpack.
         const root = await workspace();
         const marker = path.join(await useTempDir({ parent: "/var/tmp" }), "ran");
         const config = `[remote "origin"]\\n\\turl = /tmp\\n\\tuploadpack = "touch ${marker}; false"\\n`;
         const client = await createLocalSandbox({ root, mode: "workspace-write", allowGitWrites });
         try {
           for (const tree of [".", "vendor/lib"]) {
+            const after = path.join(root, tree, "went-on");
             let ended = false;
             const running = client
               .exec(
@@ -217,7 +218,8 @@ describe.skipIf(skipReason !== undefined)(
                   "cp -r /tmp/template/objects /tmp/template/refs .",
                   `printf '${config}' > config`,
                   "cp /tmp/template/HEAD HEAD",
-                  "sleep 4",
+                  "sleep 2",
+                  "touch went-on",
                 ].join("; "),
                 { env: IDENTITY, timeoutMs: 20_000 },
               )
@@ -228,15 +230,21 @@ describe.skipIf(skipReason !== undefined)(
               .finally(() => {
                 ended = true;
               });
-            // The user's git in that work tree, over and over while the command runs.
-            const started = Date.now();
-            while (!ended && Date.now() - started < 6_000) {
-              try {
-                hostGit(path.join(root, tree), "fetch", "-q", "origin");
-              } catch {
-                // Refused or failing: what counts is that it ran nothing of the command's.
+            if (!allowGitWrites) {
+              // The .git stays whole (its HEAD is protected), so git never looks at the work
+              // tree itself: the user's git there, over and over while the command runs, runs
+              // nothing of the command's. With git writes the HEAD beside it is watched instead,
+              // and a host git in the milliseconds before it is moved aside would use it
+              // (docs/security-limitations.md), so there the loop would only time that window.
+              const started = Date.now();
+              while (!ended && Date.now() - started < 6_000) {
+                try {
+                  hostGit(path.join(root, tree), "fetch", "-q", "origin");
+                } catch {
+                  // Refused or failing: what counts is that it ran nothing of the command's.
+                }
+                await new Promise((resolve) => setTimeout(resolve, 50));
               }
-              await new Promise((resolve) => setTimeout(resolve, 50));
             }
             const outcome = await running;
             expect(
@@ -248,23 +256,25 @@ describe.skipIf(skipReason !== undefined)(
               expect(outcome).toMatchObject({
                 error: { code: "PROTECTED_PATH", message: expect.stringContaining("HEAD") },
               });
+              expect(existsSync(after), "the command went on after making the HEAD").toBe(false);
             } else {
-              // The .git stays whole, so git never looks at the work tree itself.
               expect(outcome).toMatchObject({ result: { exitCode: 0 } });
             }
             expect(existsSync(path.join(root, tree, "HEAD"))).toBe(false);
+            for (const args of [["fetch", "-q", "origin"], ["log", "-1"], ["status"]]) {
+              try {
+                hostGit(path.join(root, tree), ...args);
+              } catch {
+                // As above.
+              }
+            }
+            expect(existsSync(marker), `the user's git in ${tree} ran the command's program`).toBe(
+              false,
+            );
           }
         } finally {
           await client.close();
         }
-        for (const tree of [".", "vendor/lib"]) {
-          try {
-            hostGit(path.join(root, tree), "fetch", "-q", "origin");
-          } catch {
-            // As above.
-          }
-        }
-        expect(existsSync(marker)).toBe(false);
       });
     }
 
