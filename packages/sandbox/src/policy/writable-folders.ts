@@ -25,7 +25,10 @@ export interface WritableFoldersOptions {
   given: readonly string[];
   /** Real path of the workspace root. */
   root: string;
-  /** What commands cannot read (`hiddenReads` in the host scope). */
+  /**
+   * What commands cannot read (`hiddenReads` in the host scope), or at least what of it lies
+   * outside the system's folders (which are refused whole first).
+   */
   hiddenPaths: readonly HiddenPath[];
   /** For the homes, the role variables and pleach's own folders. */
   hostEnvironment: Readonly<Record<string, string | undefined>>;
@@ -246,7 +249,8 @@ export interface WritableFoldersOfOptions {
 
 /**
  * The checked writable folders of a wrapper for the workspace `root`, with this call's hidden
- * paths when the caller has them (`gatherHostFacts`) or found afresh.
+ * paths when the caller has them (`gatherHostFacts`) or found afresh (the file tools' protection,
+ * the look after a command), without the search of the system's folders.
  */
 export function writableFoldersOf({
   allowWrites,
@@ -259,7 +263,10 @@ export function writableFoldersOf({
       : writableFolders({
           given: allowWrites,
           root: realpathSync.native(root),
-          hiddenPaths: hiddenPaths ?? hiddenReads({ root, hostEnvironment, ...readPolicy }),
+          // The system's folders, whose secret files the search finds, are refused whole above
+          // any hidden path, so found afresh the hidden paths need no search of them.
+          hiddenPaths:
+            hiddenPaths ?? hiddenReads({ root, hostEnvironment, ...readPolicy, systemFolders: [] }),
           hostEnvironment,
         });
 }
