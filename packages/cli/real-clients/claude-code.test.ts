@@ -1,9 +1,10 @@
 // What Claude Code, the real CLI, hands its model from `pleach mcp`: Claude Code runs headless
 // (`-p`) against a scripted model on 127.0.0.1 (ANTHROPIC_BASE_URL), with the built `pleach mcp`
 // as its only MCP server; the script calls read_file on a 200 KB file, run_tests failing and
-// passing, list_files recursive and search_files broad, and records each tool_result Claude Code
-// sends back. Each must be pleach's own text, with its hints, not JSON, and not spilled to a file
-// or cut by the client: the same text the runtime renders for the same call.
+// passing, list_files recursive, search_files broad and a git commit the sandbox refuses, and
+// records each tool_result Claude Code sends back. Each must be pleach's own text, with its hints,
+// not JSON, and not spilled to a file or cut by the client: the same text the runtime renders for
+// the same call.
 //
 // Out of the default run (it installs Claude Code and takes about a minute):
 // `bash scripts/real-clients.sh`. Claude Code comes from the npm registry at a pinned version,

@@ -184,12 +184,13 @@ describe("Codex hands its model pleach's text, within its budget", () => {
     },
   );
 
-  it("kept the hints: read_file's offset on a page shrunk to the budget", (context) => {
+  it("kept the hints: read_file's offset on a page shrunk to the budget, the refused commit's note", (context) => {
     if (skip !== undefined) context.skip(skip);
     expect(results[0]?.text).toMatch(
       /\[lines 1-110 of 2000; call read_file again with offset 111 to continue\]$/,
     );
     expect(results[1]?.text).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
+    expect(results[5]?.text).toMatch(/\[sandbox: .*start pleach with --allow-git-writes/);
   });
 });
 

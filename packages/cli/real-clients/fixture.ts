@@ -1,5 +1,6 @@
 // The workspace and the script both real-client tests drive: a 200 KB file, a failing and a
-// passing test file, a tree whose recursive listing is near the 50,000-character cap.
+// passing test file, a tree whose recursive listing is near the 50,000-character cap, all in a
+// git repository of one commit, which a command's commit cannot write without git writes.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -60,6 +61,9 @@ export async function installedClient({
 /** 2,000 lines of 100 characters: a 200 KB file, four read_file pages. */
 const line = (n: number) => `line ${String(n).padStart(5, "0")} ${"x".repeat(88)}`;
 
+/** git with an identity of its own, as in the workspace's first commit. */
+const GIT_AS_USER = "git -c user.name=u -c user.email=u@example.invalid";
+
 /** The calls, by pleach tool name, in order. */
 export const STEPS: Array<{ name: string; input: Record<string, unknown> }> = [
   { name: "read_file", input: { path: "big.txt" } },
@@ -67,6 +71,9 @@ export const STEPS: Array<{ name: string; input: Record<string, unknown> }> = [
   { name: "run_tests", input: { command: "node --test tests/pass.test.mjs" } },
   { name: "list_files", input: { dir: ".", recursive: true } },
   { name: "search_files", input: { pattern: "line 0" } },
+  // Refused (no --allow-git-writes), and the model must read the note naming the way out. An
+  // empty commit changes no file the other steps' second run (the runtime's) would see.
+  { name: "bash", input: { command: `${GIT_AS_USER} commit -q --allow-empty -m step` } },
 ];
 
 /** Fill `root` with the workspace the steps work on. */
@@ -87,6 +94,11 @@ export async function makeWorkspace(root: string): Promise<void> {
       await writeFile(path.join(folder, `file-${String(file).padStart(3, "0")}.txt`), "x\n");
     }
   }
+  const git = (...args: string[]) =>
+    promisify(execFile)("git", [...GIT_AS_USER.split(" ").slice(1), ...args], { cwd: root });
+  await git("init", "-q");
+  await git("add", ".");
+  await git("commit", "-q", "-m", "workspace");
 }
 
 /** Two runs of a test suite differ in their timings only: those are blanked on both sides. */
@@ -136,17 +148,18 @@ export async function expectRuntimeText({
 }
 
 /**
- * Check the hints survived in what the model read for the first three steps (the client's own
- * wrapper taken off): read_file's offset to continue at, the failing run's counts and failing
- * names, the passing run's count.
+ * Check the hints survived in what the model read (the client's own wrapper taken off):
+ * read_file's offset to continue at, the failing run's counts and failing names, the passing
+ * run's count, and the refused commit's note naming `--allow-git-writes`.
  */
-export function expectHints([read, failing, passing]: string[]): void {
+export function expectHints([read, failing, passing, , , commit]: string[]): void {
   expect(read).toMatch(
     /\[lines 1-\d+ of 2000; call read_file again with offset \d+ to continue\]$/,
   );
   expect(failing).toMatch(/^exit code 1 after .*1 passed, 1 failed/);
   expect(failing).toContain("failing tests:\n- checks");
   expect(passing).toMatch(/2 passed/);
+  expect(commit).toMatch(/\[exit 128\]\n\[sandbox: .*start pleach with --allow-git-writes/);
 }
 
 /**
