@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
@@ -15,6 +15,33 @@ describe("writableFolders", () => {
     expect(
       writableFolders({ given: [linked], root, hiddenPaths: [], hostEnvironment: process.env }),
     ).toEqual([given]);
+  });
+
+  it("refuses a folder inside a system folder's real path, where the system folder is a link (/opt -> /data/opt)", async () => {
+    const root = await useTempDir();
+    const data = await folder();
+    await mkdir(path.join(data, "opt", "tool"), { recursive: true });
+    const links = await useTempDir();
+    const opt = path.join(links, "opt");
+    await symlink(path.join(data, "opt"), opt);
+    const given = path.join(data, "opt", "tool");
+    const check = (systemFolders: string[]) =>
+      writableFolders({
+        given: [given],
+        root,
+        hiddenPaths: [],
+        hostEnvironment: process.env,
+        systemFolders,
+      });
+    expect(check([])).toEqual([given]);
+    expect(() => check([opt])).toThrow(
+      expect.objectContaining({
+        code: "INVALID_INPUT",
+        message: expect.stringContaining(
+          `it lies inside ${path.join(data, "opt")} (where ${opt} leads)`,
+        ),
+      }),
+    );
   });
 
   it("refuses, naming the rule, what overlaps the workspace, the system, homes, roles, hidden paths, pleach's folders or another given one", async () => {

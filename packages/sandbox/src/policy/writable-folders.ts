@@ -32,6 +32,11 @@ export interface WritableFoldersOptions {
   hiddenPaths: readonly HiddenPath[];
   /** For the homes, the role variables and pleach's own folders. */
   hostEnvironment: Readonly<Record<string, string | undefined>>;
+  /**
+   * The system's folders and the sandbox's own, each compared as spelled and by its real path
+   * (`/opt` may lead to `/data/opt`). @default `HOST_FOLDERS` and `/boot`, `/efi`, `/snap`
+   */
+  systemFolders?: readonly string[];
 }
 
 /**
@@ -52,8 +57,11 @@ export function writableFolders({
   root,
   hiddenPaths,
   hostEnvironment,
+  systemFolders = [...HOST_FOLDERS, ...BOOT_FOLDERS],
 }: WritableFoldersOptions): string[] {
   const folders: string[] = [];
+  // A folder's real path is compared, so a system folder's is too.
+  const systems = systemFolders.map((system) => ({ system, real: realpathOr(system) }));
   for (const each of given) {
     const folder = existingFolder(each);
     const refused = (why: string, other?: string) => refusal(each, folder, why, other);
@@ -67,11 +75,13 @@ export function writableFolders({
         root,
       );
     }
-    for (const system of [...HOST_FOLDERS, ...BOOT_FOLDERS]) {
-      if (overlap(system)) {
+    for (const { system, real } of systems) {
+      const met = [system, real].find(overlap);
+      if (met !== undefined) {
         const how =
-          folder === system ? "it is" : isInside(system, folder) ? "it lies inside" : "it holds";
-        throw refused(`${how} ${system}, a folder of the system or the sandbox's own`, system);
+          folder === met ? "it is" : isInside(met, folder) ? "it lies inside" : "it holds";
+        const shown = met === system ? system : `${met} (where ${system} leads)`;
+        throw refused(`${how} ${shown}, a folder of the system or the sandbox's own`, system);
       }
     }
     const homes = defaultHomeFolders(hostEnvironment);
