@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { copyFile, lstat, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { ExecResult } from "@pleach/core/sandbox";
@@ -205,7 +205,7 @@ describe.skipIf(bubblewrapSkip !== undefined)(
         await copyFile(archive, path.join(root, path.basename(archive)));
         const install = (venv: string) =>
           sandbox.exec(
-            `python3 -m venv ${venv} && ${venv}/bin/pip install --no-index tinypkg-0.1.tar.gz && ${venv}/bin/python -c 'import tinypkg; print(tinypkg.X)'`,
+            `python3 -m venv ${venv} && ${venv}/bin/pip install --no-index --find-links . tinypkg && ${venv}/bin/python -c 'import tinypkg; print(tinypkg.X)'`,
             { timeoutMs: 120_000 },
           );
         const first = succeeded(await install("one"));
@@ -218,6 +218,11 @@ describe.skipIf(bubblewrapSkip !== undefined)(
         // pip keeps the wheel it built; its next command sees it in the cache, as do the host's.
         const listed = succeeded(await sandbox.exec("one/bin/pip cache list"));
         expect(listed.stdout).toMatch(/tinypkg-0\.1-py3-none-any\.whl/);
+        // A second environment installs the kept wheel: nothing is built again.
+        const second = succeeded(await install("two"));
+        expect(second.stdout).toMatch(/^1$/m);
+        expect(second.stdout).not.toMatch(/Building wheel/);
+        expect(first.stdout).toMatch(/Building wheel/);
       },
     );
 
@@ -243,7 +248,9 @@ describe.skipIf(bubblewrapSkip !== undefined)(
       },
     );
 
-    it("build a crate with a path dependency, cargo's home the kept one", async ({ skip }) => {
+    it("build a crate with a git dependency, fetched into the kept cargo home and built from it the second time", async ({
+      skip,
+    }) => {
       const { sandbox, root, userCache } = await cachedSandbox();
       const version = await sandbox.exec("cargo --version");
       // rustup's cargo needs ~/.rustup, out of the commands' view unless given back (--allow-read).
@@ -252,28 +259,47 @@ describe.skipIf(bubblewrapSkip !== undefined)(
           `cargo does not run in the sandbox here: ${(version.stderr || version.stdout).trim().split("\n")[0]}`,
         );
       }
-      await mkdir(path.join(root, "dep", "src"), { recursive: true });
+      // The dependency is a repository of its own in the workspace, fetched by its file:// URL
+      // (no network here): cargo keeps its clone and checkout in $CARGO_HOME/git.
+      const dependency = path.join(root, "dep-source");
+      await mkdir(path.join(dependency, "src"), { recursive: true });
+      await writeFile(
+        path.join(dependency, "Cargo.toml"),
+        '[package]\nname = "dep"\nversion = "0.1.0"\nedition = "2021"\n',
+      );
+      await writeFile(
+        path.join(dependency, "src", "lib.rs"),
+        'pub fn shout() -> &\'static str { "HI!" }\n',
+      );
+      const git = (...args: string[]) =>
+        spawnSync("git", ["-C", dependency, ...args], { encoding: "utf8" });
+      git("init", "-q");
+      git("add", "-A");
+      expect(
+        git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "dep")
+          .status,
+      ).toBe(0);
       await mkdir(path.join(root, "src"));
       await writeFile(
         path.join(root, "Cargo.toml"),
-        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\ndep = { path = "dep" }\n',
+        `[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\ndep = { git = "file://${dependency}" }\n\n[workspace]\nexclude = ["dep-source"]\n`,
       );
       await writeFile(
         path.join(root, "src", "main.rs"),
         'fn main() { println!("{}", dep::shout()); }\n',
       );
-      await writeFile(
-        path.join(root, "dep", "Cargo.toml"),
-        '[package]\nname = "dep"\nversion = "0.1.0"\nedition = "2021"\n',
-      );
-      await writeFile(
-        path.join(root, "dep", "src", "lib.rs"),
-        'pub fn shout() -> &\'static str { "HI!" }\n',
-      );
       const built = succeeded(
-        await sandbox.exec('echo "$CARGO_HOME" && cargo run --offline -q', { timeoutMs: 300_000 }),
+        await sandbox.exec('echo "$CARGO_HOME" && cargo run -q', { timeoutMs: 300_000 }),
       );
-      expect(built.stdout).toBe(`${path.join(await cacheFolderOf(userCache), "cargo")}\nHI!\n`);
+      const kept = path.join(await cacheFolderOf(userCache), "cargo");
+      expect(built.stdout).toBe(`${kept}\nHI!\n`);
+      expect(await entriesBelow(path.join(kept, "git", "db"))).toBeGreaterThan(0);
+      // The source is gone and the build cleaned: only the kept cargo home has the dependency.
+      await rm(dependency, { recursive: true, force: true });
+      const again = succeeded(
+        await sandbox.exec("cargo clean -q && cargo run --offline -q", { timeoutMs: 300_000 }),
+      );
+      expect(again.stdout).toBe("HI!\n");
     });
   },
 );
