@@ -2,34 +2,19 @@
 // (Claude Code) headless: each response asks for the next tool call of the script, and every
 // tool_result the CLI sends back is recorded as the text its model would read.
 import type { ServerResponse } from "node:http";
-import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
+import {
+  type RecordedResult,
+  type ScriptedModel,
+  type ScriptedRequest,
+  serveScripted,
+} from "./scripted-server.js";
+
+export type { RecordedResult, ScriptedModel };
 
 /** One step of the script: a tool to call (its name as the CLI offers it) and its input. */
 export interface ScriptedCall {
   tool: string;
   input: Record<string, unknown>;
-}
-
-/** A tool result as the CLI sent it to the model. */
-export interface RecordedResult {
-  tool: string;
-  input: Record<string, unknown>;
-  /** The text the model reads: the result's text blocks, joined. */
-  text: string;
-  isError: boolean;
-  /** Blocks that are not text (an image, a document), by type. */
-  otherBlocks: string[];
-  /** The step of the script it answers, where the wire repeats earlier results. */
-  index?: number;
-}
-
-/** What {@link startScriptedAnthropic} returns. */
-export interface ScriptedModel {
-  url: string;
-  results: RecordedResult[];
-  /** Requests that did not carry the script's tools (titles, quota checks), answered with text. */
-  sideRequests: number;
-  close(): Promise<void>;
 }
 
 interface ContentBlock {

@@ -3,8 +3,13 @@
 // next tool call of the script, and every functionResponse the CLI sends back is recorded as the
 // text its model would read.
 import type { ServerResponse } from "node:http";
-import type { RecordedResult, ScriptedCall, ScriptedModel } from "./scripted-anthropic.js";
-import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
+import type { ScriptedCall } from "./scripted-anthropic.js";
+import {
+  type RecordedResult,
+  type ScriptedModel,
+  type ScriptedRequest,
+  serveScripted,
+} from "./scripted-server.js";
 
 interface Part {
   text?: string;

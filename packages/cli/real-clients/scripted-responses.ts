@@ -2,8 +2,13 @@
 // CLI headless: each response asks for the next tool call of the script, and every
 // function_call_output the CLI sends back is recorded as the text its model would read.
 import type { ServerResponse } from "node:http";
-import type { RecordedResult, ScriptedCall, ScriptedModel } from "./scripted-anthropic.js";
-import { type ScriptedRequest, serveScripted } from "./scripted-server.js";
+import type { ScriptedCall } from "./scripted-anthropic.js";
+import {
+  type RecordedResult,
+  type ScriptedModel,
+  type ScriptedRequest,
+  serveScripted,
+} from "./scripted-server.js";
 
 interface InputItem {
   type?: string;

@@ -2,7 +2,28 @@
 // answers a handler's failure with a 500 in the API's error shape, and the recorder they hand out.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { RecordedResult, ScriptedModel } from "./scripted-anthropic.js";
+
+/** A tool result as the CLI sent it to the model. */
+export interface RecordedResult {
+  tool: string;
+  input: Record<string, unknown>;
+  /** The text the model reads: the result's text blocks, joined. */
+  text: string;
+  isError: boolean;
+  /** Blocks that are not text (an image, a document), by type. */
+  otherBlocks: string[];
+  /** The step of the script it answers, where the wire repeats earlier results. */
+  index?: number;
+}
+
+/** What a scripted model returns (startScriptedAnthropic, startScriptedResponses, startScriptedGemini). */
+export interface ScriptedModel {
+  url: string;
+  results: RecordedResult[];
+  /** Requests that did not carry the script's tools (titles, quota checks), answered with text. */
+  sideRequests: number;
+  close(): Promise<void>;
+}
 
 /** A request's method, URL and parsed JSON body (`undefined` when it has none). */
 export interface ScriptedRequest {

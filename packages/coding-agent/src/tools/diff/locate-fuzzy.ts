@@ -1,5 +1,5 @@
-import { align, MATCHING, type Step } from "./fuzzy-align.js";
-import { chooseByHint, type LineTable, normalizeLine, type Tolerance } from "./locate.js";
+import { align, type FuzzyAlignment, MATCHING, type Step } from "./fuzzy-align.js";
+import { chooseByHint, type LineTable, normalizeLine } from "./locate.js";
 import type { HunkLine } from "./parse.js";
 import { isSmallEdit } from "./small-edit.js";
 
@@ -9,26 +9,6 @@ interface Used {
   missing: number;
   unmatched: number;
   applied: number;
-}
-
-/** How a hunk's old lines line up with the file when some differ by a slip. */
-export interface FuzzyAlignment {
-  /** 0-based line of the file where the hunk's first old line sits. */
-  start: number;
-  /** The hunk's lines, with the file lines the diff left out put in as context lines. */
-  lines: HunkLine[];
-  /** 0-based lines of the file that differ from the diff's line by a small edit. */
-  similarLines: number[];
-  /** 0-based lines of the file that the diff's context left out. */
-  missingLines: number[];
-  /** 0-based blank lines of the file the diff left out between two of its removed lines: removed. */
-  blankLinesRemoved: number[];
-  /** Context lines of the diff the file does not have (remembered from an older version): left out. */
-  unmatchedContext: string[];
-  /** 0-based lines of the file that hold a change of the hunk already (its added lines): kept. */
-  appliedLines: number[];
-  /** The loosest tolerance the lines that do match needed. */
-  tolerance: Tolerance;
 }
 
 /** Where {@link locateFuzzy} lined a hunk up. */
