@@ -1,13 +1,20 @@
 import { createAnthropicTextEditorTool, TEXT_EDITOR_NAME } from "@pleach/core/anthropic";
-import {
-  type ModelAdapter,
-  ModelError,
-  type ModelMessage,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelToolCall,
+import type {
+  ModelAdapter,
+  ModelMessage,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
 } from "../model.js";
-import { type FetchFunction, postJSON, type RetryOptions, withoutSchemaKey } from "./http.js";
+import {
+  endpoint,
+  type FetchFunction,
+  invalidResponse,
+  modelResponse,
+  postJSON,
+  type RetryOptions,
+  withoutSchemaKey,
+} from "./http.js";
 
 /** Options of {@link createAnthropicModel}. */
 export interface AnthropicModelOptions extends RetryOptions {
@@ -73,7 +80,7 @@ export function createAnthropicModel({
   initialBackoffMs,
   nativeTools = false,
 }: AnthropicModelOptions): ModelAdapter {
-  const url = `${baseURL.replace(/\/+$/, "")}/v1/messages`;
+  const url = endpoint(baseURL, "/v1/messages");
   return {
     name: `anthropic:${model}`,
     ...(nativeTools
@@ -109,10 +116,7 @@ export function createAnthropicModel({
         initialBackoffMs,
       })) as AnthropicMessage;
       if (!Array.isArray(answer.content)) {
-        throw new ModelError(
-          "invalid-response",
-          `anthropic answered without content: ${JSON.stringify(answer).slice(0, 200)}`,
-        );
+        throw invalidResponse("anthropic", "content", answer);
       }
       const texts: string[] = [];
       const toolCalls: ModelToolCall[] = [];
@@ -122,15 +126,12 @@ export function createAnthropicModel({
           toolCalls.push({ id: block.id ?? "", name: block.name ?? "", input: block.input ?? {} });
         }
       }
-      return {
-        text: texts.join("\n"),
+      return modelResponse(
+        texts.join("\n"),
         toolCalls,
-        usage: {
-          inputTokens: answer.usage?.input_tokens ?? 0,
-          outputTokens: answer.usage?.output_tokens ?? 0,
-        },
-        ...(answer.stop_reason === undefined ? {} : { stopReason: answer.stop_reason }),
-      };
+        { input: answer.usage?.input_tokens, output: answer.usage?.output_tokens },
+        answer.stop_reason,
+      );
     },
   };
 }

@@ -1,4 +1,9 @@
-import { ModelError, type ModelErrorKind } from "../model.js";
+import {
+  ModelError,
+  type ModelErrorKind,
+  type ModelResponse,
+  type ModelToolCall,
+} from "../model.js";
 
 /** A `fetch` function, injectable for tests and proxies. */
 export type FetchFunction = typeof globalThis.fetch;
@@ -35,6 +40,34 @@ export interface PostJSONOptions extends RetryOptions {
    * @default reads `error.message`, the shape OpenAI, Anthropic and compatible servers answer with
    */
   errorMessageOf?(body: unknown): string | undefined;
+}
+
+/** The URL of `path` (`/responses`, `/v1/messages`) below a provider's base URL. */
+export function endpoint(baseURL: string, path: string): string {
+  return `${baseURL.replace(/\/+$/, "")}${path}`;
+}
+
+/** A provider's answer as the runtime takes it: text, tool calls, token counts, stop reason. */
+export function modelResponse(
+  text: string,
+  toolCalls: ModelToolCall[],
+  tokens: { input?: number | undefined; output?: number | undefined } | undefined,
+  stopReason: string | undefined,
+): ModelResponse {
+  return {
+    text,
+    toolCalls,
+    usage: { inputTokens: tokens?.input ?? 0, outputTokens: tokens?.output ?? 0 },
+    ...(stopReason === undefined ? {} : { stopReason }),
+  };
+}
+
+/** The error for an answer without the part every answer has (`content`, `output`, a message). */
+export function invalidResponse(provider: string, missing: string, answer: unknown): ModelError {
+  return new ModelError(
+    "invalid-response",
+    `${provider} answered without ${missing}: ${JSON.stringify(answer).slice(0, 200)}`,
+  );
 }
 
 const MAX_BACKOFF_MS = 30_000;

@@ -324,6 +324,32 @@ describe("createAnthropicModel", () => {
   });
 });
 
+describe("an HTTP model's answer without its body", () => {
+  it("is an invalid-response error naming the provider, what is missing and the answer", async () => {
+    const { baseURL } = await fakeProvider([
+      { status: 200, body: { id: "chat-1" } },
+      { status: 200, body: { id: "msg-1" } },
+      { status: 200, body: { id: "resp-1" } },
+    ]);
+    const models = [
+      createOpenAIChatModel({ baseURL, model: "m" }),
+      createAnthropicModel({ baseURL, apiKey: "k", model: "m" }),
+      createOpenAIResponsesModel({ baseURL, model: "m" }),
+    ];
+    const expected = [
+      'openai answered without a message: {"id":"chat-1"}',
+      'anthropic answered without content: {"id":"msg-1"}',
+      'openai answered without output: {"id":"resp-1"}',
+    ];
+    for (const [index, model] of models.entries()) {
+      await expect(model.generate(request)).rejects.toMatchObject({
+        kind: "invalid-response",
+        message: expected[index],
+      });
+    }
+  });
+});
+
 describe("createAISDKModel", () => {
   it("drives any AI SDK language model through doGenerate", async () => {
     const mock = new MockLanguageModelV3({

@@ -1,12 +1,9 @@
+import type { ModelAdapter, ModelMessage, ModelResponse, ModelToolCall } from "../model.js";
 import {
-  type ModelAdapter,
-  ModelError,
-  type ModelMessage,
-  type ModelResponse,
-  type ModelToolCall,
-} from "../model.js";
-import {
+  endpoint,
   type FetchFunction,
+  invalidResponse,
+  modelResponse,
   parseArguments,
   postJSON,
   type RetryOptions,
@@ -66,7 +63,7 @@ export function createOpenAIChatModel({
   maxRetries,
   initialBackoffMs,
 }: OpenAIChatModelOptions): ModelAdapter {
-  const url = `${baseURL.replace(/\/+$/, "")}/chat/completions`;
+  const url = endpoint(baseURL, "/chat/completions");
   return {
     name: `openai:${model}`,
     async generate({ system, messages, tools, abortSignal }): Promise<ModelResponse> {
@@ -101,25 +98,19 @@ export function createOpenAIChatModel({
       })) as ChatCompletion;
       const choice = answer.choices?.[0];
       if (choice?.message === undefined) {
-        throw new ModelError(
-          "invalid-response",
-          `openai answered without a message: ${JSON.stringify(answer).slice(0, 200)}`,
-        );
+        throw invalidResponse("openai", "a message", answer);
       }
       const toolCalls: ModelToolCall[] = (choice.message.tool_calls ?? []).map((call, index) => ({
         id: call.id ?? `call_${index}`,
         name: call.function?.name ?? "",
         ...parseArguments(call.function?.arguments ?? ""),
       }));
-      return {
-        text: choice.message.content ?? "",
+      return modelResponse(
+        choice.message.content ?? "",
         toolCalls,
-        usage: {
-          inputTokens: answer.usage?.prompt_tokens ?? 0,
-          outputTokens: answer.usage?.completion_tokens ?? 0,
-        },
-        ...(choice.finish_reason === undefined ? {} : { stopReason: choice.finish_reason }),
-      };
+        { input: answer.usage?.prompt_tokens, output: answer.usage?.completion_tokens },
+        choice.finish_reason,
+      );
     },
   };
 }

@@ -1,13 +1,19 @@
 import { applyPatchOperationToV4A } from "@pleach/core/openai";
-import {
-  type ModelAdapter,
-  ModelError,
-  type ModelMessage,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelToolCall,
+import type {
+  ModelAdapter,
+  ModelMessage,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
 } from "../model.js";
-import { parseArguments, postJSON, withoutSchemaKey } from "./http.js";
+import {
+  endpoint,
+  invalidResponse,
+  modelResponse,
+  parseArguments,
+  postJSON,
+  withoutSchemaKey,
+} from "./http.js";
 import type { OpenAIChatModelOptions } from "./openai-chat.js";
 
 /**
@@ -57,7 +63,7 @@ export function createOpenAIResponsesModel({
   initialBackoffMs,
   nativeTools = false,
 }: OpenAIResponsesModelOptions): ModelAdapter {
-  const url = `${baseURL.replace(/\/+$/, "")}/responses`;
+  const url = endpoint(baseURL, "/responses");
   // The built-in calls as the model sent them, by call id, to echo them back with their results.
   const nativeCalls = new Map<string, OutputItem>();
   return {
@@ -83,10 +89,7 @@ export function createOpenAIResponsesModel({
         initialBackoffMs,
       })) as ResponsesAnswer;
       if (!Array.isArray(answer.output)) {
-        throw new ModelError(
-          "invalid-response",
-          `openai answered without output: ${JSON.stringify(answer).slice(0, 200)}`,
-        );
+        throw invalidResponse("openai", "output", answer);
       }
       const texts: string[] = [];
       const toolCalls: ModelToolCall[] = [];
@@ -109,15 +112,12 @@ export function createOpenAIResponsesModel({
           toolCalls.push({ id, name: "bash", input });
         }
       }
-      return {
-        text: texts.join("\n"),
+      return modelResponse(
+        texts.join("\n"),
         toolCalls,
-        usage: {
-          inputTokens: answer.usage?.input_tokens ?? 0,
-          outputTokens: answer.usage?.output_tokens ?? 0,
-        },
-        ...(answer.status === undefined ? {} : { stopReason: answer.status }),
-      };
+        { input: answer.usage?.input_tokens, output: answer.usage?.output_tokens },
+        answer.status,
+      );
     },
   };
 }
