@@ -105,7 +105,9 @@ describe("connection limits of the sandbox server", () => {
     expect(cut).toBeLessThanOrEqual(1_000 - 512);
     expect(outcome.answered408).toBeGreaterThanOrEqual(400);
     expect(outcome.otherAnswers).toEqual([]);
-    expect(outcome.longestOpenMs).toBeLessThan(deadline + 1_500);
+    // Closed by the deadline, not held until the holders quit: the slack is for a loaded machine,
+    // where the holders see the close late (6.8 s once in CI), not for the server.
+    expect(outcome.longestOpenMs).toBeLessThan(2 * deadline);
     expect(outcome.bodies).toContain('"code":"TIMEOUT"');
     expect(outcome.bodies).toContain('"reason":"unauthorized-limit"');
     expect(outcome.bodies).toContain('"reason":"unauthorized-timeout"');
@@ -131,7 +133,9 @@ describe("connection limits of the sandbox server", () => {
     const outcome = await idle.closed;
     expect(outcome).toMatchObject({ opened: count, answered408: count, unanswered: 0, errors: 0 });
     expect(outcome.longestOpenMs).toBeGreaterThanOrEqual(deadline - 100);
-    expect(outcome.longestOpenMs).toBeLessThan(deadline + 1_500);
+    // Closed by the deadline, not held until the holders quit: the slack is for a loaded machine,
+    // where the holders see the close late (6.8 s once in CI), not for the server.
+    expect(outcome.longestOpenMs).toBeLessThan(2 * deadline);
   }, 30_000);
 
   it("answers 503 with Retry-After past its connection limit, before reading the request", async () => {
