@@ -249,6 +249,7 @@ describe("the cache folder in the sandbox's argv", () => {
   const cache = "/home/ada/.cache/pleach/caches/0123456789abcdef";
   const hostFacts: HostFacts = {
     root: "/home/ada/project",
+    unreadableFolders: [],
     protectedPaths: [],
     hiddenPaths: [],
     hostSockets: [],

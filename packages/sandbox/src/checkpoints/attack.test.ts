@@ -11,6 +11,7 @@ import { setExecutable } from "./workspace-entries.js";
 const openPolicy = (root: string) => async () => ({
   root,
   gitEntries: [],
+  unreadableFolders: [],
   paths: [],
   ruleFor: () => undefined,
   ruleForIdentity: () => undefined,

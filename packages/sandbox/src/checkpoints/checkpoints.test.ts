@@ -199,6 +199,7 @@ describe("checkpoints against a command that swaps folders for links", () => {
         protection: async () => ({
           root,
           gitEntries: [],
+          unreadableFolders: [],
           paths: [],
           ruleFor: () => undefined,
           ruleForIdentity: () => undefined,

@@ -3,6 +3,7 @@ import type { WorkspaceLook } from "../os/command-wrapper.js";
 import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
 import { isInside } from "../paths.js";
 import { pathState } from "../policy/path-state.js";
+import { reopenClosedFolders } from "./closed-folders.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
 import { gitEntriesPastTheLimit } from "./past-the-limit.js";
@@ -52,6 +53,7 @@ export function workspaceLooks({
     const protection = await currentProtection({ ...policy, root: top, otherRoots });
     return {
       gitEntries: protection.gitEntries,
+      unreadable: protection.unreadableFolders,
       missing: protection.paths.filter(({ state }) => state === "missing"),
     };
   };
@@ -73,6 +75,9 @@ export function workspaceLooks({
       items.filter((item) => isInside(top, pathOf(item)));
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
+    // A folder the command closed (chmod 000) would hide from the look what it made inside.
+    const walker = policy.cache.walker(top, policy.maxDirectories);
+    notes.push(...(await reopenClosedFolders(top, since, () => walker.scan())));
     // A session's look walks the folder; where it fails (one past the folder limit throws
     // TOO_LARGE) the repositories are made inert from the walk alone all the same.
     let looked: WorkspaceLook | undefined;
@@ -85,8 +90,9 @@ export function workspaceLooks({
       }
     }
     let gitEntries = looked?.gitEntries;
+    let unreadable = looked?.unreadable ?? [];
     if (gitEntries === undefined) {
-      const scan = await policy.cache.walker(top, policy.maxDirectories).scan();
+      const scan = await walker.scan();
       // A command that made more folders than the walk's limit may have made a repository past
       // it: the rest is searched too.
       const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
@@ -96,8 +102,9 @@ export function workspaceLooks({
         );
       }
       gitEntries = past ?? scan.gitEntries;
+      unreadable = scan.unreadable;
     }
-    const walked = { gitEntries, missing: [] };
+    const walked = { gitEntries, missing: [], unreadable };
     if (policy.gitWrites === true) {
       notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
     }
@@ -145,6 +152,7 @@ export function workspaceLooks({
 function joined(looks: readonly WorkspaceLook[], folders: readonly string[]): WorkspaceLook {
   return {
     gitEntries: looks.flatMap((each) => each.gitEntries),
+    unreadable: looks.flatMap((each) => each.unreadable),
     missing: looks.flatMap((each) => each.missing),
     ...(folders.length === 0 ? {} : { folders }),
   };

@@ -37,6 +37,11 @@ export interface WorkspaceLook {
   gitEntries: readonly string[];
   missing: readonly ProtectedPath[];
   /**
+   * The folders that could not be listed then (protected whole): one a command closes later is
+   * opened again for its owner when it ends (`reopenClosedFolders`).
+   */
+  unreadable: readonly string[];
+  /**
    * Real paths of the folders besides the workspace it covers (`allowWrites`, as checked when it
    * was taken): the next look looks at these, never at a folder resolved afresh.
    * @default none

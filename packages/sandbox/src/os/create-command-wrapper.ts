@@ -229,7 +229,14 @@ export function createCommandWrapper({
         ...(hostFacts.readView === undefined ? {} : { readView: hostFacts.readView }),
       },
       proxyLog: proxy?.log ?? [],
-      ...(protect ? { afterwards: { notes: [], look: { gitEntries: [], missing: [] } } } : {}),
+      ...(protect
+        ? {
+            afterwards: {
+              notes: [],
+              look: { gitEntries: [], missing: [], unreadable: hostFacts.unreadableFolders },
+            },
+          }
+        : {}),
       notes: cacheTurn?.notes ?? [],
     };
     // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
@@ -333,6 +340,7 @@ export function createCommandWrapper({
                 hostFacts.root,
                 since ?? {
                   gitEntries: hostFacts.gitEntries,
+                  unreadable: hostFacts.unreadableFolders,
                   missing: hostFacts.protectedPaths.filter(({ state }) => state === "missing"),
                   ...(folders.length === 0 ? {} : { folders }),
                 },

@@ -95,6 +95,11 @@ export interface HostFacts {
    * ends (`makeNewRepositoriesInert`).
    */
   gitEntries: string[];
+  /**
+   * The folders the walk could not list (`WorkspaceScan.unreadable`), of the workspace and of each
+   * of `writableFolders`: protected whole, so a folder a command closes is one not among them.
+   */
+  unreadableFolders: string[];
   /** Present when the bubblewrap probe succeeded. */
   bubblewrap?: BubblewrapFacts;
 }
@@ -367,6 +372,7 @@ export async function gatherHostFacts({
     inheritedEnvironment: inheritedEnvironment({ hostEnvironment }),
     temporaryDirectory: realpathOr(os.tmpdir()),
     gitEntries: walks.flatMap(([, each]) => each.gitEntries),
+    unreadableFolders: walks.flatMap(([, each]) => each.unreadable),
     walk: {
       directories: walk.directories,
       truncated: walk.truncated,

@@ -9,6 +9,7 @@ import { type SandboxPolicy, wrapCommand } from "./wrap-command.js";
 
 const hostFacts: HostFacts = {
   root: "/home/ada/project",
+  unreadableFolders: [],
   protectedPaths: [
     { path: "/home/ada/project/.envrc", state: "missing" },
     { path: "/home/ada/project/.git", state: "directory" },

@@ -39,6 +39,8 @@ export interface WorkspaceProtection {
   root: string;
   /** The git directory entries below the root it was computed from (`nestedGitEntries`). */
   gitEntries: readonly string[];
+  /** The folders below the root it was computed from that could not be listed (`unreadableFolders`). */
+  unreadableFolders: readonly string[];
   /**
    * The protected paths, shallowest first, each once (none inside another): those that exist are
    * kept read-only for commands, and what a command makes at a `missing` one is moved aside when
@@ -253,6 +255,7 @@ export function workspaceProtection({
   return {
     root,
     gitEntries: nestedGitEntries,
+    unreadableFolders,
     paths: outermostOnly(paths),
     ruleFor(relative) {
       const segments = fold(relative).split(path.sep);
