@@ -43,6 +43,12 @@ function ownerScan(top: string): () => Promise<WorkspaceScan> {
 }
 
 const NONE = { unreadable: [], gitEntries: [] };
+/** As the look calls it: what was found when the command ended, and the scan to look again. */
+const reopenAll = async (
+  top: string,
+  before: typeof NONE | { unreadable: string[]; gitEntries: string[] },
+  scan: () => Promise<WorkspaceScan>,
+) => reopenClosedFolders(top, before, await scan(), scan);
 const modeOf = (folder: string) => lstatSync(folder).mode & 0o7777;
 const closed: string[] = [];
 afterEach(() => {
@@ -62,7 +68,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
     close(path.join(top, "locked", "inner"));
     close(path.join(top, "locked"));
     close(path.join(top, "half"), 0o350);
-    const notes = await reopenClosedFolders(top, NONE, ownerScan(top));
+    const notes = (await reopenAll(top, NONE, ownerScan(top))).notes;
     expect(modeOf(path.join(top, "locked"))).toBe(0o700);
     expect(modeOf(path.join(top, "locked", "inner"))).toBe(0o700);
     // Only the owner's bits: the group's and others' stay as the command left them.
@@ -70,7 +76,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
     expect(notes).toEqual([
       "half (mode 350), locked (mode 000), locked/inner (mode 000) could not be read, by a mode a sandboxed command set: pleach gave their owner read, write and search permission back when the command ended, to look for repositories made inside.",
     ]);
-    expect(await reopenClosedFolders(top, NONE, ownerScan(top))).toEqual([]);
+    expect((await reopenAll(top, NONE, ownerScan(top))).notes).toEqual([]);
   });
 
   it("leaves closed what was closed before the command, and what lies inside it", async () => {
@@ -80,7 +86,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
     close(path.join(top, "private"));
     const before = [path.join(top, "private")];
     expect(
-      await reopenClosedFolders(top, { unreadable: before, gitEntries: [] }, ownerScan(top)),
+      (await reopenAll(top, { unreadable: before, gitEntries: [] }, ownerScan(top))).notes,
     ).toEqual([]);
     expect(modeOf(path.join(top, "private"))).toBe(0o000);
   });
@@ -92,7 +98,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
       mkdirSync(path.join(top, "theirs"));
       chownSync(path.join(top, "theirs"), 65_534, 65_534);
       close(path.join(top, "theirs"));
-      expect(await reopenClosedFolders(top, NONE, ownerScan(top))).toEqual([]);
+      expect((await reopenAll(top, NONE, ownerScan(top))).notes).toEqual([]);
       expect(modeOf(path.join(top, "theirs"))).toBe(0o000);
     },
   );
@@ -114,7 +120,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
       }
       return scan;
     };
-    const notes = await reopenClosedFolders(top, NONE, swap);
+    const { notes } = await reopenAll(top, NONE, swap);
     expect(modeOf(path.join(outside, "target"))).toBe(0o000);
     expect(notes).toEqual([
       expect.stringContaining(

@@ -10,9 +10,11 @@ import {
 import path from "node:path";
 import { at, locate } from "../beneath.js";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
-import type { WorkspaceScan } from "../os/folder-walk.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { workspaceRoot } from "../workspace-root.js";
+
+/** What a look or a walk found of the git directories and of the folders it could not list. */
+type Seen = Pick<WorkspaceLook, "unreadable" | "gitEntries">;
 
 /** `O_PATH`: an open that needs no permission on the folder itself, only to find it. */
 const O_PATH = 0o10_000_000;
@@ -26,32 +28,34 @@ const MAX_ROUNDS = 2_048;
  * Open again, for their owner, the folders a command closed. A folder that cannot be listed hides
  * what it holds from the look that follows a command, so a command that makes a repository and
  * then takes the read bits off a folder above it (`chmod 000`) would leave that repository live,
- * for the host's git to run once the folder is opened. So a folder `scan` finds unreadable that
- * was not among `before.unreadable` (those unreadable when the command started, protected whole
- * meanwhile, and what lies inside them), and a git directory not among `before.gitEntries` that
- * cannot be listed (the walk does not enter one, and it could not be made inert), gets its
- * owner's read, write and search bits back, when the caller
- * owns it (a command runs as the caller, so it owns what it made and what it could close), and the
- * look goes on inside it; round by round, for a closed folder below an opened one. The folder is
- * held open from the root of `top` and changed through that descriptor, never by its name, so a
- * folder swapped for a link meanwhile is not followed. Linux only (`/proc/self/fd`); elsewhere a
- * closed folder stays protected whole. Returns a note of the folders opened, and one of those that
- * could not be.
+ * for the host's git to run once the folder is opened. So each folder found unreadable that was
+ * not among `before.unreadable` (those unreadable when the command started, protected whole
+ * meanwhile, and what lies inside them), and each git directory not among `before.gitEntries` that
+ * cannot be listed (the walk does not enter one, and it could not be made inert), gets its owner's
+ * read, write and search bits back when the caller owns it (a command runs as the caller, so it
+ * owns what it made and what it could close). The folder is held open from the root of `top` and
+ * changed through that descriptor, never by its name, so a folder swapped for a link meanwhile is
+ * not followed. `first` is what the look found when the command ended; `again` looks anew once a
+ * folder was opened, round by round, for a closed folder below an opened one. Linux only
+ * (`/proc/self/fd`); elsewhere a closed folder stays protected whole. Returns a note of the
+ * folders opened, one of those that could not be, and the last of what was found.
  */
-export async function reopenClosedFolders(
+export async function reopenClosedFolders<Found extends Seen>(
   top: string,
-  before: Pick<WorkspaceLook, "unreadable" | "gitEntries">,
-  scan: () => Promise<WorkspaceScan>,
-): Promise<string[]> {
-  if (process.platform !== "linux") return [];
+  before: Seen,
+  first: Found,
+  again: () => Promise<Found>,
+): Promise<{ notes: string[]; found: Found }> {
+  if (process.platform !== "linux") return { notes: [], found: first };
   const closedBefore = new Set(before.unreadable);
   const gitBefore = new Set(before.gitEntries);
   const tried = new Set<string>();
   const opened: string[] = [];
   const failed: string[] = [];
   let complete = false;
+  let found = first;
   for (let round = 0; round < MAX_ROUNDS && !complete; round += 1) {
-    const found = await scan();
+    if (round > 0) found = await again();
     // The walk does not enter a git directory: a new one closed is found by trying it.
     const closedGit = found.gitEntries.filter((entry) => !gitBefore.has(entry) && !listable(entry));
     const closed = [...found.unreadable, ...closedGit].filter(
@@ -85,7 +89,7 @@ export async function reopenClosedFolders(
       `${failed.length > 0 ? `${listed(failed)} could not be read and pleach could not open ${failed.length === 1 ? "it" : "them"} again` : "pleach found closed folders below closed folders past the deepest path it can name"}: what is closed stays read-only for commands; do not restore its permissions before you looked at what it holds.`,
     );
   }
-  return notes;
+  return { notes, found };
 }
 
 /** Up to five of `items`, and how many more. */

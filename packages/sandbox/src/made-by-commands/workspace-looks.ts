@@ -75,9 +75,6 @@ export function workspaceLooks({
       items.filter((item) => isInside(top, pathOf(item)));
     const missing = inside(since.missing, ({ path: each }) => each);
     const notes = moveAsideAppeared(top, missing);
-    // A folder the command closed (chmod 000) would hide from the look what it made inside.
-    const walker = policy.cache.walker(top, policy.maxDirectories);
-    notes.push(...(await reopenClosedFolders(top, since, () => walker.scan())));
     // A session's look walks the folder; where it fails (one past the folder limit throws
     // TOO_LARGE) the repositories are made inert from the walk alone all the same.
     let looked: WorkspaceLook | undefined;
@@ -89,10 +86,22 @@ export function workspaceLooks({
         failure = error;
       }
     }
-    let gitEntries = looked?.gitEntries;
-    let unreadable = looked?.unreadable ?? [];
-    if (gitEntries === undefined) {
-      const scan = await walker.scan();
+    // A folder the command closed (chmod 000) would hide from the look what it made inside: it
+    // is opened again, and looked at again.
+    let gitEntries: readonly string[];
+    let unreadable: readonly string[];
+    if (looked !== undefined) {
+      const reopened = await reopenClosedFolders(top, since, looked, () => lookAt(top, tops));
+      notes.push(...reopened.notes);
+      looked = reopened.found;
+      ({ gitEntries, unreadable } = looked);
+    } else {
+      const walker = policy.cache.walker(top, policy.maxDirectories);
+      const reopened = await reopenClosedFolders(top, since, await walker.scan(), () =>
+        walker.scan(),
+      );
+      notes.push(...reopened.notes);
+      const scan = reopened.found;
       // A command that made more folders than the walk's limit may have made a repository past
       // it: the rest is searched too.
       const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
