@@ -124,7 +124,7 @@ describe.skipIf(process.platform !== "linux")("reopenClosedFolders", () => {
     expect(modeOf(path.join(outside, "target"))).toBe(0o000);
     expect(notes).toEqual([
       expect.stringContaining(
-        "swapped (path escapes the workspace: swapped) could not be read and pleach could not open it again",
+        "swapped (path escapes the workspace: swapped) could not be read and pleach could not open it for good",
       ),
     ]);
   });

@@ -49,6 +49,11 @@ export interface MakeInertOptions {
    */
   protectedBefore?: readonly string[];
   /**
+   * Collects the entries of the repositories that could not be made inert (all of it or in
+   * part), which a later look should try again.
+   */
+  notInert?: string[];
+  /**
    * Whether the root's `.git` was missing before (the walk's entries never hold it): one there now
    * is a repository the command made.
    * @default false
@@ -72,6 +77,7 @@ export function makeNewRepositoriesInert({
   after,
   protectedBefore = [],
   rootRepositoryMade = false,
+  notInert = [],
 }: MakeInertOptions): string[] {
   const known = new Set(before);
   const protectedSet = new Set(protectedBefore);
@@ -109,6 +115,7 @@ export function makeNewRepositoriesInert({
           );
         }
       } catch (error) {
+        notInert.push(entry);
         notes.push(
           `${shown(entry)} is a git repository a sandboxed command made, whose git directory lies outside the workspace, and pleach could not move it aside (${(error as Error).message}). Do not run git there.`,
         );
@@ -137,6 +144,7 @@ export function makeNewRepositoriesInert({
         failed.push(`${shown(folder)} (${(error as Error).message})`);
       }
     }
+    if (failed.length > 0) notInert.push(entry);
     if (moved.length === 0 && failed.length === 0) continue;
     const what = `${shown(entry)} is a git repository a sandboxed command made`;
     notes.push(

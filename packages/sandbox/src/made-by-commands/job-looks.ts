@@ -1,3 +1,4 @@
+import { ToolError } from "@pleach/core";
 import type { CommandWrapper, WorkspaceLook } from "../os/command-wrapper.js";
 
 /**
@@ -26,11 +27,24 @@ export class JobLooks {
     return this.#seen !== undefined && (await this.hasJobs()) ? this.#seen : undefined;
   }
 
-  /** Look now at what the jobs made since the last look (before a host-side call, a command). */
+  /**
+   * Look now at what the jobs made since the last look (before a host-side call, a command).
+   * `CONFLICT` when the workspace changed under the look (a job closing a folder as it looks).
+   */
   async look(): Promise<void> {
     const since = await this.since();
     if (since === undefined) return;
-    const found = await this.wrapper.madeSince?.(this.root, since);
+    let found: Awaited<ReturnType<NonNullable<CommandWrapper["madeSince"]>>> | undefined;
+    try {
+      found = await this.wrapper.madeSince?.(this.root, since);
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      throw new ToolError(
+        "CONFLICT",
+        `pleach could not look at what the session's jobs made: the workspace changed while it looked (${(error as Error).message}). A job may be changing it: end the jobs that change permissions or move folders (job_kill), then try again.`,
+        { cause: error },
+      );
+    }
     if (found === undefined) return;
     this.#notes.push(...found.notes);
     this.#seen = found.look;

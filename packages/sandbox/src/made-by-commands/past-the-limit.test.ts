@@ -4,9 +4,9 @@ import path from "node:path";
 import { useTempDir } from "@pleach/core/testing";
 import { describe, expect, it } from "vitest";
 import { createWorkspaceWalker } from "../os/folder-walk.js";
-import { gitEntriesPastTheLimit } from "./past-the-limit.js";
+import { searchTree } from "./past-the-limit.js";
 
-describe("gitEntriesPastTheLimit", () => {
+describe("searchTree", () => {
   it("finds what the walk finds: nested .git entries, git layouts, not the top's own .git, through no link", async () => {
     const top = await useTempDir();
     execFileSync("git", ["init", "-q", top]);
@@ -20,7 +20,7 @@ describe("gitEntriesPastTheLimit", () => {
     const walker = createWorkspaceWalker({ root: top, maxDirectories: 1_000 });
     const walked = (await walker.scan()).gitEntries;
     walker.close();
-    expect(gitEntriesPastTheLimit(top)).toEqual(walked);
+    expect(searchTree(top)).toEqual({ gitEntries: walked, unreadable: [] });
     expect(walked).toEqual(
       [
         path.join(top, "a", "b", "nested", ".git"),
@@ -33,6 +33,6 @@ describe("gitEntriesPastTheLimit", () => {
   it("gives up past its time", async () => {
     const top = await useTempDir();
     await mkdir(path.join(top, "a"));
-    expect(gitEntriesPastTheLimit(top, -1)).toBeUndefined();
+    expect(searchTree(top, -1)).toBeUndefined();
   });
 });

@@ -1,12 +1,12 @@
 import path from "node:path";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
 import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
-import { isInside } from "../paths.js";
+import { isInside, isInsideAny } from "../paths.js";
 import { pathState } from "../policy/path-state.js";
 import { reopenClosedFolders } from "./closed-folders.js";
 import { makeNewRepositoriesInert } from "./inert-repositories.js";
 import { moveAsideAppeared } from "./moved-aside.js";
-import { gitEntriesPastTheLimit } from "./past-the-limit.js";
+import { searchTree } from "./past-the-limit.js";
 import { disarmRebaseTodos } from "./rebase-todo.js";
 
 /** The looks of a wrapper at its workspaces, before and after their commands. */
@@ -97,31 +97,37 @@ export function workspaceLooks({
       ({ gitEntries, unreadable } = looked);
     } else {
       const walker = policy.cache.walker(top, policy.maxDirectories);
-      const reopened = await reopenClosedFolders(top, since, await walker.scan(), () =>
-        walker.scan(),
-      );
-      notes.push(...reopened.notes);
-      const scan = reopened.found;
       // A command that made more folders than the walk's limit may have made a repository past
       // it: the rest is searched too.
-      const past = scan.truncated ? gitEntriesPastTheLimit(top) : scan.gitEntries;
-      if (past === undefined) {
+      const walkNow = async () => {
+        const scan = await walker.scan();
+        const past = scan.truncated ? searchTree(top) : undefined;
+        return {
+          gitEntries: past?.gitEntries ?? scan.gitEntries,
+          unreadable: [...scan.unreadable, ...(past?.unreadable ?? [])],
+          complete: !scan.truncated || past !== undefined,
+        };
+      };
+      const reopened = await reopenClosedFolders(top, since, await walkNow(), walkNow);
+      notes.push(...reopened.notes);
+      if (!reopened.found.complete) {
         notes.push(
           `pleach could not look for every repository this command made: ${top} holds more than ${policy.maxDirectories.toLocaleString("en-US")} folders, and the search past them did not end in time; do not run git there or open it in an editor before the folders it made are removed`,
         );
       }
-      gitEntries = past ?? scan.gitEntries;
-      unreadable = scan.unreadable;
+      ({ gitEntries, unreadable } = reopened.found);
     }
-    const walked = { gitEntries, missing: [], unreadable };
     if (policy.gitWrites === true) {
-      notes.push(...disarmRebaseTodos(top, writableGitDirectories(top, walked)));
+      const writable = writableGitDirectories(top, { gitEntries, missing: [], unreadable });
+      notes.push(...disarmRebaseTodos(top, writable));
     }
+    const notInert: string[] = [];
     notes.push(
       ...makeNewRepositoriesInert({
         root: top,
         before: inside(since.gitEntries, (each) => each),
         after: gitEntries,
+        notInert,
         rootRepositoryMade: missing.some(({ path: each }) => each === `${top}/.git`),
         ...(protectedBefore === undefined
           ? {}
@@ -129,9 +135,25 @@ export function workspaceLooks({
       }),
     );
     if (failure !== undefined) throw failure;
-    if (looked === undefined) return { notes, look: walked };
     // Looked at again only when something was moved or made inert: the missing paths changed.
-    return { notes, look: notes.length === 0 ? looked : await lookAt(top, tops) };
+    const look =
+      looked === undefined
+        ? { gitEntries, missing: [], unreadable }
+        : notes.length === 0
+          ? looked
+          : await lookAt(top, tops);
+    // A repository that could not be made inert stays new, and a folder closed since `since` stays
+    // one to open: the next look tries again (a session's jobs may have closed it again).
+    const pending = new Set(notInert);
+    const closedBefore = new Set(since.unreadable);
+    return {
+      notes,
+      look: {
+        ...look,
+        gitEntries: look.gitEntries.filter((entry) => !pending.has(entry)),
+        unreadable: look.unreadable.filter((folder) => isInsideAny(closedBefore, folder)),
+      },
+    };
   };
   return {
     look: (root) => lookAll(root, writableFolders(root)),

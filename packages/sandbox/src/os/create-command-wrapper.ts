@@ -233,7 +233,13 @@ export function createCommandWrapper({
         ? {
             afterwards: {
               notes: [],
-              look: { gitEntries: [], missing: [], unreadable: hostFacts.unreadableFolders },
+              // Should the look when it ends fail, a folder closed since the last look stays
+              // one to open at the next.
+              look: {
+                gitEntries: [],
+                missing: [],
+                unreadable: since?.unreadable ?? hostFacts.unreadableFolders,
+              },
             },
           }
         : {}),

@@ -713,6 +713,85 @@ describe.skipIf(skipReason !== undefined)(
       }
     });
 
+    // A second red team's ways around the first fix, each fixed: a gitdir inside another `.git`
+    // closed (a worktree's, whose commondir leads to a repository the command armed), a closed
+    // folder past the walk's folder limit, the workspace root or the writable folder itself
+    // closed, and a session job that closes the folder again as fast as pleach opens it (warned of
+    // while it runs, made inert by the look once it is killed). The user then opens everything
+    // (`chmod -R u+rwx`) and runs git.
+    it.each([
+      {
+        name: "a worktree's gitdir inside .git",
+        repo: "wt",
+        script: (arm: (repo: string) => string) =>
+          `git init -q m && git -C m -c user.name=a -c user.email=a@b commit -q --allow-empty -m i && git -C m worktree add -q ../wt && ${arm("m/.git/evil")} && echo ../../evil > m/.git/worktrees/wt/commondir && chmod 000 m/.git/worktrees/wt`,
+      },
+      {
+        name: "a folder past the folder limit",
+        repo: "zz/c/r",
+        maxDirectories: 40,
+        script: (arm: (repo: string) => string) =>
+          `mkdir $(seq 1 100) && mkdir -p zz/c && ${arm("zz/c/r")} && chmod 000 zz/c`,
+      },
+      {
+        name: "the workspace root",
+        repo: "r",
+        script: (arm: (repo: string) => string) => `${arm("r")} && chmod 100 .`,
+      },
+      {
+        name: "the writable folder",
+        repo: "r",
+        inExtra: true,
+        script: (arm: (repo: string) => string) => `${arm("r")} && chmod 300 .`,
+      },
+      {
+        name: "a folder a job keeps closing",
+        repo: "X/r",
+        job: true,
+        script: (arm: (repo: string) => string) =>
+          `mkdir X && ${arm("X/r")} && while :; do chmod 000 X; done`,
+      },
+    ])(
+      "makes inert a repository a command made behind $name, closed",
+      async ({ repo, script, maxDirectories, inExtra, job }) => {
+        const root = await useTempDir("pleach-redaw-root-");
+        const extra = await extraFolder();
+        const top = inExtra === true ? extra : root;
+        const marker = await markerPath();
+        const arm = (at: string) =>
+          at.endsWith("evil")
+            ? `git init -q --bare ${at} && git -C ${at} config core.fsmonitor 'touch ${marker}; false'`
+            : `git init -q ${at} && git -C ${at} config core.fsmonitor 'touch ${marker}; false'`;
+        const client = await createLocalSandbox({
+          root,
+          session: job === true,
+          ...(maxDirectories === undefined
+            ? { allowWrites: [extra] }
+            : { commandWrapper: createCommandWrapper({ maxDirectories, allowWrites: [extra] }) }),
+        });
+        const openAll = () => execFileSync("chmod", ["-R", "u+rwx", root, extra]);
+        try {
+          if (job === true) {
+            await attempt(client, "true");
+            await client.jobs?.start(`cd ${top} && ${script(arm)}`);
+            await new Promise((resolve) => setTimeout(resolve, 1_000));
+            // Host-side calls while it runs (each opens X again, or warns that it could not).
+            for (let call = 0; call < 3; call += 1) await attempt(client, "true");
+          } else {
+            expect(await attempt(client, `cd ${top} && ${script(arm)}`)).toMatchObject({
+              exitCode: 0,
+            });
+          }
+        } finally {
+          await client.close();
+          openAll();
+        }
+        hostGit(path.join(top, repo), "status");
+        hostGit(path.join(top, repo), "commit", "-q", "--allow-empty", "-m", "x");
+        expect(existsSync(marker)).toBe(false);
+      },
+    );
+
     // A folder closed before the command started is protected whole, and stays closed; in a
     // session too, where the user closed it after the last command. But once the session had a
     // job, what changed since its last look is taken for the jobs' (docs/security-limitations.md):
@@ -784,7 +863,7 @@ describe.skipIf(skipReason !== undefined)(
     // order) leaves its repository live: host git runs its core.fsmonitor. A session's look
     // (`completeScan`) throws TOO_LARGE instead, and only a note warns. The next command is refused
     // (TOO_LARGE), but the repository was never made inert. Fixed: past the limit the rest is
-    // searched too (`gitEntriesPastTheLimit`).
+    // searched too (`searchTree`).
     it.each(["DIR", "workspace"])(
       "makes inert a repository a command made in the %s past a flood of folders over the folder limit",
       async (where) => {
