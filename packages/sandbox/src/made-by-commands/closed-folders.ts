@@ -79,7 +79,9 @@ export async function reopenClosedFolders<Found extends Seen>(
   for (let look = 0; pending.length > 0 && look < MAX_LOOKS && !outOfTime; look += 1) {
     // Shallowest first: a folder is reached through the folders above it.
     const queue = pending.sort((left, right) => depth(left) - depth(right));
-    for (let folder = queue.shift(); folder !== undefined; folder = queue.shift()) {
+    const openedBefore = opened.size;
+    for (let next = 0; next < queue.length; next += 1) {
+      const folder = queue[next] as string;
       if (Date.now() > deadline) {
         outOfTime = true;
         break;
@@ -105,7 +107,7 @@ export async function reopenClosedFolders<Found extends Seen>(
       below.gitEntries.push(path.join(folder, ".git"));
       queue.push(...toOpen(below));
     }
-    if (opened.size === 0 || outOfTime) break;
+    if (opened.size === openedBefore || outOfTime) break;
     found = await again();
     pending = toOpen(found);
   }
@@ -118,7 +120,7 @@ export async function reopenClosedFolders<Found extends Seen>(
       `${listed(modes)} could not be read, by a mode a sandboxed command set: pleach gave ${opened.size === 1 ? "its" : "their"} owner read, write and search permission back when the command ended, to look for repositories made inside.`,
     );
   }
-  const left = outOfTime || pending.length > 0;
+  const left = outOfTime || pending.some((folder) => !tried.has(folder));
   if (failed.size > 0 || left) {
     const reasons = [...failed].map(([folder, why]) => `${shownOf(top, folder)} (${why})`);
     const parts = [
