@@ -1,6 +1,10 @@
 import path from "node:path";
 import type { WorkspaceLook } from "../os/command-wrapper.js";
-import { type CurrentProtectionOptions, currentProtection } from "../os/host-facts.js";
+import {
+  type CurrentProtectionOptions,
+  currentProtection,
+  type HostFacts,
+} from "../os/host-facts.js";
 import { isInside, isInsideAny } from "../paths.js";
 import { pathState } from "../policy/path-state.js";
 import { reopenClosedFolders } from "./closed-folders.js";
@@ -194,4 +198,16 @@ function writableGitDirectories(top: string, look: WorkspaceLook): string[] {
   return [path.join(top, ".git"), ...look.gitEntries].filter(
     (entry) => path.basename(entry) === ".git" && pathState(entry) === "directory",
   );
+}
+
+/**
+ * The look a command's result carries until its own look ends, and when that fails: nothing known
+ * but the folders closed since the last look, which stay to open at the next.
+ */
+export function failedLook(since: WorkspaceLook | undefined, hostFacts: HostFacts): WorkspaceLook {
+  return {
+    gitEntries: [],
+    missing: [],
+    unreadable: since?.unreadable ?? hostFacts.unreadableFolders,
+  };
 }

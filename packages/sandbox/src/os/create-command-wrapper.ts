@@ -1,7 +1,7 @@
 import { ToolError } from "@pleach/core";
 import { workspaceCachesOf } from "../caches/workspace-caches.js";
 import { watchGitRunEntries } from "../made-by-commands/git-run-watch.js";
-import { workspaceLooks } from "../made-by-commands/workspace-looks.js";
+import { failedLook, workspaceLooks } from "../made-by-commands/workspace-looks.js";
 import { type CommandProxy, startCommandProxy } from "../network/command-proxy.js";
 import { type DomainRules, everyDomain } from "../network/domain-rules.js";
 import { policyProxyEnvironment } from "../network/proxy-forwarder.js";
@@ -229,20 +229,7 @@ export function createCommandWrapper({
         ...(hostFacts.readView === undefined ? {} : { readView: hostFacts.readView }),
       },
       proxyLog: proxy?.log ?? [],
-      ...(protect
-        ? {
-            afterwards: {
-              notes: [],
-              // Should the look when it ends fail, a folder closed since the last look stays
-              // one to open at the next.
-              look: {
-                gitEntries: [],
-                missing: [],
-                unreadable: since?.unreadable ?? hostFacts.unreadableFolders,
-              },
-            },
-          }
-        : {}),
+      ...(protect ? { afterwards: { notes: [], look: failedLook(since, hostFacts) } } : {}),
       notes: cacheTurn?.notes ?? [],
     };
     // A domain policy's proxy and its log are the command's own, so it never runs warm; in a
